@@ -1,0 +1,222 @@
+"""Joint-space dynamics: RNEA bias forces and the CRBA mass matrix, fused per articulation.
+
+Owns: ``data.dof_bias`` and ``data.mass_matrix``. Needs the kinematics stage first (``body_v``,
+``body_c``, ``dof_S``, ``articulation_origin`` and ``body_q``). Does not factor or integrate.
+
+One thread per articulation runs, over its tree (Featherstone, *Rigid Body Dynamics
+Algorithms*, 2008: RNEA sec. 5.3, CRBA sec. 6.2), with every quantity about the articulation's
+reference point in world orientation:
+
+1. forward pass: ``a_i = a_parent + c_i`` with the base acceleration ``(-g, 0)`` standing in for
+   gravity; ``f_i = I_i a_i + v_i x* I_i v_i - f_ext_i`` and ``Ic_i = I_i``;
+2. backward pass (reverse tree order): ``bias_k = S_k . f_i - joint_f_k``; ``f_parent += f_i``;
+   ``Ic_parent += Ic_i``;
+3. CRBA: for each DOF ``k`` of joint ``i``, ``F = Ic_i S_k`` and ``H[k, l] = H[l, k] = S_l . F`` for
+   every DOF ``l`` of ``i`` and of its ancestors; then ``H[k, k] += armature_k + extra_k``.
+
+The two passes share the spatial inertias and the tree walk, so fusing them saves a launch and
+a second read of the model per step.
+
+Generalized forces. ``joint_f`` of a FREE/DISTANCE joint is, in Newton's convention, a world
+wrench ``(f, tau)`` about the child COM; its generalized force is ``S^T`` of that wrench, which
+for a world-anchored free joint with identity anchor is the wrench itself. Every other DOF takes
+``joint_f`` as is. ``body_f`` is a world wrench about the body COM (Newton's ``State.body_f``).
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+import newton
+
+from .data import ArticulationData
+from .kinematics import JOINT_DISTANCE, JOINT_FREE
+from .spatial import force_cross, motion_dot_force, spatial_inertia, wrench_from_point
+from .topology import ArticulationPlan
+
+
+@wp.kernel
+def _bias_and_mass_matrix(
+    # Plan:
+    tree_start: wp.array[int],
+    tree_joint: wp.array[int],
+    joint_parent_joint: wp.array[int],
+    dof_start: wp.array[int],
+    dof_count: wp.array[int],
+    mass_start: wp.array[int],
+    gravity_index: wp.array[int],
+    # Model:
+    joint_type: wp.array[int],
+    joint_parent: wp.array[int],
+    joint_child: wp.array[int],
+    joint_qd_start: wp.array[int],
+    joint_armature: wp.array[float],
+    body_com: wp.array[wp.vec3],
+    body_mass: wp.array[float],
+    body_inertia: wp.array[wp.mat33],
+    gravity: wp.array[wp.vec3],
+    # Data in:
+    body_q: wp.array[wp.transform],
+    articulation_origin: wp.array[wp.vec3],
+    body_v: wp.array[wp.spatial_vector],
+    body_c: wp.array[wp.spatial_vector],
+    dof_S: wp.array[wp.spatial_vector],
+    body_f_ext: wp.array[wp.spatial_vector],
+    joint_f: wp.array[float],
+    dof_diag_extra: wp.array[float],
+    compute_mass_matrix: int,
+    # Data out:
+    body_a_out: wp.array[wp.spatial_vector],
+    body_f_out: wp.array[wp.spatial_vector],
+    body_Ic_out: wp.array[wp.spatial_matrix],
+    dof_bias_out: wp.array[float],
+    mass_matrix_out: wp.array[float],
+):
+    art = wp.tid()  # one thread per articulation
+    start = tree_start[art]
+    end = tree_start[art + 1]
+    if start == end:
+        return
+    origin = articulation_origin[art]
+    base_accel = wp.spatial_vector(-gravity[gravity_index[art]], wp.vec3(0.0))
+
+    # 1. Forward pass.
+    for t in range(start, end):
+        j = tree_joint[t]
+        child = joint_child[j]
+        a = base_accel
+        if joint_parent_joint[j] >= 0:
+            a = body_a_out[joint_parent[j]]
+        a = a + body_c[child]
+        body_a_out[child] = a
+
+        X = body_q[child]
+        R = wp.quat_to_matrix(wp.transform_get_rotation(X))
+        com = wp.transform_point(X, body_com[child]) - origin
+        I = spatial_inertia(body_mass[child], com, R * body_inertia[child] * wp.transpose(R))
+        v = body_v[child]
+        f = I * a + force_cross(v, I * v)
+        if body_f_ext:
+            fe = body_f_ext[child]
+            f = f - wrench_from_point(wp.spatial_top(fe), wp.spatial_bottom(fe), com)
+        body_f_out[child] = f
+        body_Ic_out[child] = I
+
+    # 2. Backward pass.
+    for s in range(end - start):
+        j = tree_joint[end - 1 - s]
+        child = joint_child[j]
+        f = body_f_out[child]
+        jtype = joint_type[j]
+        d0 = joint_qd_start[j]
+        d1 = joint_qd_start[j + 1]
+        wrench = wp.spatial_vector()
+        if joint_f and (jtype == JOINT_FREE or jtype == JOINT_DISTANCE):
+            com = wp.transform_point(body_q[child], body_com[child]) - origin
+            wrench = wrench_from_point(
+                wp.vec3(joint_f[d0], joint_f[d0 + 1], joint_f[d0 + 2]),
+                wp.vec3(joint_f[d0 + 3], joint_f[d0 + 4], joint_f[d0 + 5]),
+                com,
+            )
+        for d in range(d0, d1):
+            S = dof_S[d]
+            tau = motion_dot_force(S, f)
+            if joint_f:
+                if jtype == JOINT_FREE or jtype == JOINT_DISTANCE:
+                    tau -= motion_dot_force(S, wrench)
+                else:
+                    tau -= joint_f[d]
+            dof_bias_out[d] = tau
+        if joint_parent_joint[j] >= 0:
+            parent = joint_parent[j]
+            body_f_out[parent] = body_f_out[parent] + f
+            body_Ic_out[parent] = body_Ic_out[parent] + body_Ic_out[child]
+
+    if compute_mass_matrix == 0:
+        return
+
+    # 3. CRBA.
+    first_dof = dof_start[art]
+    n = dof_count[art]
+    base = mass_start[art]
+    for i in range(n * n):
+        mass_matrix_out[base + i] = 0.0
+    for t in range(start, end):
+        j = tree_joint[t]
+        Ic = body_Ic_out[joint_child[j]]
+        for k in range(joint_qd_start[j], joint_qd_start[j + 1]):
+            F = Ic * dof_S[k]
+            row = k - first_dof
+            m = j
+            while m >= 0:
+                for l in range(joint_qd_start[m], joint_qd_start[m + 1]):
+                    col = l - first_dof
+                    h = motion_dot_force(dof_S[l], F)
+                    mass_matrix_out[base + row * n + col] = h
+                    mass_matrix_out[base + col * n + row] = h
+                m = joint_parent_joint[m]
+            diag = joint_armature[k]
+            if dof_diag_extra:
+                diag += dof_diag_extra[k]
+            mass_matrix_out[base + row * n + row] += diag
+
+
+def eval_articulation_dynamics(
+    model: newton.Model,
+    plan: ArticulationPlan,
+    data: ArticulationData,
+    body_q: wp.array,
+    body_f: wp.array | None = None,
+    joint_f: wp.array | None = None,
+    dof_diag_extra: wp.array | None = None,
+    compute_mass_matrix: bool = True,
+) -> None:
+    """RNEA bias ``data.dof_bias`` and (optionally) CRBA ``data.mass_matrix`` in one launch.
+
+    Args:
+        model: the model the plan was built from (inertias, armature, gravity are read each call,
+            so edits to them take effect immediately).
+        plan, data: the articulation plan and its work buffers, after the kinematics stage.
+        body_q: body poses written by the kinematics stage.
+        body_f: optional external wrenches, world frame about each body's COM [N, N·m].
+        joint_f: optional generalized joint forces in Newton's ``Control.joint_f`` convention.
+        dof_diag_extra: optional per-DOF addition to the mass-matrix diagonal on top of
+            ``joint_armature`` (the implicit drive and damping terms of the solvers)
+            [kg, kg·m²].
+        compute_mass_matrix: skip CRBA when False (solvers that reuse a stale ``H``).
+    """
+    if plan.articulation_count == 0:
+        return
+    wp.launch(
+        _bias_and_mass_matrix,
+        dim=plan.articulation_count,
+        inputs=[
+            plan.tree_start,
+            plan.tree_joint,
+            plan.joint_parent_joint,
+            plan.dof_start,
+            plan.dof_count_per_articulation,
+            plan.mass_start,
+            plan.gravity_index,
+            model.joint_type,
+            model.joint_parent,
+            model.joint_child,
+            model.joint_qd_start,
+            model.joint_armature,
+            model.body_com,
+            model.body_mass,
+            model.body_inertia,
+            model.gravity,
+            body_q,
+            data.articulation_origin,
+            data.body_v,
+            data.body_c,
+            data.dof_S,
+            body_f,
+            joint_f,
+            dof_diag_extra,
+            int(compute_mass_matrix),
+        ],
+        outputs=[data.body_a, data.body_f, data.body_Ic, data.dof_bias, data.mass_matrix],
+        device=model.device,
+    )
