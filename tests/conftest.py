@@ -3,7 +3,7 @@
 import pytest
 import warp as wp
 
-wp.config.quiet = True
+wp.config.log_level = wp.LOG_WARNING  # no per-module load lines
 wp.init()
 
 DEVICES = ["cpu"] + (["cuda:0"] if wp.is_cuda_available() else [])

@@ -1,0 +1,335 @@
+"""Benchmark scenes, each as a replicated Newton model and, where feasible, the same scene as MuJoCo C.
+
+Every Newton scene is one robot (or stack of boxes) built once and replicated ``world_count`` times
+with ``ModelBuilder.replicate``, so world ``w`` holds bodies ``w * bodies_per_world + k``.  The
+MuJoCo twin describes one world; the runner steps ``world_count`` separate ``MjData`` for it.
+
+Sanity outcomes are computed from the positions [m] and orientations of a few *watched* bodies per
+world, extracted the same way from both backends, so Newton and MuJoCo rows are comparable:
+
+* ``tower``     max horizontal drift [m] of any box from its start x, y;
+* ``humanoid``, ``ant``  torso (root body) height [m], mean and min over worlds;
+* ``chain``     tip height [m] (end of the last link), mean over worlds;
+* ``cartpole``  NaN check only.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+import warp as wp
+
+import newton
+import newton.examples
+
+SCENES = ("tower", "humanoid", "ant", "chain", "cartpole")
+
+# Time step [s] shared by every backend; 1/600 s is 10 substeps of a 60 Hz frame, small enough that
+# the explicit (semi-implicit) reference integrators stay stable with their penalty contacts.
+DT = 1.0 / 600.0
+
+# Tower layout (from the issue): boxes per tower, base heights [m], spacing [m], box half extent [m].
+TOWER_HEIGHTS = (6, 7, 5, 6)
+TOWER_BASES = (0.0, 0.5, 1.0, 1.5)
+TOWER_SPACING = 1.2
+BOX_HALF = 0.1
+TOWER_MU = 0.7
+
+# Chain: links of length [m], half thickness [m], pivot height [m].
+CHAIN_LINKS = 10
+CHAIN_LINK_LEN = 0.1
+CHAIN_HALF_THICK = 0.01
+CHAIN_PIVOT_Z = 1.0
+
+HUMANOID_Z = 1.5  # start height [m] of the humanoid torso (it drops onto the ground, as in Newton's examples)
+CARTPOLE_Q0 = (0.0, 0.1, -0.05)  # cart [m], pole1 [rad], pole2 [rad]: off the unstable upright equilibrium
+
+
+@dataclass
+class Scene:
+    """A replicated Newton model plus what the sanity check watches.
+
+    Attributes:
+        name: scene name (one of :data:`SCENES`).
+        model: the finalized Newton model.
+        world_count: number of replicated worlds.
+        dt: time step [s].
+        bodies_per_world: Newton bodies in one world.
+        watched: local (per-world) Newton body indices the sanity outcome uses.
+        metric: ``"drift"``, ``"torso"``, ``"tip"`` or ``"none"``.
+        tip_offset: tip point in the watched body's frame [m] (``"tip"`` only).
+    """
+
+    name: str
+    model: newton.Model
+    world_count: int
+    dt: float
+    bodies_per_world: int
+    watched: list[int] = field(default_factory=list)
+    metric: str = "none"
+    tip_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    def watched_global(self) -> np.ndarray:
+        """Global Newton body indices of the watched bodies, shape ``(world_count, len(watched))``."""
+        w = np.arange(self.world_count)[:, None] * self.bodies_per_world
+        return w + np.asarray(self.watched, dtype=np.int64)[None, :]
+
+
+@dataclass
+class MjScene:
+    """One world of a scene as MuJoCo C.
+
+    Attributes:
+        model: the compiled ``mujoco.MjModel`` (time step set to the scene's ``dt``).
+        qpos0: initial generalized coordinates (MuJoCo layout).
+        watched: MuJoCo body ids matching :attr:`Scene.watched`, in the same order.
+    """
+
+    model: object
+    qpos0: np.ndarray
+    watched: list[int]
+
+
+# ----------------------------------------------------------------------------------------------
+# Newton scenes
+# ----------------------------------------------------------------------------------------------
+
+
+def _replicated(robot: newton.ModelBuilder, world_count: int, device: str, ground, ground_cfg=None) -> newton.Model:
+    """``world_count`` copies of ``robot`` (one world each), plus one shared ground plane if ``ground``."""
+    scene = newton.ModelBuilder()
+    scene.replicate(robot, world_count)
+    if ground:
+        scene.add_ground_plane(cfg=ground_cfg)
+    return scene.finalize(device=device)
+
+
+def tower_layout() -> list[tuple[float, float, float]]:
+    """Centres [m] of every box, tower by tower, bottom to top."""
+    centres = []
+    for k, (count, base) in enumerate(zip(TOWER_HEIGHTS, TOWER_BASES, strict=True)):
+        for i in range(count):
+            centres.append((TOWER_SPACING * k, 0.0, BOX_HALF + base + 2.0 * BOX_HALF * i))
+    return centres
+
+
+def build_tower(world_count: int, device: str) -> Scene:
+    """Four box towers (6, 7, 5, 6 boxes) dropped from 0, 0.5, 1, 1.5 m onto a ground plane, mu 0.7."""
+    robot = newton.ModelBuilder()
+    cfg = newton.ModelBuilder.ShapeConfig(mu=TOWER_MU)
+    for x, y, z in tower_layout():
+        # add_body makes a free-jointed single-body articulation, what reduced-coordinate solvers need.
+        body = robot.add_body(xform=wp.transform(wp.vec3(x, y, z), wp.quat_identity()))
+        robot.add_shape_box(body, hx=BOX_HALF, hy=BOX_HALF, hz=BOX_HALF, cfg=cfg)
+    nb = robot.body_count
+    model = _replicated(robot, world_count, device, ground=True, ground_cfg=cfg)
+    return Scene("tower", model, world_count, DT, nb, list(range(nb)), "drift")
+
+
+def _mjcf_robot(asset: str, z: float | None = None) -> newton.ModelBuilder:
+    robot = newton.ModelBuilder()
+    xform = wp.transform(wp.vec3(0.0, 0.0, z), wp.quat_identity()) if z is not None else None
+    # The asset's own floor is dropped: every world shares the one ground plane added after replication.
+    robot.add_mjcf(newton.examples.get_asset(asset), xform=xform, ignore_names=["floor", "ground"])
+    return robot
+
+
+def build_humanoid(world_count: int, device: str) -> Scene:
+    """``nv_humanoid.xml`` dropped from a torso height of 1.5 m onto a ground plane."""
+    robot = _mjcf_robot("nv_humanoid.xml", HUMANOID_Z)
+    model = _replicated(robot, world_count, device, ground=True)
+    return Scene("humanoid", model, world_count, DT, robot.body_count, [0], "torso")
+
+
+def build_ant(world_count: int, device: str) -> Scene:
+    """``nv_ant.xml`` at its own start pose (torso at 0.75 m) over a ground plane."""
+    robot = _mjcf_robot("nv_ant.xml")
+    model = _replicated(robot, world_count, device, ground=True)
+    return Scene("ant", model, world_count, DT, robot.body_count, [0], "torso")
+
+
+def build_chain(world_count: int, device: str) -> Scene:
+    """A 10-link revolute pendulum (0.1 m box links, axis y) hanging from the world, released horizontal.
+
+    Each body frame sits on its joint (pivot); the link's box spans ``x`` in [0, 0.1] m of that frame.
+    """
+    robot = newton.ModelBuilder()
+    cfg = newton.ModelBuilder.ShapeConfig(mu=TOWER_MU)
+    joints = []
+    parent = -1
+    for i in range(CHAIN_LINKS):
+        body = robot.add_link(xform=wp.transform(wp.vec3(CHAIN_LINK_LEN * i, 0.0, CHAIN_PIVOT_Z), wp.quat_identity()))
+        robot.add_shape_box(
+            body,
+            xform=wp.transform(wp.vec3(0.5 * CHAIN_LINK_LEN, 0.0, 0.0), wp.quat_identity()),
+            hx=0.5 * CHAIN_LINK_LEN,
+            hy=CHAIN_HALF_THICK,
+            hz=CHAIN_HALF_THICK,
+            cfg=cfg,
+        )
+        anchor = (0.0, 0.0, CHAIN_PIVOT_Z) if parent < 0 else (CHAIN_LINK_LEN, 0.0, 0.0)
+        joints.append(
+            robot.add_joint_revolute(
+                parent, body, parent_xform=wp.transform(wp.vec3(*anchor), wp.quat_identity()), axis=(0.0, 1.0, 0.0)
+            )
+        )
+        parent = body
+    robot.add_articulation(joints)
+    model = _replicated(robot, world_count, device, ground=False)
+    return Scene(
+        "chain", model, world_count, DT, robot.body_count, [CHAIN_LINKS - 1], "tip", (CHAIN_LINK_LEN, 0.0, 0.0)
+    )
+
+
+def build_cartpole(world_count: int, device: str) -> Scene:
+    """``cartpole.urdf`` (fixed slider rail, prismatic cart, two revolute poles), poles tilted off upright."""
+    robot = newton.ModelBuilder()
+    robot.add_urdf(newton.examples.get_asset("cartpole.urdf"), floating=False)
+    # The rail is welded to the world, so the three movable coordinates are cart, pole1, pole2.
+    robot.joint_q[-3:] = list(CARTPOLE_Q0)
+    model = _replicated(robot, world_count, device, ground=False)
+    return Scene("cartpole", model, world_count, DT, robot.body_count, [], "none")
+
+
+BUILDERS = {
+    "tower": build_tower,
+    "humanoid": build_humanoid,
+    "ant": build_ant,
+    "chain": build_chain,
+    "cartpole": build_cartpole,
+}
+
+
+def build_scene(name: str, world_count: int, device: str) -> Scene:
+    """The Newton scene ``name`` with ``world_count`` worlds on ``device``."""
+    if name not in BUILDERS:
+        raise KeyError(f"unknown scene {name!r}; choose from {', '.join(SCENES)}")
+    return BUILDERS[name](world_count, device)
+
+
+# ----------------------------------------------------------------------------------------------
+# Sanity outcome, shared by both backends
+# ----------------------------------------------------------------------------------------------
+
+
+def _rotate(q_xyzw: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Rotate vector ``v`` by unit quaternions ``q`` (x, y, z, w), broadcasting over leading axes."""
+    u, w = q_xyzw[..., :3], q_xyzw[..., 3:4]
+    t = 2.0 * np.cross(u, v)
+    return v + w * t + np.cross(u, t)
+
+
+def outcome(scene_metric: str, pos: np.ndarray, quat: np.ndarray, start: np.ndarray, finite: bool, tip_offset=None):
+    """Physical sanity outcome of a run.
+
+    Args:
+        scene_metric: :attr:`Scene.metric`.
+        pos: watched body origins [m], shape ``(worlds, watched, 3)``.
+        quat: watched body orientations (x, y, z, w), shape ``(worlds, watched, 4)``.
+        start: watched body origins at the start [m], same shape as ``pos``.
+        finite: whether the whole state (not just the watched bodies) is free of NaN/inf.
+        tip_offset: tip point in the watched body's frame [m] (``"tip"`` only).
+
+    Returns:
+        ``dict`` with ``nan`` (bool), the metric values [m] and a short human-readable ``text``.
+    """
+    res: dict = {"nan": not finite}
+    if not finite:
+        res["text"] = "NaN"
+        return res
+    if scene_metric == "drift":
+        drift = np.linalg.norm(pos[..., :2] - start[..., :2], axis=-1)
+        res["drift_max_m"] = float(drift.max())
+        res["text"] = f"drift {res['drift_max_m']:.3f} m"
+    elif scene_metric == "torso":
+        z = pos[:, 0, 2]
+        res["torso_z_mean_m"], res["torso_z_min_m"] = float(z.mean()), float(z.min())
+        res["text"] = f"torso z {z.mean():.3f} m (min {z.min():.3f})"
+    elif scene_metric == "tip":
+        tip = pos[:, -1] + _rotate(quat[:, -1], np.asarray(tip_offset, dtype=np.float64))
+        res["tip_z_mean_m"] = float(tip[:, 2].mean())
+        res["text"] = f"tip z {res['tip_z_mean_m']:.3f} m"
+    else:
+        res["text"] = "ok"
+    return res
+
+
+# ----------------------------------------------------------------------------------------------
+# MuJoCo twins (one world each)
+# ----------------------------------------------------------------------------------------------
+
+
+def _tower_mjcf(dt: float) -> str:
+    bodies = "\n".join(
+        f'    <body name="box{i}" pos="{x} {y} {z}"><freejoint/>'
+        f'<geom type="box" size="{BOX_HALF} {BOX_HALF} {BOX_HALF}"/></body>'
+        for i, (x, y, z) in enumerate(tower_layout())
+    )
+    return f"""<mujoco model="tower">
+  <option timestep="{dt}"/>
+  <default><geom friction="{TOWER_MU} 0.005 0.0001"/></default>
+  <worldbody>
+    <geom name="floor" type="plane" size="0 0 1"/>
+{bodies}
+  </worldbody>
+</mujoco>"""
+
+
+def _chain_mjcf(dt: float) -> str:
+    geom = (
+        f'<geom type="box" size="{0.5 * CHAIN_LINK_LEN} {CHAIN_HALF_THICK} {CHAIN_HALF_THICK}" '
+        f'pos="{0.5 * CHAIN_LINK_LEN} 0 0"/>'
+    )
+    xml = ""
+    for i in reversed(range(CHAIN_LINKS)):
+        pos = f"0 0 {CHAIN_PIVOT_Z}" if i == 0 else f"{CHAIN_LINK_LEN} 0 0"
+        xml = f'<body name="link{i}" pos="{pos}"><joint type="hinge" axis="0 1 0"/>{geom}{xml}</body>'
+    return f"""<mujoco model="chain">
+  <option timestep="{dt}"/>
+  <default><geom friction="{TOWER_MU} 0.005 0.0001"/></default>
+  <worldbody>{xml}</worldbody>
+</mujoco>"""
+
+
+def _asset_xml(asset: str) -> str:
+    with open(newton.examples.get_asset(asset), encoding="utf-8") as f:
+        return f.read()
+
+
+def build_mujoco(name: str, dt: float = DT) -> MjScene | None:
+    """One world of scene ``name`` as MuJoCo C, or ``None`` when no twin exists (or mujoco is missing)."""
+    try:
+        import mujoco  # noqa: PLC0415 - optional dependency, only needed for the comparison rows
+    except ImportError:
+        return None
+    watched: list[int] = []
+    if name == "tower":
+        m = mujoco.MjModel.from_xml_string(_tower_mjcf(dt))
+        watched = list(range(1, m.nbody))
+    elif name == "humanoid":
+        # The sensor block names a site the file does not define; sensors do not affect dynamics.
+        xml = re.sub(r"<sensor>.*?</sensor>", "", _asset_xml("nv_humanoid.xml"), flags=re.S)
+        m = mujoco.MjModel.from_xml_string(xml)
+        watched = [m.body("torso").id]
+    elif name == "ant":
+        # The floor's zaxis="0 1 0" makes a vertical wall in MuJoCo; Newton ignores it and adds a z-up plane.
+        xml = _asset_xml("nv_ant.xml").replace('zaxis="0 1 0"', 'zaxis="0 0 1"')
+        m = mujoco.MjModel.from_xml_string(xml)
+        watched = [m.body("torso").id]
+    elif name == "chain":
+        m = mujoco.MjModel.from_xml_string(_chain_mjcf(dt))
+        watched = [m.body(f"link{CHAIN_LINKS - 1}").id]
+    elif name == "cartpole":
+        # MuJoCo's URDF importer welds the massless root link (the rail) to the world, as Newton does.
+        m = mujoco.MjModel.from_xml_path(newton.examples.get_asset("cartpole.urdf"))
+    else:
+        return None
+    m.opt.timestep = dt
+    qpos0 = m.qpos0.copy()
+    if name == "humanoid":
+        qpos0[2] = HUMANOID_Z  # free joint: x, y, z, then quaternion
+    elif name == "cartpole":
+        qpos0[:3] = CARTPOLE_Q0
+    return MjScene(m, qpos0, watched)

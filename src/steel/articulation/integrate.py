@@ -1,0 +1,123 @@
+"""Symplectic Euler on joint coordinates, quaternion-correct for FREE and BALL joints.
+
+Owns: ``joint_qd += dt * joint_qdd`` followed by ``joint_q += dt * (map of the new joint_qd)``
+(semi-implicit Euler: positions advance with the *new* velocity, which keeps the integrator
+symplectic; Hairer, Lubich and Wanner, *Geometric Numerical Integration*, sec. VI.3). Joints
+outside every articulation are left as they are.
+
+Per joint type (Newton's coordinate conventions, see :mod:`steel.articulation.kinematics`):
+
+* PRISMATIC, REVOLUTE, D6: ``q += dt * qd`` per DOF.
+* BALL: ``qd`` is the angular velocity ``w`` in the parent anchor frame, so the quaternion
+  advances by left multiplication, ``q <- normalize(q + dt/2 (w, 0) q)``.
+* FREE, DISTANCE: ``qd = (v_com, w)`` in the parent anchor frame, and ``q`` holds the joint
+  frame, not the COM. The COM ``p + R r`` (``r`` the COM in the joint frame) advances by
+  ``dt v_com``, the rotation as for BALL, and the joint position is recovered from the new COM
+  and rotation, so a spinning body rotates about its COM.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+import newton
+
+from .kinematics import JOINT_BALL, JOINT_D6, JOINT_DISTANCE, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
+
+
+@wp.func
+def integrate_rotation(q: wp.quat, w: wp.vec3, dt: float):
+    """Advance the unit quaternion ``q`` by the angular velocity ``w`` (same frame as ``q``'s parent)."""
+    dq = wp.quat(w[0], w[1], w[2], 0.0) * q
+    return wp.normalize(q + dq * (0.5 * dt))
+
+
+@wp.kernel
+def _integrate_joints(
+    # Model:
+    joint_type: wp.array[int],
+    joint_articulation: wp.array[int],
+    joint_child: wp.array[int],
+    joint_q_start: wp.array[int],
+    joint_qd_start: wp.array[int],
+    joint_X_c: wp.array[wp.transform],
+    body_com: wp.array[wp.vec3],
+    # Data in:
+    joint_q: wp.array[float],
+    joint_qd: wp.array[float],
+    joint_qdd: wp.array[float],
+    dt: float,
+    # Data out:
+    joint_q_out: wp.array[float],
+    joint_qd_out: wp.array[float],
+):
+    j = wp.tid()  # one thread per joint
+    q0 = joint_q_start[j]
+    q1 = joint_q_start[j + 1]
+    d0 = joint_qd_start[j]
+    d1 = joint_qd_start[j + 1]
+    if joint_articulation[j] < 0:
+        for i in range(q0, q1):
+            joint_q_out[i] = joint_q[i]
+        for d in range(d0, d1):
+            joint_qd_out[d] = joint_qd[d]
+        return
+    for d in range(d0, d1):
+        joint_qd_out[d] = joint_qd[d] + dt * joint_qdd[d]
+
+    jtype = joint_type[j]
+    if jtype == JOINT_PRISMATIC or jtype == JOINT_REVOLUTE or jtype == JOINT_D6:
+        for k in range(d1 - d0):
+            joint_q_out[q0 + k] = joint_q[q0 + k] + dt * joint_qd_out[d0 + k]
+    elif jtype == JOINT_BALL:
+        rot = wp.quat(joint_q[q0], joint_q[q0 + 1], joint_q[q0 + 2], joint_q[q0 + 3])
+        w = wp.vec3(joint_qd_out[d0], joint_qd_out[d0 + 1], joint_qd_out[d0 + 2])
+        rot = integrate_rotation(rot, w, dt)
+        for k in range(4):
+            joint_q_out[q0 + k] = rot[k]
+    elif jtype == JOINT_FREE or jtype == JOINT_DISTANCE:
+        pos = wp.vec3(joint_q[q0], joint_q[q0 + 1], joint_q[q0 + 2])
+        rot = wp.normalize(wp.quat(joint_q[q0 + 3], joint_q[q0 + 4], joint_q[q0 + 5], joint_q[q0 + 6]))
+        v = wp.vec3(joint_qd_out[d0], joint_qd_out[d0 + 1], joint_qd_out[d0 + 2])
+        w = wp.vec3(joint_qd_out[d0 + 3], joint_qd_out[d0 + 4], joint_qd_out[d0 + 5])
+        r = wp.transform_point(wp.transform_inverse(joint_X_c[j]), body_com[joint_child[j]])
+        com = pos + wp.quat_rotate(rot, r) + v * dt
+        rot = integrate_rotation(rot, w, dt)
+        pos = com - wp.quat_rotate(rot, r)
+        for k in range(3):
+            joint_q_out[q0 + k] = pos[k]
+        for k in range(4):
+            joint_q_out[q0 + 3 + k] = rot[k]
+
+
+def integrate_joints(
+    model: newton.Model,
+    joint_q: wp.array,
+    joint_qd: wp.array,
+    joint_qdd: wp.array,
+    dt: float,
+    joint_q_out: wp.array,
+    joint_qd_out: wp.array,
+) -> None:
+    """One symplectic Euler step of every articulated joint [s]; in-place use (``out is in``) is allowed."""
+    if model.joint_count == 0:
+        return
+    wp.launch(
+        _integrate_joints,
+        dim=model.joint_count,
+        inputs=[
+            model.joint_type,
+            model.joint_articulation,
+            model.joint_child,
+            model.joint_q_start,
+            model.joint_qd_start,
+            model.joint_X_c,
+            model.body_com,
+            joint_q,
+            joint_qd,
+            joint_qdd,
+            float(dt),
+        ],
+        outputs=[joint_q_out, joint_qd_out],
+        device=model.device,
+    )

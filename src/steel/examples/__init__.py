@@ -1,0 +1,5 @@
+"""Runnable examples: ``python -m steel.examples NAME``."""
+
+EXAMPLES = {
+    "free_fall": "steel.examples.free_fall:run_free_fall",
+}
