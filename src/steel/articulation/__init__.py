@@ -11,7 +11,7 @@ Stages, each one launch over every articulation of every world:
 
 from .core import ArticulationCore
 from .data import ArticulationData, padded_blocks
-from .dynamics import eval_articulation_dynamics
+from .dynamics import eval_articulation_dynamics, eval_body_parent_f
 from .factor import factor_mass_matrix, solve_mass_matrix
 from .kinematics import eval_articulation_jacobian, eval_articulation_kinematics
 from .topology import SUPPORTED_JOINT_TYPES, ArticulationPlan
@@ -24,6 +24,7 @@ __all__ = [
     "eval_articulation_dynamics",
     "eval_articulation_jacobian",
     "eval_articulation_kinematics",
+    "eval_body_parent_f",
     "factor_mass_matrix",
     "padded_blocks",
     "solve_mass_matrix",

@@ -31,7 +31,7 @@ import newton
 
 from .data import ArticulationData
 from .kinematics import JOINT_DISTANCE, JOINT_FREE
-from .spatial import force_cross, motion_dot_force, spatial_inertia, wrench_from_point
+from .spatial import force_cross, motion_dot_force, spatial_inertia, wrench_at_point, wrench_from_point
 from .topology import ArticulationPlan
 
 
@@ -218,5 +218,106 @@ def eval_articulation_dynamics(
             int(compute_mass_matrix),
         ],
         outputs=[data.body_a, data.body_f, data.body_Ic, data.dof_bias, data.mass_matrix],
+        device=model.device,
+    )
+
+
+@wp.kernel
+def _body_parent_wrench(
+    # Plan:
+    tree_start: wp.array[int],
+    tree_joint: wp.array[int],
+    joint_parent_joint: wp.array[int],
+    # Model:
+    joint_parent: wp.array[int],
+    joint_child: wp.array[int],
+    joint_qd_start: wp.array[int],
+    body_com: wp.array[wp.vec3],
+    body_mass: wp.array[float],
+    body_inertia: wp.array[wp.mat33],
+    # Data in:
+    body_q: wp.array[wp.transform],
+    articulation_origin: wp.array[wp.vec3],
+    dof_S: wp.array[wp.spatial_vector],
+    body_f_bias: wp.array[wp.spatial_vector],
+    joint_qdd: wp.array[float],
+    # Data out (body_a_out is scratch):
+    body_a_out: wp.array[wp.spatial_vector],
+    body_parent_f_out: wp.array[wp.spatial_vector],
+):
+    art = wp.tid()  # one thread per articulation
+    start = tree_start[art]
+    end = tree_start[art + 1]
+    if start == end:
+        return
+    origin = articulation_origin[art]
+    # Forward: the acceleration each body gains from qdd, and the force I_i times it.
+    for t in range(start, end):
+        j = tree_joint[t]
+        child = joint_child[j]
+        a = wp.spatial_vector()
+        if joint_parent_joint[j] >= 0:
+            a = body_a_out[joint_parent[j]]
+        for d in range(joint_qd_start[j], joint_qd_start[j + 1]):
+            a = a + dof_S[d] * joint_qdd[d]
+        body_a_out[child] = a
+        X = body_q[child]
+        R = wp.quat_to_matrix(wp.transform_get_rotation(X))
+        com = wp.transform_point(X, body_com[child]) - origin
+        I = spatial_inertia(body_mass[child], com, R * body_inertia[child] * wp.transpose(R))
+        body_parent_f_out[child] = I * a
+    # Backward: subtree sums, then add the (already subtree-summed) bias force and move to the COM.
+    for s in range(end - start):
+        j = tree_joint[end - 1 - s]
+        child = joint_child[j]
+        if joint_parent_joint[j] >= 0:
+            parent = joint_parent[j]
+            body_parent_f_out[parent] = body_parent_f_out[parent] + body_parent_f_out[child]
+    for t in range(start, end):
+        child = joint_child[tree_joint[t]]
+        com = wp.transform_point(body_q[child], body_com[child]) - origin
+        body_parent_f_out[child] = wrench_at_point(body_f_bias[child] + body_parent_f_out[child], com)
+
+
+def eval_body_parent_f(
+    model: newton.Model,
+    plan: ArticulationPlan,
+    data: ArticulationData,
+    body_q: wp.array,
+    joint_qdd: wp.array,
+    body_parent_f: wp.array,
+) -> None:
+    """Wrench each body receives through its inbound joint, about its COM, world frame [N, N·m].
+
+    ``f_i = sum over the subtree of i of (I_k a_k + v_k x* I_k v_k - f_ext_k)`` with the actual
+    accelerations ``a_k`` (bias part plus ``S qdd``): the RNEA backward-pass force (Featherstone,
+    sec. 5.3), linear first, moved to the body COM. Call after :func:`eval_articulation_dynamics`
+    (whose ``data.body_f`` holds the subtree sums of the bias part, with the same ``body_f`` and
+    gravity) with the joint accelerations the solver applied. In equilibrium it balances every
+    force on the subtree; for a FREE root it is the residual of the root's own balance.
+    Bodies outside every articulation are not written.
+    """
+    if plan.articulation_count == 0:
+        return
+    wp.launch(
+        _body_parent_wrench,
+        dim=plan.articulation_count,
+        inputs=[
+            plan.tree_start,
+            plan.tree_joint,
+            plan.joint_parent_joint,
+            model.joint_parent,
+            model.joint_child,
+            model.joint_qd_start,
+            model.body_com,
+            model.body_mass,
+            model.body_inertia,
+            body_q,
+            data.articulation_origin,
+            data.dof_S,
+            data.body_f,
+            joint_qdd,
+        ],
+        outputs=[data.body_a, body_parent_f],
         device=model.device,
     )
