@@ -7,8 +7,8 @@ MuJoCo twin describes one world; the runner steps ``world_count`` separate ``MjD
 Sanity outcomes are computed from the positions [m] and orientations of a few *watched* bodies per
 world, extracted the same way from both backends, so Newton and MuJoCo rows are comparable:
 
-* ``tower``     max horizontal drift [m] of any box from its start x, y;
-* ``humanoid``, ``ant``  torso (root body) height [m], mean and min over worlds;
+* ``tower``     max horizontal drift [m] of any box from its start x, y, and the lowest box centre [m];
+* ``humanoid``, ``ant``  torso (root body) height [m], mean, min and max over worlds;
 * ``chain``     tip height [m] (end of the last link), mean over worlds;
 * ``cartpole``  NaN check only.
 """
@@ -143,9 +143,20 @@ def build_humanoid(world_count: int, device: str) -> Scene:
     return Scene("humanoid", model, world_count, DT, robot.body_count, [0], "torso")
 
 
+def ant_init_qpos() -> np.ndarray:
+    """The ``init_qpos`` the asset declares (MuJoCo layout: torso x, y, z [m], quaternion w, x, y, z, then
+    hip/ankle angles [rad]): standing on its feet with torso at 0.55 m.  The file's body poses put every
+    ankle at 0 rad, outside its joint range (30..100 degrees), which makes the reference solvers kick."""
+    m = re.search(r'<numeric\s+data="([^"]+)"\s+name="init_qpos"', _asset_xml("nv_ant.xml"))
+    return np.array([float(v) for v in m.group(1).split()])
+
+
 def build_ant(world_count: int, device: str) -> Scene:
-    """``nv_ant.xml`` at its own start pose (torso at 0.75 m) over a ground plane."""
+    """``nv_ant.xml`` standing at its declared ``init_qpos`` (torso at 0.55 m) on a ground plane."""
     robot = _mjcf_robot("nv_ant.xml")
+    q0 = ant_init_qpos()
+    # Newton's free joint is position then quaternion (x, y, z, w); MuJoCo's quaternion is (w, x, y, z).
+    robot.joint_q[:] = [*q0[:3], *q0[4:7], q0[3], *q0[7:]]
     model = _replicated(robot, world_count, device, ground=True)
     return Scene("ant", model, world_count, DT, robot.body_count, [0], "torso")
 
@@ -242,11 +253,14 @@ def outcome(scene_metric: str, pos: np.ndarray, quat: np.ndarray, start: np.ndar
     if scene_metric == "drift":
         drift = np.linalg.norm(pos[..., :2] - start[..., :2], axis=-1)
         res["drift_max_m"] = float(drift.max())
-        res["text"] = f"drift {res['drift_max_m']:.3f} m"
+        # Lowest box centre: BOX_HALF when resting on the ground, less when sinking into it.
+        res["box_z_min_m"] = float(pos[..., 2].min())
+        res["text"] = f"drift {res['drift_max_m']:.3f} m, lowest box z {res['box_z_min_m']:.3f} m"
     elif scene_metric == "torso":
+        # Worlds are identical copies, so a spread between them flags nondeterminism or instability.
         z = pos[:, 0, 2]
-        res["torso_z_mean_m"], res["torso_z_min_m"] = float(z.mean()), float(z.min())
-        res["text"] = f"torso z {z.mean():.3f} m (min {z.min():.3f})"
+        res["torso_z_mean_m"], res["torso_z_min_m"], res["torso_z_max_m"] = map(float, (z.mean(), z.min(), z.max()))
+        res["text"] = f"torso z {z.mean():.3f} m [{z.min():.3f}, {z.max():.3f}]"
     elif scene_metric == "tip":
         tip = pos[:, -1] + _rotate(quat[:, -1], np.asarray(tip_offset, dtype=np.float64))
         res["tip_z_mean_m"] = float(tip[:, 2].mean())
@@ -330,6 +344,8 @@ def build_mujoco(name: str, dt: float = DT) -> MjScene | None:
     qpos0 = m.qpos0.copy()
     if name == "humanoid":
         qpos0[2] = HUMANOID_Z  # free joint: x, y, z, then quaternion
+    elif name == "ant":
+        qpos0[:] = ant_init_qpos()
     elif name == "cartpole":
         qpos0[:3] = CARTPOLE_Q0
     return MjScene(m, qpos0, watched)

@@ -1,0 +1,422 @@
+"""Benchmark runner: Steel against Newton's reference solvers and MuJoCo C, side by side.
+
+Usage (from the repository root)::
+
+    python -m benchmarks.run                       # defaults, ~minutes on a laptop CPU
+    python -m benchmarks.run --scenes ant --worlds 64 --steps 200 --repeats 3 --out results/bench
+
+For every scene and world count the candidates run back to back (Newton's reference solver, then
+ours of the same name, then MuJoCo C), repeated ``--repeats`` times with the best time kept, so that
+machine noise hits all of them alike.  Throughput is reported as world-steps per second
+(``worlds * steps / seconds``), and each Steel entry as a ratio to the ``newton.solvers`` class of the
+same name.  See ``benchmarks/README.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import platform
+import shlex
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+
+import warp as wp
+
+from . import scenes as sc
+from .measure import CorePair, Measurement, run_mujoco, run_solver
+
+REFERENCE_MODULE = "newton.solvers"
+OURS_MODULE = "steel.solvers"
+DEFAULT_SOLVERS = ("newton.solvers:SolverFeatherstone", "newton.solvers:SolverSteel")
+# Default world counts per scene: small enough that `make bench` fits in ~10 minutes on 2 CPU cores
+# (ant x 64 is the count the solver comparisons are judged on).
+DEFAULT_WORLDS = {"tower": [1, 16], "humanoid": [16], "ant": [64], "chain": [64], "cartpole": [64]}
+CORE_SCENES = ("humanoid", "ant", "chain")
+CORE_OURS = "core: steel FK+bias+H+chol"
+CORE_REF = "core: newton eval_fk+eval_mass_matrix"
+MUJOCO = "mujoco C"
+
+
+@dataclass
+class Candidate:
+    """One thing to time on a scene: a solver class, MuJoCo C, or one side of the core benchmark."""
+
+    label: str
+    kind: str  # "solver", "mujoco", "core"
+    spec: str = ""  # "module:Class" for solvers, "ours"/"reference" for core
+    reference: str | None = None  # label of the entry this one's ratio is taken against
+
+
+@dataclass
+class Entry:
+    """One row of the report (the best of ``--repeats`` runs)."""
+
+    scene: str
+    worlds: int
+    solver: str
+    kind: str
+    reference: str | None
+    world_steps_per_s: float | None = None
+    seconds: float | None = None
+    steps: int | None = None
+    ratio: float | None = None
+    launches_per_step: float | None = None
+    collide_launches_per_step: float | None = None
+    sanity: dict = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    error: str | None = None
+
+
+# ----------------------------------------------------------------------------------------------
+# Command line
+# ----------------------------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.split("\n\n")[0])
+    p.add_argument("--scenes", default=",".join(sc.SCENES), help="comma list of scenes (default: all)")
+    p.add_argument(
+        "--worlds",
+        default="",
+        help="world counts: a comma list for every scene ('1,64'), or per scene ('tower=1,tower=16,ant=64'); "
+        "scenes not named keep their defaults " + str(DEFAULT_WORLDS),
+    )
+    # 600 steps of 1/600 s is one simulated second: long enough for the towers to land and the
+    # humanoid to fall, so the sanity columns say something, and cheap enough at these world counts.
+    p.add_argument("--steps", type=int, default=600, help="timed steps per run (default 600 = 1 s simulated)")
+    p.add_argument("--warmup", type=int, default=10, help="untimed steps first, incl. kernel compilation (default 10)")
+    p.add_argument("--repeats", type=int, default=3, help="runs per entry, best kept (default 3)")
+    p.add_argument("--count-steps", type=int, default=3, help="extra steps over which launches are counted")
+    p.add_argument("--device", default=None, help="Warp device (default: Warp's preferred device)")
+    p.add_argument(
+        "--solvers",
+        default=",".join(DEFAULT_SOLVERS),
+        help="comma list of module:Class with Newton's step API; each newton.solvers class is paired with "
+        "steel.solvers' class of the same name when that exists, and vice versa ('' for none)",
+    )
+    p.add_argument("--mujoco", action=argparse.BooleanOptionalAction, default=True, help="include MuJoCo C rows")
+    p.add_argument(
+        "--core", action=argparse.BooleanOptionalAction, default=True, help="include the articulation-core benchmark"
+    )
+    p.add_argument("--core-worlds", default="1,64", help="world counts for the core benchmark (default 1,64)")
+    p.add_argument("--verbose", action="store_true", help="keep Warp's module-load log (shows compile times)")
+    p.add_argument("--out", default=None, help="directory for bench.json and bench.md")
+    return p.parse_args(argv)
+
+
+def _ints(text: str) -> list[int]:
+    return [int(t) for t in text.split(",") if t.strip()]
+
+
+def resolve_worlds(text: str, scene_names: list[str]) -> dict[str, list[int]]:
+    """World counts per scene from ``--worlds`` (see :func:`parse_args`)."""
+    out = {s: list(DEFAULT_WORLDS.get(s, [1])) for s in scene_names}
+    explicit: dict[str, list[int]] = {}
+    common: list[int] = []
+    for item in [t.strip() for t in text.split(",") if t.strip()]:
+        if "=" in item:
+            name, n = item.split("=", 1)
+            explicit.setdefault(name.strip(), []).append(int(n))
+        else:
+            common.append(int(item))
+    for s in scene_names:
+        if s in explicit:
+            out[s] = explicit[s]
+        elif common:
+            out[s] = common
+    return out
+
+
+def _load_class(spec: str):
+    module, _, name = spec.partition(":")
+    if not name:
+        raise ValueError(f"solver {spec!r} is not of the form module:Class")
+    return getattr(importlib.import_module(module), name)
+
+
+def _has_class(module: str, name: str) -> bool:
+    try:
+        return hasattr(importlib.import_module(module), name)
+    except Exception:  # missing, or broken mid-development: run without it rather than crash the run
+        return False
+
+
+def _short(spec: str) -> str:
+    """``newton.solvers:SolverSteel`` -> ``newton.SolverSteel`` for the table."""
+    module, _, name = spec.partition(":")
+    return f"{module.split('.')[0]}.{name}"
+
+
+def solver_candidates(specs: list[str]) -> list[Candidate]:
+    """Reference/ours pairs in run order: each reference directly followed by ours of the same name.
+
+    A ``newton.solvers`` class brings in ``steel.solvers``' class of the same name when it exists (so
+    our solvers are picked up automatically once written); an explicit ``steel.solvers`` class brings
+    in its reference.  Any other ``module:Class`` runs on its own, paired with a same-named reference
+    if ``newton.solvers`` has one.
+    """
+    out: list[Candidate] = []
+    seen: set[str] = set()
+
+    def add(spec: str, reference: str | None) -> None:
+        if spec not in seen:
+            seen.add(spec)
+            out.append(Candidate(_short(spec), "solver", spec, reference))
+
+    for spec in specs:
+        module, _, name = spec.partition(":")
+        ref_spec = f"{REFERENCE_MODULE}:{name}"
+        ours_spec = f"{OURS_MODULE}:{name}"
+        if module == REFERENCE_MODULE:
+            add(spec, None)
+            if _has_class(OURS_MODULE, name):
+                add(ours_spec, _short(spec))
+        else:
+            has_ref = _has_class(REFERENCE_MODULE, name)
+            if has_ref:
+                add(ref_spec, None)
+            add(spec, _short(ref_spec) if has_ref else None)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Running
+# ----------------------------------------------------------------------------------------------
+
+
+def _measure(cand: Candidate, scene: str, worlds: int, args, core: CorePair | None) -> Measurement:
+    if cand.kind == "solver":
+        return run_solver(
+            _load_class(cand.spec), scene, worlds, args.device, args.steps, args.warmup, args.count_steps
+        )
+    if cand.kind == "mujoco":
+        return run_mujoco(scene, worlds, args.steps, args.warmup)
+    if core is None:
+        raise RuntimeError("core benchmark could not be set up")
+    return core.time(cand.spec, args.steps, args.warmup, args.count_steps)
+
+
+def _error_text(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}".strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:200]
+
+
+def run_group(scene: str, worlds: int, cands: list[Candidate], args, t_start: float, core=None) -> list[Entry]:
+    """Run the candidates of one (scene, worlds) interleaved, ``--repeats`` times, keep each one's best."""
+    best: dict[str, Measurement] = {}
+    errors: dict[str, str] = {}
+    for _ in range(max(args.repeats, 1)):
+        for cand in cands:
+            if cand.label in errors:
+                continue
+            try:
+                m = _measure(cand, scene, worlds, args, core)
+            except Exception as exc:  # a solver that cannot handle a scene is a result, not a crash
+                errors[cand.label] = _error_text(exc)
+                continue
+            if cand.label not in best or m.seconds < best[cand.label].seconds:
+                best[cand.label] = m
+    entries = []
+    for cand in cands:
+        e = Entry(scene, worlds, cand.label, cand.kind, cand.reference, error=errors.get(cand.label))
+        m = best.get(cand.label)
+        if m is not None:
+            e.world_steps_per_s, e.seconds, e.steps = m.world_steps_per_s, m.seconds, m.steps
+            e.launches_per_step, e.collide_launches_per_step = m.launches_step, m.launches_collide
+            e.sanity, e.warnings = m.sanity, m.warnings
+        if cand.kind == "core" and core is not None and e.error is None and cand.spec == "ours":
+            try:
+                e.sanity = core.agreement()
+            except Exception as exc:
+                e.sanity = {"text": f"check failed: {_error_text(exc)}"}
+        entries.append(e)
+    by_label = {e.solver: e for e in entries}
+    for e in entries:
+        # A reference row (Newton's own class, or Newton's core path) is its own reference: ratio 1.
+        is_ref = e.solver.startswith("newton.") or e.solver == CORE_REF
+        ref = by_label.get(e.reference) if e.reference else (e if is_ref else None)
+        if ref is not None and e.world_steps_per_s and ref.world_steps_per_s:
+            e.ratio = e.world_steps_per_s / ref.world_steps_per_s
+        print(_progress_line(e, time.perf_counter() - t_start), flush=True)
+    return entries
+
+
+def _progress_line(e: Entry, elapsed: float) -> str:
+    head = f"[{elapsed:7.1f}s] {e.scene:>8} x{e.worlds:<4} {e.solver:<38}"
+    if e.error:
+        return f"{head} ERROR {e.error}"
+    ratio = f" ratio {e.ratio:.2f}" if e.ratio is not None else ""
+    launches = f" launches/step {e.launches_per_step:g}" if e.launches_per_step is not None else ""
+    return f"{head} {e.world_steps_per_s:12,.0f} world-steps/s{ratio}{launches}  {e.sanity.get('text', '')}"
+
+
+def run(args) -> list[Entry]:
+    """Every (scene, worlds) group of solver rows, then the core benchmark; returns all entries."""
+    scene_names = [s.strip() for s in args.scenes.split(",") if s.strip()]
+    unknown = [s for s in scene_names if s not in sc.SCENES]
+    if unknown:
+        raise SystemExit(f"unknown scene(s) {unknown}; choose from {', '.join(sc.SCENES)}")
+    worlds = resolve_worlds(args.worlds, scene_names)
+    cands = solver_candidates([s.strip() for s in args.solvers.split(",") if s.strip()])
+    t_start = time.perf_counter()
+    entries: list[Entry] = []
+    for scene in scene_names:
+        group = list(cands)
+        if args.mujoco and sc.build_mujoco(scene) is not None:
+            group.append(Candidate(MUJOCO, "mujoco"))
+        for n in worlds[scene]:
+            if group:
+                entries += run_group(scene, n, group, args, t_start)
+    if args.core:
+        core_cands = [Candidate(CORE_REF, "core", "reference"), Candidate(CORE_OURS, "core", "ours", CORE_REF)]
+        for scene in [s for s in scene_names if s in CORE_SCENES]:
+            for n in _ints(args.core_worlds):
+                try:
+                    core = CorePair(scene, n, args.device)
+                except Exception as exc:
+                    for c in core_cands:
+                        entries.append(Entry(scene, n, c.label, "core", c.reference, error=_error_text(exc)))
+                        print(_progress_line(entries[-1], time.perf_counter() - t_start), flush=True)
+                    continue
+                entries += run_group(scene, n, core_cands, args, t_start, core)
+    return entries
+
+
+# ----------------------------------------------------------------------------------------------
+# Report
+# ----------------------------------------------------------------------------------------------
+
+
+def _cpu_name() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def explicit_command(args) -> str:
+    """The command line with every option spelled out, so the table is reproducible as is."""
+    names = [s.strip() for s in args.scenes.split(",") if s.strip()]
+    worlds = ",".join(f"{s}={n}" for s, ns in resolve_worlds(args.worlds, names).items() for n in ns)
+    parts = [
+        "python -m benchmarks.run",
+        f"--scenes {','.join(names)}",
+        f"--worlds {worlds}",
+        f"--steps {args.steps}",
+        f"--warmup {args.warmup}",
+        f"--repeats {args.repeats}",
+        f"--count-steps {args.count_steps}",
+        f"--device {args.device}",
+        f"--solvers {shlex.quote(args.solvers)}",
+        "--mujoco" if args.mujoco else "--no-mujoco",
+        "--core" if args.core else "--no-core",
+        f"--core-worlds {args.core_worlds}",
+    ]
+    if args.out:
+        parts.append(f"--out {args.out}")
+    return " ".join(parts)
+
+
+def _fmt(v, spec: str) -> str:
+    return "—" if v is None else format(v, spec)
+
+
+def markdown(entries: list[Entry], meta: dict) -> str:
+    lines = [
+        "# Steel benchmarks",
+        "",
+        f"Device `{meta['device']}` ({meta['cpu']}, {meta['cpu_count']} CPUs), Warp {meta['warp']}, "
+        f"Newton {meta['newton']}, MuJoCo {meta['mujoco']}, Python {meta['python']}; {meta['date']}; "
+        f"total {meta['total_s']:.0f} s.",
+        "",
+        f"{meta['steps']} timed steps after {meta['warmup']} warm-up steps, best of {meta['repeats']}; "
+        "world-steps/s = worlds x steps / seconds. Ratio: against the `newton.solvers` class of the same name "
+        "(core: against Newton's eval_fk + eval_mass_matrix). Launches: Python-level `wp.launch`/"
+        "`wp.launch_tiled` calls per step, solver step + collision pipeline.",
+        "",
+        "| scene | worlds | solver | world-steps/s | ratio | launches/step (step + collide) | sanity | notes |",
+        "|---|---:|---|---:|---:|---:|---|---|",
+    ]
+    for e in entries:
+        if e.error:
+            row = [e.scene, str(e.worlds), e.solver, "—", "—", "—", "—", f"error: {e.error}".replace("|", "/")]
+        else:
+            launches = _fmt(e.launches_per_step, "g")
+            if e.collide_launches_per_step is not None:
+                launches += f" + {e.collide_launches_per_step:g}"
+            notes = "; ".join(w.replace("|", "/")[:100] for w in e.warnings[:2])
+            if len(e.warnings) > 2:
+                notes += f" (+{len(e.warnings) - 2} more)"
+            row = [
+                e.scene,
+                str(e.worlds),
+                e.solver,
+                _fmt(e.world_steps_per_s, ",.0f"),
+                _fmt(e.ratio, ".2f"),
+                launches,
+                e.sanity.get("text", ""),
+                notes,
+            ]
+        lines.append("| " + " | ".join(row) + " |")
+    lines += ["", "Reproduce:", "", "```", meta["command"], "```", ""]
+    return "\n".join(lines)
+
+
+def _versions() -> dict:
+    import newton  # noqa: PLC0415
+
+    try:
+        import mujoco  # noqa: PLC0415
+
+        mj = mujoco.__version__
+    except ImportError:
+        mj = "n/a"
+    return {"warp": wp.config.version, "newton": newton.__version__, "mujoco": mj}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if not args.verbose:
+        wp.config.log_level = wp.LOG_WARNING  # one line per module load would drown the progress lines
+    wp.init()
+    if args.device is None:
+        args.device = str(wp.get_preferred_device())
+    t0 = time.perf_counter()
+    entries = run(args)
+    meta = {
+        "command": explicit_command(args),
+        "invocation": "python -m benchmarks.run " + shlex.join(sys.argv[1:] if argv is None else argv),
+        "device": args.device,
+        "cpu": _cpu_name(),
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "steps": args.steps,
+        "warmup": args.warmup,
+        "repeats": args.repeats,
+        "total_s": time.perf_counter() - t0,
+        **_versions(),
+    }
+    md = markdown(entries, meta)
+    print()
+    print(md)
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "bench.json"), "w", encoding="utf-8") as f:
+            json.dump({"meta": meta, "entries": [asdict(e) for e in entries]}, f, indent=2)
+        with open(os.path.join(args.out, "bench.md"), "w", encoding="utf-8") as f:
+            f.write(md)
+        print(f"wrote {os.path.join(args.out, 'bench.json')} and bench.md")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
