@@ -240,6 +240,7 @@ def _body_parent_wrench(
     articulation_origin: wp.array[wp.vec3],
     dof_S: wp.array[wp.spatial_vector],
     body_f_bias: wp.array[wp.spatial_vector],
+    body_f_extra: wp.array[wp.spatial_vector],
     joint_qdd: wp.array[float],
     # Data out (body_a_out is scratch):
     body_a_out: wp.array[wp.spatial_vector],
@@ -265,7 +266,11 @@ def _body_parent_wrench(
         R = wp.quat_to_matrix(wp.transform_get_rotation(X))
         com = wp.transform_point(X, body_com[child]) - origin
         I = spatial_inertia(body_mass[child], com, R * body_inertia[child] * wp.transpose(R))
-        body_parent_f_out[child] = I * a
+        f = I * a
+        if body_f_extra:
+            fe = body_f_extra[child]
+            f = f - wrench_from_point(wp.spatial_top(fe), wp.spatial_bottom(fe), com)
+        body_parent_f_out[child] = f
     # Backward: subtree sums, then add the (already subtree-summed) bias force and move to the COM.
     for s in range(end - start):
         j = tree_joint[end - 1 - s]
@@ -286,6 +291,7 @@ def eval_body_parent_f(
     body_q: wp.array,
     joint_qdd: wp.array,
     body_parent_f: wp.array,
+    body_f_extra: wp.array | None = None,
 ) -> None:
     """Wrench each body receives through its inbound joint, about its COM, world frame [N, N·m].
 
@@ -295,7 +301,8 @@ def eval_body_parent_f(
     (whose ``data.body_f`` holds the subtree sums of the bias part, with the same ``body_f`` and
     gravity) with the joint accelerations the solver applied. In equilibrium it balances every
     force on the subtree; for a FREE root it is the residual of the root's own balance.
-    Bodies outside every articulation are not written.
+    ``body_f_extra`` adds external wrenches the bias pass did not see (a solver's contact forces),
+    world frame about each COM [N, N·m]. Bodies outside every articulation are not written.
     """
     if plan.articulation_count == 0:
         return
@@ -316,6 +323,7 @@ def eval_body_parent_f(
             data.articulation_origin,
             data.dof_S,
             data.body_f,
+            body_f_extra,
             joint_qdd,
         ],
         outputs=[data.body_a, body_parent_f],

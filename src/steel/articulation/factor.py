@@ -21,19 +21,10 @@ from .topology import ArticulationPlan
 MIN_PIVOT = wp.constant(1.0e-12)
 
 
-@wp.kernel
-def _cholesky(
-    # Plan:
-    dof_count: wp.array[int],
-    mass_start: wp.array[int],
-    # Data in:
-    mass_matrix: wp.array[float],
-    # Data out:
-    mass_factor_out: wp.array[float],
-):
-    art = wp.tid()  # one thread per articulation
-    n = dof_count[art]
-    base = mass_start[art]
+@wp.func
+def cholesky_factor(n: int, base: int, mass_matrix: wp.array[float], mass_factor_out: wp.array[float]):
+    """Factor one articulation's ``n x n`` block at ``base``: ``H = L L^T`` (a ``wp.func`` so solvers
+    can fuse factor and solve in one launch)."""
     for j in range(n):
         s = mass_matrix[base + j * n + j]
         for k in range(j):
@@ -48,6 +39,20 @@ def _cholesky(
                 s -= mass_factor_out[base + i * n + k] * mass_factor_out[base + j * n + k]
             mass_factor_out[base + i * n + j] = s * inv
             mass_factor_out[base + j * n + i] = 0.0
+
+
+@wp.kernel
+def _cholesky(
+    # Plan:
+    dof_count: wp.array[int],
+    mass_start: wp.array[int],
+    # Data in:
+    mass_matrix: wp.array[float],
+    # Data out:
+    mass_factor_out: wp.array[float],
+):
+    art = wp.tid()  # one thread per articulation
+    cholesky_factor(dof_count[art], mass_start[art], mass_matrix, mass_factor_out)
 
 
 @wp.func

@@ -32,6 +32,50 @@ def integrate_rotation(q: wp.quat, w: wp.vec3, dt: float):
     return wp.normalize(q + dq * (0.5 * dt))
 
 
+@wp.func
+def integrate_joint_coordinates(
+    jtype: int,
+    q0: int,
+    d0: int,
+    d1: int,
+    X_c: wp.transform,
+    child_com: wp.vec3,
+    # Data in:
+    joint_q: wp.array[float],
+    joint_qd_new: wp.array[float],
+    dt: float,
+    # Data out:
+    joint_q_out: wp.array[float],
+):
+    """Advance one joint's coordinates ``q0..`` with its *new* velocity ``joint_qd_new[d0:d1]`` [s].
+
+    The position half of the symplectic Euler step (see the module docstring), a ``wp.func`` so
+    solvers can fuse it with their velocity update; ``joint_q_out`` may alias ``joint_q``.
+    """
+    if jtype == JOINT_PRISMATIC or jtype == JOINT_REVOLUTE or jtype == JOINT_D6:
+        for k in range(d1 - d0):
+            joint_q_out[q0 + k] = joint_q[q0 + k] + dt * joint_qd_new[d0 + k]
+    elif jtype == JOINT_BALL:
+        rot = wp.quat(joint_q[q0], joint_q[q0 + 1], joint_q[q0 + 2], joint_q[q0 + 3])
+        w = wp.vec3(joint_qd_new[d0], joint_qd_new[d0 + 1], joint_qd_new[d0 + 2])
+        rot = integrate_rotation(rot, w, dt)
+        for k in range(4):
+            joint_q_out[q0 + k] = rot[k]
+    elif jtype == JOINT_FREE or jtype == JOINT_DISTANCE:
+        pos = wp.vec3(joint_q[q0], joint_q[q0 + 1], joint_q[q0 + 2])
+        rot = wp.normalize(wp.quat(joint_q[q0 + 3], joint_q[q0 + 4], joint_q[q0 + 5], joint_q[q0 + 6]))
+        v = wp.vec3(joint_qd_new[d0], joint_qd_new[d0 + 1], joint_qd_new[d0 + 2])
+        w = wp.vec3(joint_qd_new[d0 + 3], joint_qd_new[d0 + 4], joint_qd_new[d0 + 5])
+        r = wp.transform_point(wp.transform_inverse(X_c), child_com)
+        com = pos + wp.quat_rotate(rot, r) + v * dt
+        rot = integrate_rotation(rot, w, dt)
+        pos = com - wp.quat_rotate(rot, r)
+        for k in range(3):
+            joint_q_out[q0 + k] = pos[k]
+        for k in range(4):
+            joint_q_out[q0 + 3 + k] = rot[k]
+
+
 @wp.kernel
 def _integrate_joints(
     # Model:
@@ -64,30 +108,9 @@ def _integrate_joints(
         return
     for d in range(d0, d1):
         joint_qd_out[d] = joint_qd[d] + dt * joint_qdd[d]
-
-    jtype = joint_type[j]
-    if jtype == JOINT_PRISMATIC or jtype == JOINT_REVOLUTE or jtype == JOINT_D6:
-        for k in range(d1 - d0):
-            joint_q_out[q0 + k] = joint_q[q0 + k] + dt * joint_qd_out[d0 + k]
-    elif jtype == JOINT_BALL:
-        rot = wp.quat(joint_q[q0], joint_q[q0 + 1], joint_q[q0 + 2], joint_q[q0 + 3])
-        w = wp.vec3(joint_qd_out[d0], joint_qd_out[d0 + 1], joint_qd_out[d0 + 2])
-        rot = integrate_rotation(rot, w, dt)
-        for k in range(4):
-            joint_q_out[q0 + k] = rot[k]
-    elif jtype == JOINT_FREE or jtype == JOINT_DISTANCE:
-        pos = wp.vec3(joint_q[q0], joint_q[q0 + 1], joint_q[q0 + 2])
-        rot = wp.normalize(wp.quat(joint_q[q0 + 3], joint_q[q0 + 4], joint_q[q0 + 5], joint_q[q0 + 6]))
-        v = wp.vec3(joint_qd_out[d0], joint_qd_out[d0 + 1], joint_qd_out[d0 + 2])
-        w = wp.vec3(joint_qd_out[d0 + 3], joint_qd_out[d0 + 4], joint_qd_out[d0 + 5])
-        r = wp.transform_point(wp.transform_inverse(joint_X_c[j]), body_com[joint_child[j]])
-        com = pos + wp.quat_rotate(rot, r) + v * dt
-        rot = integrate_rotation(rot, w, dt)
-        pos = com - wp.quat_rotate(rot, r)
-        for k in range(3):
-            joint_q_out[q0 + k] = pos[k]
-        for k in range(4):
-            joint_q_out[q0 + 3 + k] = rot[k]
+    integrate_joint_coordinates(
+        joint_type[j], q0, d0, d1, joint_X_c[j], body_com[joint_child[j]], joint_q, joint_qd_out, dt, joint_q_out
+    )
 
 
 def integrate_joints(

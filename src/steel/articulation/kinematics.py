@@ -170,8 +170,9 @@ def write_joint_columns(
     return v_J, c_rel
 
 
-@wp.kernel
-def _forward_kinematics(
+@wp.func
+def articulation_forward_kinematics(
+    art: int,
     # Plan:
     tree_start: wp.array[int],
     tree_joint: wp.array[int],
@@ -197,7 +198,11 @@ def _forward_kinematics(
     body_c_out: wp.array[wp.spatial_vector],
     dof_S_out: wp.array[wp.spatial_vector],
 ):
-    art = wp.tid()  # one thread per articulation
+    """Forward kinematics of articulation ``art`` (the body of :func:`eval_articulation_kinematics`).
+
+    A ``wp.func`` so that solvers can fuse it with their own per-articulation work (for example
+    SolverFeatherstone's integrate-then-publish kernel) without a second launch.
+    """
     start = tree_start[art]
     end = tree_start[art + 1]
     if start == end:
@@ -257,6 +262,59 @@ def _forward_kinematics(
         body_v_out[child] = v_child
         body_c_out[child] = motion_cross(v_parent, v_J) + c_rel
         body_qd_out[child] = twist_at_point(v_child, com_world - origin)
+
+
+@wp.kernel
+def _forward_kinematics(
+    # Plan:
+    tree_start: wp.array[int],
+    tree_joint: wp.array[int],
+    # Model:
+    joint_type: wp.array[int],
+    joint_parent: wp.array[int],
+    joint_child: wp.array[int],
+    joint_q_start: wp.array[int],
+    joint_qd_start: wp.array[int],
+    joint_dof_dim: wp.array2d[int],
+    joint_X_p: wp.array[wp.transform],
+    joint_X_c: wp.array[wp.transform],
+    joint_axis: wp.array[wp.vec3],
+    body_com: wp.array[wp.vec3],
+    # Data in:
+    joint_q: wp.array[float],
+    joint_qd: wp.array[float],
+    # Data out:
+    body_q_out: wp.array[wp.transform],
+    body_qd_out: wp.array[wp.spatial_vector],
+    articulation_origin_out: wp.array[wp.vec3],
+    body_v_out: wp.array[wp.spatial_vector],
+    body_c_out: wp.array[wp.spatial_vector],
+    dof_S_out: wp.array[wp.spatial_vector],
+):
+    art = wp.tid()  # one thread per articulation
+    articulation_forward_kinematics(
+        art,
+        tree_start,
+        tree_joint,
+        joint_type,
+        joint_parent,
+        joint_child,
+        joint_q_start,
+        joint_qd_start,
+        joint_dof_dim,
+        joint_X_p,
+        joint_X_c,
+        joint_axis,
+        body_com,
+        joint_q,
+        joint_qd,
+        body_q_out,
+        body_qd_out,
+        articulation_origin_out,
+        body_v_out,
+        body_c_out,
+        dof_S_out,
+    )
 
 
 def eval_articulation_kinematics(

@@ -174,6 +174,11 @@ class ArticulationPlan:
         self.joint_parent_joint = wp.array(self.joint_parent_joint_np, dtype=wp.int32, device=dev)
         self.gravity_index = wp.array(self.gravity_index_np, dtype=wp.int32, device=dev)
         self.root_body = wp.array(self.root_body_np, dtype=wp.int32, device=dev)
+        # body -> inbound articulated joint / articulation (-1 for bodies outside every articulation)
+        body_articulation = np.where(body_joint >= 0, joint_art[np.maximum(body_joint, 0)], -1).astype(np.int32)
+        self.body_articulation_np = body_articulation
+        self.body_joint = wp.array(body_joint, dtype=wp.int32, device=dev)
+        self.body_articulation = wp.array(body_articulation, dtype=wp.int32, device=dev)
 
     def articulation_joints(self, a: int) -> np.ndarray:
         """Joint indices of articulation ``a`` in tree order (host)."""

@@ -2,4 +2,5 @@
 
 EXAMPLES = {
     "free_fall": "steel.examples.free_fall:run_free_fall",
+    "featherstone_humanoid": "steel.examples.featherstone_humanoid:run_featherstone_humanoid",
 }

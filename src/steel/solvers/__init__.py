@@ -1,3 +1,5 @@
 """Steel's solvers, with the class names of Newton's own versions."""
 
-__all__: list[str] = []
+from .featherstone import SolverFeatherstone
+
+__all__: list[str] = ["SolverFeatherstone"]

@@ -1,0 +1,253 @@
+"""Joint-space forces of SolverFeatherstone, fused with the forward kinematics of the input state.
+
+Owns, per step: ``joint_tau`` (every generalized force the solver applies besides contacts and
+``body_f``), ``dof_implicit`` (the matching mass-matrix diagonal term) and ``body_f_work`` (the
+input ``State.body_f`` with kinematic bodies zeroed, which the contact stage then adds to).
+Does not touch bodies or joints outside every articulation.
+
+Force laws (the seed's; per DOF, ``q``/``qd`` the DOF's coordinate and velocity):
+
+* joint limit, PRISMATIC/REVOLUTE/D6, active while ``q`` is outside ``[lower, upper]``:
+  ``f = limit_ke (bound - q) - limit_kd qd``, and the drive of that DOF is switched off;
+* PD drive, PRISMATIC/REVOLUTE/D6 (BALL, FREE, DISTANCE targets are read, no force):
+  ``f = target_ke (target_q - q) + target_kd (target_qd - qd)``;
+* passive spring, PRISMATIC/REVOLUTE/D6: ``f = -stiffness (q - rest_q)``, the angular error
+  wrapped to ``(-pi, pi]``;
+* damping, PRISMATIC/REVOLUTE/D6 and each BALL DOF: ``f = -damping qd``;
+* ``Control.joint_f`` added as is (FREE/DISTANCE: Newton's world wrench about the child COM,
+  which the dynamics stage maps through ``S^T``).
+
+Time discretization (the one change from a plain explicit evaluation, and why). Summing each
+DOF's gains into ``ke`` [N/m or N·m/rad] and ``kd`` [N·s/m or N·m·s/rad], the forces are taken
+linearly implicit at the end of the step, ``q' = q + dt qd'`` and ``qd' = qd + dt qdd``:
+
+    f(q', qd') = f(q, qd) - ke dt qd - (dt kd + dt^2 ke) qdd
+
+so ``(H + dt kd + dt^2 ke) qdd = f(q, qd) - ke dt qd - C`` (the "stable PD" of Tan, Liu and Turk,
+2011; the implicit drive term of Steel's design). Same force laws and equilibria as the explicit
+form, but unconditionally stable for any gains: explicitly, a DOF of effective inertia ``I`` is
+stable only for ``dt < 2 sqrt(I / ke)`` and ``dt < 2 I / kd``. nv_humanoid has
+``limit_ke = 1e4 N·m/rad``, ``limit_kd = 10`` and wrist/ankle DOFs of ``I ~ 0.01 kg·m²``: at
+``dt = 1/240 s`` that is ``dt sqrt(ke / I) ~ 4`` and ``dt kd / I ~ 4``, and the explicit limit
+penalty diverges as soon as a limit is touched (why the reference goes NaN on that scene).
+Rejected: clamping gains to the stable range (changes the documented stiffness) and substepping
+(multiplies the cost of every step). The ``dt^2 ke`` term is an ``O(dt)`` change of the
+trajectory where gains are active; with the gains of nv_humanoid in the air it stays below the
+tolerance of the side-by-side test (see tests/solvers/featherstone/test_vs_reference.py).
+
+Kinematic bodies (:attr:`newton.BodyFlags.KINEMATIC`) get ``KINEMATIC_ARMATURE`` on the diagonal
+of their inbound joint's DOFs, so no force moves them; the integrator copies their state.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+import newton
+
+from ...articulation.kinematics import (
+    JOINT_BALL,
+    JOINT_D6,
+    JOINT_PRISMATIC,
+    JOINT_REVOLUTE,
+    articulation_forward_kinematics,
+)
+
+KINEMATIC_ARMATURE = wp.constant(1.0e10)  # effective armature of a kinematic joint [kg or kg·m²]
+PI = wp.constant(3.14159265358979)
+
+
+@wp.func
+def _wrap_angle(x: float):
+    """``x`` wrapped to ``(-pi, pi]`` [rad]."""
+    return x - 2.0 * PI * wp.floor((x + PI) / (2.0 * PI))
+
+
+@wp.kernel
+def _kinematics_and_joint_forces(
+    # Plan:
+    tree_start: wp.array[int],
+    tree_joint: wp.array[int],
+    # Model:
+    joint_type: wp.array[int],
+    joint_parent: wp.array[int],
+    joint_child: wp.array[int],
+    joint_q_start: wp.array[int],
+    joint_qd_start: wp.array[int],
+    joint_dof_dim: wp.array2d[int],
+    joint_X_p: wp.array[wp.transform],
+    joint_X_c: wp.array[wp.transform],
+    joint_axis: wp.array[wp.vec3],
+    body_com: wp.array[wp.vec3],
+    joint_limit_lower: wp.array[float],
+    joint_limit_upper: wp.array[float],
+    joint_limit_ke: wp.array[float],
+    joint_limit_kd: wp.array[float],
+    joint_target_ke: wp.array[float],
+    joint_target_kd: wp.array[float],
+    joint_damping: wp.array[float],
+    joint_stiffness: wp.array[float],
+    joint_rest_q: wp.array[float],
+    body_kinematic: wp.array[int],
+    dt: float,
+    # Data in:
+    joint_q: wp.array[float],
+    joint_qd: wp.array[float],
+    joint_f: wp.array[float],
+    joint_target_q: wp.array[float],
+    joint_target_qd: wp.array[float],
+    body_f: wp.array[wp.spatial_vector],
+    # Data out:
+    body_q_out: wp.array[wp.transform],
+    body_qd_out: wp.array[wp.spatial_vector],
+    articulation_origin_out: wp.array[wp.vec3],
+    body_v_out: wp.array[wp.spatial_vector],
+    body_c_out: wp.array[wp.spatial_vector],
+    dof_S_out: wp.array[wp.spatial_vector],
+    joint_tau_out: wp.array[float],
+    dof_implicit_out: wp.array[float],
+    body_f_work_out: wp.array[wp.spatial_vector],
+):
+    art = wp.tid()  # one thread per articulation: FK, then the joint forces of its joints
+    articulation_forward_kinematics(
+        art,
+        tree_start,
+        tree_joint,
+        joint_type,
+        joint_parent,
+        joint_child,
+        joint_q_start,
+        joint_qd_start,
+        joint_dof_dim,
+        joint_X_p,
+        joint_X_c,
+        joint_axis,
+        body_com,
+        joint_q,
+        joint_qd,
+        body_q_out,
+        body_qd_out,
+        articulation_origin_out,
+        body_v_out,
+        body_c_out,
+        dof_S_out,
+    )
+    for t in range(tree_start[art], tree_start[art + 1]):
+        j = tree_joint[t]
+        child = joint_child[j]
+        kinematic = body_kinematic[child] != 0
+        f_ext = wp.spatial_vector()
+        if body_f and not kinematic:
+            f_ext = body_f[child]
+        body_f_work_out[child] = f_ext
+
+        jtype = joint_type[j]
+        q0 = joint_q_start[j]
+        d0 = joint_qd_start[j]
+        d1 = joint_qd_start[j + 1]
+        lin_count = joint_dof_dim[j, 0]
+        driven = jtype == JOINT_PRISMATIC or jtype == JOINT_REVOLUTE or jtype == JOINT_D6
+        for d in range(d0, d1):
+            tau = float(0.0)
+            if joint_f:
+                tau = joint_f[d]
+            ke = float(0.0)
+            kd = float(0.0)
+            qd = joint_qd[d]
+            if driven:
+                k = d - d0
+                q = joint_q[q0 + k]
+                lower = joint_limit_lower[d]
+                upper = joint_limit_upper[d]
+                if q < lower or q > upper:
+                    bound = wp.where(q < lower, lower, upper)
+                    tau += joint_limit_ke[d] * (bound - q) - joint_limit_kd[d] * qd
+                    ke += joint_limit_ke[d]
+                    kd += joint_limit_kd[d]
+                else:
+                    tq = joint_target_q[q0 + k]
+                    tqd = joint_target_qd[d]
+                    tau += joint_target_ke[d] * (tq - q) + joint_target_kd[d] * (tqd - qd)
+                    ke += joint_target_ke[d]
+                    kd += joint_target_kd[d]
+                stiffness = joint_stiffness[d]
+                if stiffness != 0.0:
+                    err = q - joint_rest_q[q0 + k]
+                    if k >= lin_count:
+                        err = _wrap_angle(err)
+                    tau -= stiffness * err
+                    ke += stiffness
+            if driven or jtype == JOINT_BALL:
+                tau -= joint_damping[d] * qd
+                kd += joint_damping[d]
+            # Linearly implicit: evaluate the springs at the predicted position q + dt qd.
+            tau -= ke * dt * qd
+            extra = dt * kd + dt * dt * ke
+            if kinematic:
+                extra = KINEMATIC_ARMATURE
+            joint_tau_out[d] = tau
+            dof_implicit_out[d] = extra
+
+
+def eval_kinematics_and_joint_forces(
+    model: newton.Model, plan, data, work, state: newton.State, control: newton.Control, dt: float
+) -> None:
+    """FK of ``state`` (writes its ``body_q``/``body_qd`` and the core's kinematic buffers), joint forces
+    into ``work.joint_tau``/``work.dof_implicit`` and ``state.body_f`` into ``work.body_f_work``; one launch.
+
+    Args:
+        model, plan, data: the model, its articulation plan and the core's buffers.
+        work: the solver's :class:`~steel.solvers.featherstone.solver.FeatherstoneData`.
+        state: the input state (``joint_q`` [m or rad], ``joint_qd`` [m/s or rad/s], ``body_f``).
+        control: targets and ``joint_f`` [N or N·m].
+        dt: time step [s].
+    """
+    if plan.articulation_count == 0:
+        return
+    wp.launch(
+        _kinematics_and_joint_forces,
+        dim=plan.articulation_count,
+        inputs=[
+            plan.tree_start,
+            plan.tree_joint,
+            model.joint_type,
+            model.joint_parent,
+            model.joint_child,
+            model.joint_q_start,
+            model.joint_qd_start,
+            model.joint_dof_dim,
+            model.joint_X_p,
+            model.joint_X_c,
+            model.joint_axis,
+            model.body_com,
+            model.joint_limit_lower,
+            model.joint_limit_upper,
+            model.joint_limit_ke,
+            model.joint_limit_kd,
+            model.joint_target_ke,
+            model.joint_target_kd,
+            model.joint_damping,
+            model.joint_stiffness,
+            model.joint_rest_q,
+            work.body_kinematic,
+            float(dt),
+            state.joint_q,
+            state.joint_qd,
+            control.joint_f,
+            control.joint_target_q,
+            control.joint_target_qd,
+            state.body_f,
+        ],
+        outputs=[
+            state.body_q,
+            state.body_qd,
+            data.articulation_origin,
+            data.body_v,
+            data.body_c,
+            data.dof_S,
+            work.joint_tau,
+            work.dof_implicit,
+            work.body_f_work,
+        ],
+        device=model.device,
+    )

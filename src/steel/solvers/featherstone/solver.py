@@ -1,0 +1,355 @@
+"""SolverFeatherstone: semi-implicit Euler in reduced coordinates with penalty contacts and limits.
+
+Owns the options, their validation and the step recipe; each stage lives in its own module:
+
+====================  ===========================================================================
+stage                 module
+====================  ===========================================================================
+FK + joint forces     :mod:`.forces` (drives, limits, springs, damping; linearly implicit)
+contacts              :mod:`.contacts` (spring-damper normal, Huber-smoothed Coulomb friction)
+bias + mass matrix    :func:`steel.articulation.eval_articulation_dynamics` (RNEA + CRBA)
+factor/solve/integ.   :mod:`.advance` (Cholesky, ``qdd``, symplectic Euler, mimic, FK publish)
+body_parent_f         :func:`steel.articulation.eval_body_parent_f` (only when requested)
+particles             :mod:`.particles` (Newton's SolverSemiImplicit routines)
+====================  ===========================================================================
+
+A step is four launches for an articulated scene without particles (FK+forces, contacts,
+dynamics, advance), whatever the number of worlds; ``body_parent_f`` adds two.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import warp as wp
+
+import newton
+from newton.solvers import SolverBase
+
+from ...articulation import ArticulationData, ArticulationPlan, eval_articulation_dynamics, eval_body_parent_f
+from ...articulation import eval_articulation_kinematics
+from . import contacts as contacts_module
+from .advance import advance_joints
+from .contacts import eval_contact_forces
+from .forces import eval_kinematics_and_joint_forces
+from .mimic import mimic_tables
+from .particles import eval_particle_forces, step_particles
+
+try:  # CouplingInterface is a base of Newton's reference class; keep the same bases where it exists.
+    from newton._src.solvers.coupled.interface import CouplingInterface
+except ImportError:  # pragma: no cover - older/newer Newton layouts
+    CouplingInterface = object
+
+_REBUILD_FLAGS = (
+    newton.ModelFlags.BODY_PROPERTIES
+    | newton.ModelFlags.BODY_INERTIAL_PROPERTIES
+    | newton.ModelFlags.JOINT_DOF_PROPERTIES
+    | newton.ModelFlags.JOINT_DOF_INERTIAL_PROPERTIES
+)
+_KINEMATIC_FLAGS = (
+    newton.ModelFlags.BODY_PROPERTIES
+    | newton.ModelFlags.JOINT_DOF_PROPERTIES
+    | newton.ModelFlags.JOINT_DOF_INERTIAL_PROPERTIES
+)
+
+
+class FeatherstoneData:
+    """The solver's own per-step buffers (the articulation core's are in :class:`ArticulationData`).
+
+    ==============  ==========================================================================  =======
+    field           meaning [units]                                                             shape
+    ==============  ==========================================================================  =======
+    body_kinematic  1 where the body is flagged :attr:`newton.BodyFlags.KINEMATIC`               (body,)
+    body_f_work     ``State.body_f`` plus contact wrenches, world, about the COM [N, N·m]        (body,)
+    joint_tau       generalized forces: ``joint_f`` + drives, limits, springs, damping            (dof,)
+                    [N or N·m]; FREE/DISTANCE entries keep Newton's world-wrench convention
+    dof_implicit    mass-matrix diagonal of the implicit joint forces ``dt kd + dt^2 ke``          (dof,)
+                    [kg or kg·m²]
+    joint_qdd       joint accelerations of the last step [m/s² or rad/s²]                      (dof,)
+    mimic_leader    independent joint each mimic follower copies, -1 otherwise                  (joint,)
+    mimic_coeffs    ``(c0, c1)`` of ``q_f = c0 + c1 q_leader`` [m or rad, non-dimensional]      (joint,)
+    ==============  ==========================================================================  =======
+    """
+
+    def __init__(self, model: newton.Model, plan: ArticulationPlan):
+        dev = model.device
+        nb, nd, nj = max(model.body_count, 1), max(model.joint_dof_count, 1), max(model.joint_count, 1)
+        self.body_kinematic = wp.zeros(nb, dtype=wp.int32, device=dev)
+        self.body_f_work = wp.zeros(nb, dtype=wp.spatial_vector, device=dev)
+        self.joint_tau = wp.zeros(nd, dtype=float, device=dev)
+        self.dof_implicit = wp.zeros(nd, dtype=float, device=dev)
+        self.joint_qdd = wp.zeros(nd, dtype=float, device=dev)
+        leader, coeffs, self.has_mimic = mimic_tables(model, plan)
+        self.mimic_leader = wp.array(leader[:nj], dtype=wp.int32, device=dev)
+        self.mimic_coeffs = wp.array(coeffs[:nj], dtype=wp.vec2, device=dev)
+        self.refresh_kinematic(model)
+
+    def refresh_kinematic(self, model: newton.Model) -> None:
+        """Re-read :attr:`newton.Model.body_flags` (host round trip; only at construction and on notify)."""
+        if model.body_count:
+            flags = model.body_flags.numpy()
+            self.body_kinematic.assign((flags & int(newton.BodyFlags.KINEMATIC) != 0).astype(np.int32))
+
+
+def _check_nonnegative(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0.0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+class SolverFeatherstone(SolverBase, CouplingInterface):
+    """Semi-implicit (symplectic) Euler on ``joint_q``/``joint_qd`` with the CRBA mass matrix.
+
+    Each step: FK of the input state; joint forces (PD drives, penalty limits, passive springs,
+    damping, ``Control.joint_f``) and penalty contact forces; RNEA bias and CRBA mass matrix with
+    armature (Featherstone, *Rigid Body Dynamics Algorithms*, 2008, ch. 5-6); Cholesky;
+    ``qdd = H^-1 (tau - C)``; ``qd += dt qdd``, ``q += dt map(qd)``; FK of the output state.
+    Floating bodies need a FREE joint; bodies outside every articulation are not moved.
+    Particles, cloth and soft bodies are stepped with Newton's SolverSemiImplicit routines.
+
+    Not unconditionally stable: ``dt`` must resolve the contact penalties (``ke``, ``kd`` of the
+    shapes). Joint-space penalties (limits, drives, springs, damping) are linearly implicit and
+    stable at any gain (see :mod:`steel.solvers.featherstone.forces`).
+
+    Args:
+        model: the model to simulate.
+        angular_damping: damping rate of FREE/DISTANCE angular velocities,
+            ``w *= max(1 - d dt, 0)`` each step [1/s]; default 0.05.
+        update_mass_matrix_interval: rebuild and refactor ``H`` every N-th step (forced on the next
+            step after :meth:`notify_model_changed` with body or DOF (inertial) flags); default 1.
+        friction_smoothing: Huber delta of the friction velocity normalization [m/s]
+            (:func:`warp.norm_huber`; see :mod:`steel.solvers.featherstone.contacts`); default 1.0.
+        use_tile_gemm: use Warp's tile path for the mass matrix and Cholesky. Accepted for API
+            compatibility; this implementation always runs its fused per-articulation loop path,
+            whose results the tile path would have to reproduce anyway. Default False.
+        fuse_cholesky: fuse the Cholesky factorization into the mass-matrix kernel (tile path
+            only). The loop path always fuses factor and solve into one launch. Default True.
+        deterministic: a :class:`warp.DeterministicMode` for the atomic-emitting kernels (contact
+            accumulation, borrowed particle routines), or None to inherit ``wp.config.deterministic``.
+
+    Raises:
+        ValueError: an option is out of range (the message names it), the model has a ROD joint or
+            another unsupported joint (named), or a mimic pair is invalid (both joints named).
+    """
+
+    SUPPORTED_OBSERVABLES = frozenset({SolverBase.ObservableKind.BODY_PARENT_F})
+
+    def __init__(
+        self,
+        model: newton.Model,
+        *,
+        angular_damping: float = 0.05,
+        update_mass_matrix_interval: int = 1,
+        friction_smoothing: float = 1.0,
+        use_tile_gemm: bool = False,
+        fuse_cholesky: bool = True,
+        deterministic: wp.DeterministicMode | None = None,
+    ):
+        # Validate everything before allocating anything.
+        angular_damping = _check_nonnegative("angular_damping", angular_damping)
+        if friction_smoothing is None:  # the later reference's default spelling
+            friction_smoothing = 1.0
+        friction_smoothing = _check_nonnegative("friction_smoothing", friction_smoothing)
+        interval = update_mass_matrix_interval
+        if isinstance(interval, bool) or not isinstance(interval, (int, np.integer)) or interval < 1:
+            raise ValueError(f"update_mass_matrix_interval must be an integer >= 1, got {interval!r}")
+        for name, value in (("use_tile_gemm", use_tile_gemm), ("fuse_cholesky", fuse_cholesky)):
+            if not isinstance(value, (bool, np.bool_)):
+                raise ValueError(f"{name} must be a bool, got {value!r}")
+        if deterministic is not None and not isinstance(deterministic, wp.DeterministicMode):
+            raise ValueError(f"deterministic must be a warp.DeterministicMode or None, got {deterministic!r}")
+        self._reject_unsupported_joints(model)
+        plan = ArticulationPlan(model)  # raises on other unsupported topology
+        work = FeatherstoneData(model, plan)  # raises on invalid mimic pairs
+        self._warn_unsupported_constraints(model)
+
+        super().__init__(model=model)
+        self.plan = plan
+        self.data = ArticulationData(plan)
+        self.work = work
+        self.angular_damping = angular_damping
+        self.update_mass_matrix_interval = int(interval)
+        self.friction_smoothing = friction_smoothing
+        self.use_tile_gemm = bool(use_tile_gemm)
+        self.fuse_cholesky = bool(fuse_cholesky)
+        self.deterministic = deterministic
+        mode = deterministic if deterministic is not None else wp.config.deterministic
+        for module in (contacts_module, *_particle_modules(model)):
+            self._set_module_options({"deterministic": mode, "deterministic_max_records": 0}, module=module)
+        self._step_count = 0
+        self._mass_matrix_dirty = True
+        self._default_control = model.control(clone_variables=False)
+        self._outside = _OutsideCopy(model, plan)
+        if model.particle_count > 1 and model.particle_grid is not None:
+            with wp.ScopedDevice(model.device):
+                model.particle_grid.reserve(model.particle_count)
+
+    # -- construction helpers ------------------------------------------------------------------
+
+    @staticmethod
+    def _reject_unsupported_joints(model: newton.Model) -> None:
+        if not model.joint_count:
+            return
+        types = model.joint_type.numpy()
+        labels = list(getattr(model, "joint_label", None) or [])
+        for j in np.nonzero(types == int(newton.JointType.ROD))[0]:
+            label = f" ('{labels[j]}')" if j < len(labels) else ""
+            raise ValueError(f"SolverFeatherstone does not support ROD joints: joint {j}{label} is a ROD joint")
+
+    @staticmethod
+    def _warn_unsupported_constraints(model: newton.Model) -> None:
+        ignored = []
+        if getattr(model, "constraint_mimic_count", 0):
+            ignored.append(f"{model.constraint_mimic_count} sparse (deprecated) mimic constraint(s)")
+        if getattr(model, "equality_constraint_count", 0):
+            ignored.append(f"{model.equality_constraint_count} equality constraint(s)")
+        if ignored:
+            warnings.warn(
+                "SolverFeatherstone ignores " + " and ".join(ignored) + "; use joint-owned mimics "
+                "(ModelBuilder.set_joint_mimic) or a solver that supports them",
+                UserWarning,
+                stacklevel=3,
+            )
+
+    # -- public API ----------------------------------------------------------------------------
+
+    def notify_model_changed(self, flags: newton.ModelFlags | int) -> None:
+        """Pick up model edits: kinematic flags and a forced mass-matrix rebuild on body or DOF
+        (inertial) flags. Gains, limits, damping, gravity and materials are read live every step."""
+        flags = int(flags)
+        if flags & int(_KINEMATIC_FLAGS):
+            self.work.refresh_kinematic(self.model)
+        if flags & int(_REBUILD_FLAGS):
+            self._mass_matrix_dirty = True
+
+    def step(
+        self,
+        state_in: newton.State,
+        state_out: newton.State,
+        control: newton.Control | None,
+        contacts: newton.Contacts | None,
+        dt: float,
+        *,
+        observables: SolverBase.Observables | None = None,
+    ) -> None:
+        """Advance ``state_in`` by ``dt`` [s] into ``state_out`` (which may be ``state_in``).
+
+        Args:
+            state_in: input state; its ``body_q``/``body_qd`` are recomputed from ``joint_q``/``joint_qd``.
+            state_out: output state; ``joint_q``, ``joint_qd``, ``body_q``, ``body_qd`` (and
+                ``body_parent_f`` when allocated by :meth:`newton.Model.request_state_attributes`).
+            control: targets and ``joint_f``; None uses the model's defaults.
+            contacts: rigid contacts (None: no contact forces); body-pair-reduced buffers raise.
+            dt: time step [s].
+            observables: container from :meth:`observables` (``body_parent_f``).
+        """
+        self.validate_observables(observables, contacts)
+        self._require_unreduced_contacts(contacts)
+        self._apply_module_options()
+        model, plan, data, work = self.model, self.plan, self.data, self.work
+        control = self._default_control if control is None else control
+        rebuild = self._mass_matrix_dirty or self._step_count % self.update_mass_matrix_interval == 0
+        parent_f = self._parent_f_outputs(state_out, observables)
+
+        eval_kinematics_and_joint_forces(model, plan, data, work, state_in, control, dt)
+        eval_contact_forces(model, work, contacts, state_in.body_q, state_in.body_qd, self.friction_smoothing)
+        eval_particle_forces(self, model, state_in, control, contacts)
+        eval_articulation_dynamics(
+            model, plan, data, state_in.body_q, work.body_f_work, work.joint_tau, work.dof_implicit, rebuild
+        )
+        advance_joints(
+            model, plan, data, work, state_in, state_out, dt, self.angular_damping, rebuild, publish=not parent_f
+        )
+        if parent_f:
+            eval_body_parent_f(model, plan, data, state_in.body_q, work.joint_qdd, parent_f[0])
+            for extra in parent_f[1:]:
+                wp.copy(extra, parent_f[0])
+            eval_articulation_kinematics(
+                model, plan, data, state_out.joint_q, state_out.joint_qd, state_out.body_q, state_out.body_qd
+            )
+        self._outside.copy(state_in, state_out)
+        step_particles(self, model, state_in, state_out, dt)
+
+        self._mass_matrix_dirty = self._mass_matrix_dirty and not rebuild
+        self._step_count += 1
+
+    # -- step helpers --------------------------------------------------------------------------
+
+    def _parent_f_outputs(self, state_out: newton.State, observables) -> list:
+        """Arrays to receive ``body_parent_f``: the observable and/or the legacy state attribute."""
+        outputs = []
+        if observables is not None and observables.body_parent_f is not None:
+            outputs.append(observables.body_parent_f)
+        legacy = getattr(state_out, "body_parent_f", None)
+        if legacy is not None and self.model.body_count:
+            outputs.append(legacy)
+        for out in outputs:
+            out.zero_()  # bodies that are no joint's child read 0
+        return outputs
+
+
+@wp.kernel
+def _copy_outside(
+    # Plan:
+    bodies_outside: wp.array[int],
+    joints_outside: wp.array[int],
+    # Model:
+    joint_q_start: wp.array[int],
+    joint_qd_start: wp.array[int],
+    # Data in:
+    body_q: wp.array[wp.transform],
+    body_qd: wp.array[wp.spatial_vector],
+    joint_q: wp.array[float],
+    joint_qd: wp.array[float],
+    # Data out:
+    body_q_out: wp.array[wp.transform],
+    body_qd_out: wp.array[wp.spatial_vector],
+    joint_q_out: wp.array[float],
+    joint_qd_out: wp.array[float],
+):
+    i = wp.tid()  # one thread per body or joint outside every articulation
+    if i < bodies_outside.shape[0]:
+        b = bodies_outside[i]
+        body_q_out[b] = body_q[b]
+        body_qd_out[b] = body_qd[b]
+    if i < joints_outside.shape[0]:
+        j = joints_outside[i]
+        for k in range(joint_q_start[j], joint_q_start[j + 1]):
+            joint_q_out[k] = joint_q[k]
+        for k in range(joint_qd_start[j], joint_qd_start[j + 1]):
+            joint_qd_out[k] = joint_qd[k]
+
+
+class _OutsideCopy:
+    """Carries bodies and joints outside every articulation unchanged from input to output state."""
+
+    def __init__(self, model: newton.Model, plan: ArticulationPlan):
+        self.model = model
+        joints = np.nonzero(model.joint_articulation.numpy() < 0)[0] if model.joint_count else np.zeros(0)
+        self.bodies = wp.array(plan.bodies_outside_np, dtype=wp.int32, device=model.device)
+        self.joints = wp.array(joints.astype(np.int32), dtype=wp.int32, device=model.device)
+        self.count = max(len(plan.bodies_outside_np), len(joints))
+
+    def copy(self, state_in: newton.State, state_out: newton.State) -> None:
+        if self.count == 0 or state_in is state_out:
+            return
+        m = self.model
+        wp.launch(
+            _copy_outside,
+            dim=self.count,
+            inputs=[self.bodies, self.joints, m.joint_q_start, m.joint_qd_start]
+            + [state_in.body_q, state_in.body_qd, state_in.joint_q, state_in.joint_qd],
+            outputs=[state_out.body_q, state_out.body_qd, state_out.joint_q, state_out.joint_qd],
+            device=m.device,
+        )
+
+
+def _particle_modules(model: newton.Model) -> tuple:
+    """Newton's semi-implicit kernel modules this solver borrows (for the deterministic option)."""
+    if model.particle_count == 0:
+        return ()
+    from newton._src.solvers.semi_implicit import kernels_contact, kernels_particle  # noqa: PLC0415
+
+    return (kernels_contact, kernels_particle)
