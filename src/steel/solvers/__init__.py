@@ -1,5 +1,6 @@
 """Steel's solvers, with the class names of Newton's own versions."""
 
 from .featherstone import SolverFeatherstone
+from .steel import SolverSteel
 
-__all__: list[str] = ["SolverFeatherstone"]
+__all__: list[str] = ["SolverFeatherstone", "SolverSteel"]

@@ -1,0 +1,113 @@
+"""Observables of a step: ``contact_f`` per contact and ``body_parent_f`` per body.
+
+* ``contact_f[c]`` is the force on shape 0's body [N] in world frame, ``-(sum of the contact's row
+  impulses times their directions) / dt``; the torque part is zero. Contacts without rows (no
+  responding body, gated, dropped for capacity) report zero.
+* ``body_parent_f[b]`` is the wrench the parent applies through the inbound joint, about the
+  body's COM, world frame, linear first: the core's RNEA backward pass with the step's solved
+  joint accelerations ``(qd' - qd) / dt`` and, as external loads, gravity, ``State.body_f`` and the
+  contact forces (each contact's force acts at its effective surface point). Bodies outside
+  every articulation report zero.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from ...articulation import eval_body_parent_f
+
+
+@wp.kernel
+def _contact_wrenches(
+    dt: float,
+    # Model:
+    shape_body: wp.array[int],
+    body_com: wp.array[wp.vec3],
+    # Contacts:
+    contact_count: wp.array[wp.int32],
+    contact_shape0: wp.array[wp.int32],
+    contact_shape1: wp.array[wp.int32],
+    contact_point0: wp.array[wp.vec3],
+    contact_point1: wp.array[wp.vec3],
+    contact_offset0: wp.array[wp.vec3],
+    contact_offset1: wp.array[wp.vec3],
+    # Rows:
+    contact_row: wp.array[wp.int32],
+    contact_row_count: wp.array[wp.int32],
+    row_impulse: wp.array[float],
+    row_dir: wp.array[wp.vec3],
+    # Data in:
+    body_q: wp.array[wp.transform],
+    # Data out:
+    contact_f_out: wp.array[wp.spatial_vector],
+    body_contact_f_out: wp.array[wp.spatial_vector],
+):
+    c = wp.tid()  # one thread per contact slot
+    f1 = wp.vec3(0.0)
+    r = int(-1)
+    if c < contact_count[0]:
+        r = contact_row[c]
+    if r >= 0:
+        for k in range(r, r + contact_row_count[c]):
+            f1 += row_dir[k] * (row_impulse[k] / dt)
+    if contact_f_out:
+        contact_f_out[c] = wp.spatial_vector(-f1, wp.vec3(0.0))
+    if r < 0 or not body_contact_f_out:
+        return
+    for side in range(2):
+        s = contact_shape0[c]
+        point = contact_point0[c] + contact_offset0[c]
+        f = -f1
+        if side == 1:
+            s = contact_shape1[c]
+            point = contact_point1[c] + contact_offset1[c]
+            f = f1
+        b = shape_body[s]
+        if b >= 0:
+            X = body_q[b]
+            arm = wp.transform_point(X, point) - wp.transform_point(X, body_com[b])
+            wp.atomic_add(body_contact_f_out, b, wp.spatial_vector(f, wp.cross(arm, f)))
+
+
+def write_observables(solver, observables, contacts, state_in, dt: float) -> None:
+    """Fill the requested observables of this step (call before the output state is published)."""
+    if observables is None:
+        return
+    model, rows = solver.model, solver.rows
+    want_contact = observables.is_requested("contact_f") and observables.contact_f is not None
+    want_parent = observables.is_requested("body_parent_f") and observables.body_parent_f is not None
+    body_contact_f = None
+    if want_contact:
+        observables.contact_f.zero_()
+    if want_parent:
+        solver.body_contact_f.zero_()
+        body_contact_f = solver.body_contact_f
+    if contacts is not None and (want_contact or want_parent) and contacts.rigid_contact_max > 0:
+        wp.launch(
+            _contact_wrenches,
+            dim=contacts.rigid_contact_max,
+            inputs=[
+                float(dt),
+                model.shape_body,
+                model.body_com,
+                contacts.rigid_contact_count,
+                contacts.rigid_contact_shape0,
+                contacts.rigid_contact_shape1,
+                contacts.rigid_contact_point0,
+                contacts.rigid_contact_point1,
+                contacts.rigid_contact_offset0,
+                contacts.rigid_contact_offset1,
+                solver.contact_row,
+                solver.contact_row_count,
+                rows.row_impulse,
+                rows.row_dir,
+                state_in.body_q,
+            ],
+            outputs=[observables.contact_f if want_contact else None, body_contact_f],
+            device=model.device,
+        )
+    if want_parent:
+        observables.body_parent_f.zero_()
+        solver.qdd_solved_from(state_in, dt)
+        eval_body_parent_f(model, solver.core.plan, solver.core.data, state_in.body_q, solver.qdd,
+                           observables.body_parent_f, body_f_extra=body_contact_f)

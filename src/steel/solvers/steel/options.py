@@ -1,0 +1,243 @@
+"""SolverSteel's constructor options: names, defaults, validation and what is implemented.
+
+Every option of the reference constructor exists here with its reference name and default, so a
+user can swap ``newton.solvers.SolverSteel`` for ``steel.solvers.SolverSteel``. Options whose
+feature is not built yet raise ``NotImplementedError`` naming the option when set to a
+non-default value; they are never silently ignored. Validation runs before the solver allocates
+anything, and every error names the option and the bad value.
+
+Deliberate differences from the reference (see ``docs/architecture.md``):
+
+* ``articulation_constraint_max`` and ``free_body_constraint_max`` default to ``None``: the
+  capacity is then sized from the model so that no row can be dropped (see
+  :mod:`steel.solvers.steel.rows.capacity`). An explicit value is honoured exactly.
+* ``friction_anchor_beta=None`` resolves to point friction (``0``) until persistent friction
+  patches are built; the resolved value is reported on the instance.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass, field, fields
+
+import warp as wp
+
+INF = float("inf")
+
+# Options that may be assigned after construction (re-validated on assignment).
+STEP_OPTIONS = frozenset(
+    {
+        "baumgarte",
+        "relaxation",
+        "velocity_drive_mode",
+        "contact_warmstart_decay",
+        "warn_constraint_overflow",
+        "restitution_velocity_threshold",
+        "contact_speculative_scale",
+        "contact_gap_gate",
+        "contact_friction_gap_max",
+    }
+)
+
+
+@dataclass
+class SteelOptions:
+    """All constructor options of :class:`~steel.solvers.SolverSteel`, with the reference defaults."""
+
+    solve_mode: str = "serial"
+    iterations: int = 12
+    baumgarte: float = 0.2
+    cfm: float = 1e-6
+    relaxation: float = 1.0
+    update_mass_matrix_interval: int = 1
+    enable_joint_limits: bool = False
+    joint_limit_activation_gap: float = INF
+    enable_joint_velocity_limits: bool = False
+    velocity_limit_activation_fraction: float = 0.0
+    enable_joint_friction: bool = False
+    articulation_constraint_max: int | None = None
+    free_body_constraint_max: int | None = None
+    propagation_constraint_max: int | None = None
+    warn_constraint_overflow: bool = True
+    row_watermark: bool = False
+    drive_mode: str = "augmented"
+    fuse_joint_velocity_limits: bool = True
+    enable_bilateral_preelimination: bool = False
+    bilateral_preelimination_include_mimics: bool = True
+    parallel_tree: bool = False
+    reuse_kinematics: bool = False
+    use_parallel_streams: bool = False
+    double_buffer: bool = False
+    friction_anchor_beta: float | None = None
+    contact_regularization: float = 0.0
+    velocity_iterations: int = 0
+    velocity_drive_mode: str = "freeze"
+    row_schedule: str = "interleaved"
+    friction_mode: str = "fixed_normal"
+    contact_warmstart: bool = False
+    contact_warmstart_decay: float = 1.0
+    enable_restitution: bool = True
+    restitution_velocity_threshold: float = 0.5
+    contact_speculative_scale: float = 1.0
+    contact_gap_gate: float | None = None
+    contact_friction_scale: float = 1.0
+    contact_friction_position_iterations: int = -1
+    contact_friction_gap_max: float | None = None
+    contact_shared_anchor: bool = False
+    contact_friction_shared_anchor: bool = False
+    contact_torsion_device: bool = False
+    contact_compliance: bool = False
+    enable_sleeping: bool = False
+    sleep_linear_threshold: float = 0.05
+    sleep_angular_threshold: float = 0.15
+    sleep_quiet_time: float = 0.5
+    sleep_skip_constraints: bool = True
+    articulated_contact_response: str = "immediate"
+    propagation_same_articulation_rows: bool = False
+    propagation_cached_response: bool = True
+    propagation_cached_response_body_max: int = 8
+    propagation_color_order: str = "contact"
+    deterministic: object = field(default=None)
+
+
+# Options whose non-default values select features not built yet (tracked in the issues).
+NOT_IMPLEMENTED = (
+    "enable_joint_velocity_limits",
+    "enable_joint_friction",
+    "propagation_constraint_max",
+    "row_watermark",
+    "enable_bilateral_preelimination",
+    "parallel_tree",
+    "reuse_kinematics",
+    "use_parallel_streams",
+    "double_buffer",
+    "contact_regularization",
+    "velocity_iterations",
+    "contact_warmstart",
+    "contact_friction_position_iterations",
+    "contact_shared_anchor",
+    "contact_friction_shared_anchor",
+    "contact_torsion_device",
+    "contact_compliance",
+    "enable_sleeping",
+    "propagation_same_articulation_rows",
+)
+# Enumerations with a single implemented value so far: name -> implemented values.
+NOT_IMPLEMENTED_VALUES = {
+    "solve_mode": ("serial",),
+    "drive_mode": ("augmented",),
+    "row_schedule": ("interleaved",),
+    "friction_mode": ("fixed_normal",),
+    "articulated_contact_response": ("immediate",),
+}
+ENUMS = {
+    "solve_mode": ("serial", "colored"),
+    "drive_mode": ("augmented", "rows"),
+    "velocity_drive_mode": ("freeze", "active"),
+    "row_schedule": ("interleaved", "contact_then_internal", "phased"),
+    "friction_mode": ("fixed_normal", "bisection", "bisection_desaxce", "coulomb_newton"),
+    "articulated_contact_response": ("immediate", "propagation"),
+    "propagation_color_order": ("contact", "longest_first"),
+}
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _finite_at_least(name: str, value, low: float, *, allow_inf: bool = False, high: float = INF) -> float:
+    if not _is_real(value):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    if math.isnan(value) or (math.isinf(value) and not (allow_inf and value > 0)) or value < low or value > high:
+        bound = f"in [{low}, {high}]" if high < INF else f">= {low}" + (" or inf" if allow_inf else " and finite")
+        raise ValueError(f"{name} must be {bound}, got {value!r}")
+    return value
+
+
+def _int_at_least(name: str, value, low: int) -> int:
+    if not _is_int(value):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    if value < low:
+        raise ValueError(f"{name} must be >= {low}, got {value!r}")
+    return int(value)
+
+
+def _bool(name: str, value) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a bool, got {value!r}")
+    return value
+
+
+def validate_option(name: str, value):
+    """Validate one option and return its normalized value (float/int/bool); raise VE/TE naming it."""
+    if name in ENUMS:
+        if value not in ENUMS[name]:
+            raise ValueError(f"{name} must be one of {ENUMS[name]}, got {value!r}")
+        return value
+    if name in ("iterations", "velocity_iterations"):
+        return _int_at_least(name, value, 0)
+    if name == "update_mass_matrix_interval":
+        return _int_at_least(name, value, 1)
+    if name in ("articulation_constraint_max", "free_body_constraint_max", "propagation_constraint_max"):
+        return None if value is None else _int_at_least(name, value, 1 if name == "propagation_constraint_max" else 0)
+    if name == "propagation_cached_response_body_max":
+        return _int_at_least(name, value, 1)
+    if name == "contact_friction_position_iterations":
+        return _int_at_least(name, value, -1)
+    if name in ("baumgarte", "cfm", "relaxation", "contact_warmstart_decay", "restitution_velocity_threshold",
+                "contact_speculative_scale", "contact_friction_scale"):
+        return _finite_at_least(name, value, 0.0)
+    if name in ("sleep_linear_threshold", "sleep_angular_threshold", "sleep_quiet_time"):
+        v = _finite_at_least(name, value, 0.0)
+        if v <= 0.0:
+            raise ValueError(f"{name} must be positive, got {value!r}")
+        return v
+    if name == "joint_limit_activation_gap":
+        return _finite_at_least(name, value, 0.0, allow_inf=True)
+    if name == "velocity_limit_activation_fraction":
+        v = _finite_at_least(name, value, 0.0, allow_inf=True)
+        if math.isfinite(v) and v > 1.0:
+            raise ValueError(f"{name} must be in [0, 1] or inf, got {value!r}")
+        return v
+    if name == "contact_regularization":
+        return _finite_at_least(name, value, 0.0, high=1e6)
+    if name == "friction_anchor_beta":
+        return None if value is None else _finite_at_least(name, value, 0.0)
+    if name == "contact_gap_gate":
+        return None if value is None else _finite_at_least(name, value, 0.0)
+    if name == "contact_friction_gap_max":
+        if value is None:
+            return None
+        if not _is_real(value) or math.isnan(value):
+            raise ValueError(f"contact_friction_gap_max must be a number or None, got {value!r}")
+        return float(value)
+    if name == "deterministic":
+        if value is not None and not isinstance(value, wp.DeterministicMode):
+            raise TypeError(f"deterministic must be a warp.DeterministicMode or None, got {value!r}")
+        if value == wp.DeterministicMode.GPU_TO_GPU:
+            raise ValueError("deterministic=GPU_TO_GPU is not supported; use RUN_TO_RUN")
+        return value
+    return _bool(name, value)
+
+
+def build_options(**kwargs) -> SteelOptions:
+    """Validate every option (unknown names → TypeError), then reject unbuilt features."""
+    names = {f.name for f in fields(SteelOptions)}
+    for name in kwargs:
+        if name not in names:
+            raise TypeError(f"SolverSteel() got an unexpected keyword argument {name!r}")
+    defaults = SteelOptions()
+    values = {f.name: validate_option(f.name, kwargs.get(f.name, getattr(defaults, f.name))) for f in fields(SteelOptions)}
+    for name in NOT_IMPLEMENTED:
+        if values[name] != getattr(defaults, name):
+            raise NotImplementedError(f"SolverSteel option {name}={values[name]!r} is not implemented yet")
+    for name, allowed in NOT_IMPLEMENTED_VALUES.items():
+        if values[name] not in allowed:
+            raise NotImplementedError(f"SolverSteel option {name}={values[name]!r} is not implemented yet")
+    return SteelOptions(**values)

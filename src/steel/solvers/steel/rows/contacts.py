@@ -1,0 +1,430 @@
+"""Contact rows: one normal row per rigid contact and two coupled point-friction rows.
+
+Owns the translation of a ``newton.Contacts`` buffer into rows. For each contact between shape 0
+and shape 1 (normal ``n`` from 0 to 1):
+
+* Geometry, in Newton's contact convention: the support points ``X_b * point_b`` give the signed
+  surface separation ``phi = n . (p1 - p0) - (margin0 + margin1)`` [m] (negative: penetration);
+  the impulses act at the effective surface points ``X_b * (point_b + offset_b)``.
+* Normal row ``J qd = n . (v1 - v0) >= target`` with impulse ``lambda_n >= 0`` pushing the bodies
+  apart. The target (Catto, "Soft Step", GDC 2011; the speculative-contact idea of
+  Catto, "Contacts", GDC 2013) is
+
+      phi > 0 :  target = -contact_speculative_scale * phi / dt  (the gap may close, no further)
+      phi <= 0:  target = -baumgarte * phi / dt                  (push out a fraction per step)
+
+  bounded above by the smaller ``steel:rigid_body_max_depenetration_velocity`` of the pair's free
+  bodies. Restitution: when the closing speed at the start of the step ``u0 = n . (v1 - v0)``
+  satisfies ``-u0 >= restitution_velocity_threshold`` and the contact touches or would reach the
+  surface within the step (``phi + dt u0 <= 0``), the target becomes the rebound ``-e u0`` with
+  ``e`` the mean of the two shapes' restitution clamped to [0, 1]. Slower contacts keep the
+  plain law, so a resting contact never bounces.
+* Two friction rows along tangents ``t1 = normalize(perp(n))``, ``t2 = n x t1`` with target 0,
+  solved as a pair on the disk ``|lambda_t| <= mu lambda_n``; ``mu`` is the mean of the shapes'
+  ``shape_material_mu`` times ``contact_friction_scale``. Contacts with ``mu = 0``, or with
+  ``phi > contact_friction_gap_max``, get no friction rows.
+
+A contact where neither body responds (static, kinematic, or outside every articulation) gets no
+row. Bodies outside every articulation enter with their pose and zero velocity.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from ..data import FAMILY_ARTICULATED, FAMILY_FREE_BODY, ROW_CONTACT, ROW_FRICTION
+from .common import reserve_rows, side_response, write_point_jacobian
+from .history import find_record
+
+IMPACT_SPEED = wp.constant(0.1)
+WARM_NORMAL = wp.constant(0.5)
+SETTLED_AGE = wp.constant(8)  # steps a contact must persist before its normal force seeds the next step  # [m/s] closing speed above which a contact counts as an impact
+
+
+@wp.func
+def _tangent(n: wp.vec3):
+    """A unit vector perpendicular to the unit vector ``n`` (branch picks the better-conditioned axis)."""
+    if wp.abs(n[0]) < 0.57735:
+        return wp.normalize(wp.cross(n, wp.vec3(1.0, 0.0, 0.0)))
+    return wp.normalize(wp.cross(n, wp.vec3(0.0, 1.0, 0.0)))
+
+
+@wp.func
+def _body_pose(body: int, body_q: wp.array[wp.transform]):
+    if body < 0:
+        return wp.transform_identity()
+    return body_q[body]
+
+
+@wp.func
+def _point_velocity(body: int, point: wp.vec3, body_q: wp.array[wp.transform], body_qd: wp.array[wp.spatial_vector],
+                    body_com: wp.array[wp.vec3], body_articulation: wp.array[int]):
+    """World velocity of a body point from Newton's COM twist; zero for static or unarticulated bodies."""
+    if body < 0:
+        return wp.vec3(0.0)
+    if body_articulation[body] < 0:
+        return wp.vec3(0.0)
+    tw = body_qd[body]
+    com = wp.transform_point(body_q[body], body_com[body])
+    return wp.spatial_top(tw) + wp.cross(wp.spatial_bottom(tw), point - com)
+
+
+@wp.func
+def _write_side(
+    r: int,
+    s: int,
+    body: int,
+    point: wp.vec3,
+    direction: wp.vec3,
+    sign: float,
+    stride: int,
+    body_articulation: wp.array[int],
+    body_responds: wp.array[wp.int32],
+    art_dof_start: wp.array[int],
+    art_dof_count: wp.array[int],
+    art_mass_start: wp.array[int],
+    articulation_origin: wp.array[wp.vec3],
+    body_joint: wp.array[int],
+    joint_parent_joint: wp.array[int],
+    joint_qd_start: wp.array[int],
+    dof_S: wp.array[wp.spatial_vector],
+    mass_factor: wp.array[float],
+    row_dof_start: wp.array2d[wp.int32],
+    row_dof_count: wp.array2d[wp.int32],
+    row_J: wp.array[float],
+    row_Y: wp.array[float],
+):
+    """Fill side ``s`` of row ``r`` for ``body``; return its ``J Y`` (0 for a side that cannot move)."""
+    row_dof_count[r, s] = 0
+    if body < 0:
+        return 0.0
+    art = body_articulation[body]
+    if art < 0:
+        return 0.0
+    d0 = art_dof_start[art]
+    n = art_dof_count[art]
+    row_dof_start[r, s] = d0
+    row_dof_count[r, s] = n
+    offset = (r * 2 + s) * stride
+    write_point_jacobian(body, point - articulation_origin[art], direction, sign, d0, n, body_joint,
+                         joint_parent_joint, joint_qd_start, dof_S, offset, row_J)
+    if body_responds[body] == 0:
+        # A prescribed (kinematic) side keeps its J so the row sees its motion, but takes no impulse.
+        for k in range(n):
+            row_Y[offset + k] = 0.0
+        return 0.0
+    return side_response(n, art_mass_start[art], offset, mass_factor, row_J, row_Y)
+
+
+@wp.kernel
+def _contact_rows(
+    # Options:
+    dt: float,
+    baumgarte: float,
+    cfm: float,
+    speculative_scale: float,
+    gap_gate: float,
+    friction_gap_max: float,
+    friction_scale: float,
+    restitution_enabled: int,
+    restitution_threshold: float,
+    articulation_capacity: int,
+    free_body_capacity: int,
+    stride: int,
+    # Model:
+    shape_body: wp.array[int],
+    shape_mu: wp.array[float],
+    shape_restitution: wp.array[float],
+    body_com: wp.array[wp.vec3],
+    joint_qd_start: wp.array[int],
+    # Plan and solver tables:
+    body_articulation: wp.array[int],
+    body_joint: wp.array[int],
+    joint_parent_joint: wp.array[int],
+    art_dof_start: wp.array[int],
+    art_dof_count: wp.array[int],
+    art_mass_start: wp.array[int],
+    body_row_world: wp.array[wp.int32],
+    body_responds: wp.array[wp.int32],
+    body_is_free: wp.array[wp.int32],
+    body_max_depenetration: wp.array[float],
+    # Contacts:
+    contact_count: wp.array[wp.int32],
+    contact_shape0: wp.array[wp.int32],
+    contact_shape1: wp.array[wp.int32],
+    contact_point0: wp.array[wp.vec3],
+    contact_point1: wp.array[wp.vec3],
+    contact_offset0: wp.array[wp.vec3],
+    contact_offset1: wp.array[wp.vec3],
+    contact_normal: wp.array[wp.vec3],
+    contact_margin0: wp.array[float],
+    contact_margin1: wp.array[float],
+    gravity: wp.array[wp.vec3],
+    # History of the previous step:
+    warm_start: int,
+    shape_count: int,
+    history_count: wp.array[wp.int32],
+    history_key: wp.array[wp.int32],
+    history_index: wp.array[wp.int32],
+    history_point0: wp.array[wp.vec3],
+    history_point1: wp.array[wp.vec3],
+    history_force_n: wp.array[float],
+    history_force_t: wp.array[wp.vec3],
+    history_anchor0: wp.array[wp.vec3],
+    history_anchor1: wp.array[wp.vec3],
+    history_age: wp.array[wp.int32],
+    anchor_beta: float,
+    # Data in:
+    body_q: wp.array[wp.transform],
+    body_qd: wp.array[wp.spatial_vector],
+    articulation_origin: wp.array[wp.vec3],
+    dof_S: wp.array[wp.spatial_vector],
+    mass_factor: wp.array[float],
+    # Data out:
+    world_row_count: wp.array2d[wp.int32],
+    world_rows_dropped: wp.array2d[wp.int32],
+    constraint_overflow: wp.array[wp.bool],
+    row_kind: wp.array[wp.int32],
+    row_dof_start: wp.array2d[wp.int32],
+    row_dof_count: wp.array2d[wp.int32],
+    row_J: wp.array[float],
+    row_Y: wp.array[float],
+    row_inv_mass: wp.array[float],
+    row_target: wp.array[float],
+    row_mu: wp.array[float],
+    row_impulse: wp.array[float],
+    row_contact: wp.array[wp.int32],
+    row_dir: wp.array[wp.vec3],
+    row_key: wp.array[float],
+    contact_row_out: wp.array[wp.int32],
+    contact_row_count_out: wp.array[wp.int32],
+    contact_world_out: wp.array[wp.int32],
+    contact_impact_out: wp.array[wp.int32],
+    contact_anchor0_out: wp.array[wp.vec3],
+    contact_anchor1_out: wp.array[wp.vec3],
+    contact_age_out: wp.array[wp.int32],
+):
+    c = wp.tid()  # one thread per contact slot
+    contact_row_out[c] = -1
+    contact_row_count_out[c] = 0
+    if c >= contact_count[0]:
+        return
+    s0 = contact_shape0[c]
+    s1 = contact_shape1[c]
+    if s0 < 0 or s1 < 0:
+        return
+    b0 = shape_body[s0]
+    b1 = shape_body[s1]
+    moves0 = b0 >= 0 and body_responds[b0] != 0
+    moves1 = b1 >= 0 and body_responds[b1] != 0
+    if not moves0 and not moves1:
+        return
+    world = int(0)
+    if moves1:
+        world = body_row_world[b1]
+    else:
+        world = body_row_world[b0]
+    if moves0 and moves1 and body_row_world[b0] != body_row_world[b1]:
+        # A dynamic body shared by worlds would couple two worlds' sweeps: drop and report.
+        wp.atomic_add(world_rows_dropped, world, FAMILY_ARTICULATED, 1)
+        constraint_overflow[world] = True
+        return
+
+    X0 = _body_pose(b0, body_q)
+    X1 = _body_pose(b1, body_q)
+    n = contact_normal[c]
+    phi = wp.dot(n, wp.transform_point(X1, contact_point1[c]) - wp.transform_point(X0, contact_point0[c]))
+    phi -= contact_margin0[c] + contact_margin1[c]
+    if gap_gate >= 0.0 and phi > gap_gate:
+        return
+    a0 = wp.transform_point(X0, contact_point0[c] + contact_offset0[c])
+    a1 = wp.transform_point(X1, contact_point1[c] + contact_offset1[c])
+
+    mu = 0.5 * (shape_mu[s0] + shape_mu[s1]) * friction_scale
+    friction = mu > 0.0 and phi <= friction_gap_max
+    count = 1
+    if friction:
+        count = 3
+    family = FAMILY_FREE_BODY
+    if (moves0 and body_is_free[b0] == 0) or (moves1 and body_is_free[b1] == 0):
+        family = FAMILY_ARTICULATED
+    r = reserve_rows(world, family, count, articulation_capacity, free_body_capacity, world_row_count,
+                     world_rows_dropped, constraint_overflow)
+    if r < 0:
+        return
+    contact_row_out[c] = r
+    contact_row_count_out[c] = count
+    contact_world_out[c] = world
+
+    # Normal row target.
+    target = float(0.0)
+    if phi > 0.0:
+        target = -speculative_scale * phi / dt
+    else:
+        target = -baumgarte * phi / dt
+        max_push = float(1.0e30)
+        if moves0 and body_is_free[b0] != 0:
+            max_push = wp.min(max_push, body_max_depenetration[b0])
+        if moves1 and body_is_free[b1] != 0:
+            max_push = wp.min(max_push, body_max_depenetration[b1])
+        target = wp.min(target, max_push)
+    # Closing speed at the start of the step: decides rebounds, and marks impacts, whose impulse
+    # is a one-off and must not seed the next step (see rows/history.py).
+    u0 = wp.dot(n, _point_velocity(b1, a1, body_q, body_qd, body_com, body_articulation)
+                - _point_velocity(b0, a0, body_q, body_qd, body_com, body_articulation))
+    reaches = phi + dt * u0 <= 0.0
+    contact_impact_out[c] = int(-u0 >= wp.min(restitution_threshold, IMPACT_SPEED) and reaches)
+    if restitution_enabled != 0 and -u0 >= restitution_threshold and reaches:
+        e = wp.clamp(0.5 * (shape_restitution[s0] + shape_restitution[s1]), 0.0, 1.0)
+        if e > 0.0:
+            target = -e * u0
+
+    up = -wp.normalize(gravity[0])
+    t1 = _tangent(n)
+    t2 = wp.cross(n, t1)
+    for k in range(count):
+        row = r + k
+        d = n
+        kind = ROW_CONTACT
+        if k == 1:
+            d = t1
+            kind = ROW_FRICTION
+        elif k == 2:
+            d = t2
+            kind = ROW_FRICTION
+        jy = _write_side(row, 0, b0, a0, d, -1.0, stride, body_articulation, body_responds, art_dof_start,
+                         art_dof_count, art_mass_start, articulation_origin, body_joint, joint_parent_joint,
+                         joint_qd_start, dof_S, mass_factor, row_dof_start, row_dof_count, row_J, row_Y)
+        jy += _write_side(row, 1, b1, a1, d, 1.0, stride, body_articulation, body_responds, art_dof_start,
+                          art_dof_count, art_mass_start, articulation_origin, body_joint, joint_parent_joint,
+                          joint_qd_start, dof_S, mass_factor, row_dof_start, row_dof_count, row_J, row_Y)
+        row_kind[row] = kind
+        row_inv_mass[row] = 1.0 / (jy + cfm)
+        row_target[row] = 0.0
+        row_mu[row] = mu
+        row_impulse[row] = 0.0
+        row_contact[row] = c
+        row_dir[row] = d
+        row_key[row] = 0.5 * wp.dot(a0 + a1, up)
+    row_target[r] = target
+
+    # Friction history: warm start and anchors (see rows/history.py).
+    anchor0 = contact_point0[c] + contact_offset0[c]
+    anchor1 = contact_point1[c] + contact_offset1[c]
+    rec = int(-1)
+    if warm_start != 0:
+        rec = find_record(s0 * shape_count + s1, contact_point0[c], contact_point1[c], history_count[0],
+                          history_key, history_index, history_point0, history_point1)
+    age = int(0)
+    if rec >= 0:
+        age = history_age[rec] + 1
+        if age >= SETTLED_AGE:
+            row_impulse[r] = WARM_NORMAL * history_force_n[rec] * dt
+    contact_age_out[c] = age
+    if rec >= 0 and friction:
+        anchor0 = history_anchor0[rec]
+        anchor1 = history_anchor1[rec]
+        ft = history_force_t[rec] * dt
+        row_impulse[r + 1] = wp.dot(ft, t1)  # clamped to the disk by the sweep's first pass
+        row_impulse[r + 2] = wp.dot(ft, t2)
+    contact_anchor0_out[c] = anchor0
+    contact_anchor1_out[c] = anchor1
+    if friction and anchor_beta > 0.0:
+        slip = wp.transform_point(X1, anchor1) - wp.transform_point(X0, anchor0)
+        row_target[r + 1] = -anchor_beta * wp.dot(slip, t1) / dt
+        row_target[r + 2] = -anchor_beta * wp.dot(slip, t2) / dt
+
+
+def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float) -> None:
+    """Launch :func:`_contact_rows` over the contact buffer's capacity (counts stay on the device)."""
+    opts = solver.options
+    core, rows, model = solver.core, solver.rows, solver.model
+    gap_gate = -1.0 if opts.contact_gap_gate is None else opts.contact_gap_gate
+    friction_gap_max = 1.0e30 if opts.contact_friction_gap_max is None else opts.contact_friction_gap_max
+    wp.launch(
+        _contact_rows,
+        dim=contacts.rigid_contact_max,
+        inputs=[
+            float(dt),
+            float(opts.baumgarte),
+            float(opts.cfm),
+            float(opts.contact_speculative_scale),
+            float(gap_gate),
+            float(friction_gap_max),
+            float(opts.contact_friction_scale),
+            int(opts.enable_restitution),
+            float(opts.restitution_velocity_threshold),
+            rows.articulation_capacity,
+            rows.free_body_capacity,
+            rows.stride,
+            model.shape_body,
+            model.shape_material_mu,
+            model.shape_material_restitution,
+            model.body_com,
+            model.joint_qd_start,
+            core.plan.body_articulation,
+            core.plan.body_joint,
+            core.plan.joint_parent_joint,
+            core.plan.dof_start,
+            core.plan.dof_count_per_articulation,
+            core.plan.mass_start,
+            solver.tables.body_row_world,
+            solver.tables.body_responds,
+            solver.tables.body_is_free,
+            solver.attributes.max_depenetration_velocity,
+            contacts.rigid_contact_count,
+            contacts.rigid_contact_shape0,
+            contacts.rigid_contact_shape1,
+            contacts.rigid_contact_point0,
+            contacts.rigid_contact_point1,
+            contacts.rigid_contact_offset0,
+            contacts.rigid_contact_offset1,
+            contacts.rigid_contact_normal,
+            contacts.rigid_contact_margin0,
+            contacts.rigid_contact_margin1,
+            model.gravity,
+            int(solver.warm_start_contacts),
+            int(model.shape_count),
+            solver.history.count,
+            solver.history.key,
+            solver.history.index,
+            solver.history.point0,
+            solver.history.point1,
+            solver.history.force_n,
+            solver.history.force_t,
+            solver.history.anchor0,
+            solver.history.anchor1,
+            solver.history.age,
+            float(solver.friction_anchor_beta),
+            state_body_q,
+            state_body_qd,
+            core.data.articulation_origin,
+            core.data.dof_S,
+            core.data.mass_factor,
+        ],
+        outputs=[
+            rows.world_row_count,
+            rows.world_rows_dropped,
+            rows.constraint_overflow,
+            rows.row_kind,
+            rows.row_dof_start,
+            rows.row_dof_count,
+            rows.row_J,
+            rows.row_Y,
+            rows.row_inv_mass,
+            rows.row_target,
+            rows.row_mu,
+            rows.row_impulse,
+            rows.row_contact,
+            rows.row_dir,
+            rows.row_key,
+            solver.contact_row,
+            solver.contact_row_count,
+            solver.contact_world,
+            solver.contact_impact,
+            solver.contact_anchor0,
+            solver.contact_anchor1,
+            solver.contact_age,
+        ],
+        device=model.device,
+    )

@@ -1,0 +1,270 @@
+"""SolverSteel: options, validation and the step recipe. Each stage lives in its own module."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import fields
+
+import numpy as np
+import warp as wp
+
+import newton
+from newton.solvers import SolverBase
+
+from ...articulation import ArticulationCore
+from . import attributes as _attributes
+from .data import SteelRows
+from .finish import finish_step
+from .observables import write_observables
+from .options import STEP_OPTIONS, SteelOptions, build_options, validate_option
+from .pgs import sweep
+from .predict import eval_joint_forces, predict_velocity
+from .rows.capacity import resolved_rigid_contact_max, row_capacities
+from .rows.contacts import build_contact_rows
+from .rows.history import ContactHistory, forget_worlds, record_contacts
+from .rows.limits import build_limit_rows
+from .tables import SteelTables
+
+
+class SolverSteel(SolverBase):
+    """Reduced-coordinate articulated dynamics with a projected Gauss-Seidel impulse solve.
+
+    Each step evaluates forward kinematics, RNEA bias forces and the CRBA mass matrix over every
+    articulation tree (Featherstone, *Rigid Body Dynamics Algorithms*, 2008), folds implicit
+    drive and passive terms into it, factors it and predicts the unconstrained velocity. Contacts
+    and joint limits then become rows solved by projected Gauss-Seidel in impulse space with the
+    generalized response ``Y = H^-1 J^T`` (Catto, GDC 2005-2013), and positions follow from the
+    solved velocities by symplectic Euler. See ``docs/architecture.md`` for the stages.
+
+    The options are those of ``newton.solvers.SolverSteel`` (all keyword-only, same names and
+    defaults); see :mod:`steel.solvers.steel.options` for the two deliberate differences
+    (capacities sized from the model by default; point friction until friction patches exist)
+    and for the options not built yet, which raise ``NotImplementedError`` when set.
+
+    Args:
+        model: a finalized :class:`newton.Model` without particles or gradients.
+
+    Raises:
+        NotImplementedError: the model has particles, requires gradients or has a ROD joint,
+            or an option selects a feature not built yet.
+        ValueError, TypeError: an option value is invalid (the message names it).
+    """
+
+    SUPPORTED_OBSERVABLES = frozenset({"contact_f", "body_parent_f"})
+    supports_body_pair_reduced_contacts = True
+
+    def __init__(self, model: newton.Model, **options):
+        opts = build_options(**options)  # validate everything before allocating anything
+        _check_model(model)
+        super().__init__(model)
+        object.__setattr__(self, "options", opts)
+        self.core = ArticulationCore(model)
+        self.tables = SteelTables(model, self.core.plan)
+        self.attributes = _attributes.RigidBodyAttributes(model)
+        free = self.tables.articulation_is_free_body_np
+        has_articulated = bool((free == 0).any()) if len(free) else False
+        art_cap, free_cap = row_capacities(model, opts, has_articulated, bool(self.tables.body_is_free_np.any()))
+        stride = max(self.core.plan.max_dof_count, 1)
+        self.rows = SteelRows(max(int(model.world_count), 1), art_cap, free_cap, stride, model.device)
+        # The resolved values are what the instance reports (capacities sized from the model,
+        # point friction for an omitted friction_anchor_beta).
+        opts.articulation_constraint_max = art_cap
+        opts.free_body_constraint_max = free_cap
+        opts.friction_anchor_beta = 0.2 if opts.friction_anchor_beta is None else opts.friction_anchor_beta
+        dev, nd = model.device, max(model.joint_dof_count, 1)
+        self.qd = wp.zeros(nd, dtype=float, device=dev)
+        self.qdd = wp.zeros(nd, dtype=float, device=dev)
+        self.zero_dof = wp.zeros(nd, dtype=float, device=dev)
+        self.dof_f = wp.zeros(nd, dtype=float, device=dev)
+        self.dof_diag = wp.zeros(nd, dtype=float, device=dev)
+        self.body_contact_f = wp.zeros(max(model.body_count, 1), dtype=wp.spatial_vector, device=dev)
+        self.rigid_contact_capacity = resolved_rigid_contact_max(model)
+        rigid_max = max(self.rigid_contact_capacity, 1)
+        self.contact_row = wp.full(rigid_max, -1, dtype=wp.int32, device=dev)
+        self.contact_row_count = wp.zeros(rigid_max, dtype=wp.int32, device=dev)
+        self.contact_world = wp.zeros(rigid_max, dtype=wp.int32, device=dev)
+        self.contact_impact = wp.zeros(rigid_max, dtype=wp.int32, device=dev)
+        self.contact_anchor0 = wp.zeros(rigid_max, dtype=wp.vec3, device=dev)
+        self.contact_anchor1 = wp.zeros(rigid_max, dtype=wp.vec3, device=dev)
+        self.contact_age = wp.zeros(rigid_max, dtype=wp.int32, device=dev)
+        self.history = ContactHistory(rigid_max, dev)
+        self.warm_start_contacts = True  # friction history; see rows/history.py
+        self._default_control = model.control()
+        self._step_count = 0
+        self._last_dt = None
+        self._refresh_mass_matrix = True
+        self._warned_overflow = False
+
+    # -- options as attributes -------------------------------------------------------------------
+
+    def __getattr__(self, name):
+        opts = self.__dict__.get("options")
+        if opts is not None and name in {f.name for f in fields(SteelOptions)}:
+            return getattr(opts, name)
+        raise AttributeError(f"{type(self).__name__!s} has no attribute {name!r}")
+
+    def __setattr__(self, name, value):
+        opts = self.__dict__.get("options")
+        if opts is not None and name in {f.name for f in fields(SteelOptions)}:
+            if name not in STEP_OPTIONS:
+                raise AttributeError(f"SolverSteel option {name!r} is set at construction only")
+            setattr(opts, name, validate_option(name, value))  # raises before changing anything
+            return
+        object.__setattr__(self, name, value)
+
+    @staticmethod
+    def register_custom_attributes(builder: newton.ModelBuilder) -> None:
+        """Register the ``steel:`` rigid-body attributes of seed 004 on ``builder``."""
+        _attributes.register_custom_attributes(builder)
+
+    # -- the step ---------------------------------------------------------------------------------
+
+    def step(self, state_in, state_out, control, contacts, dt, *, observables=None):
+        """Advance ``state_in`` by ``dt`` [s] into ``state_out`` (which may be the same object)."""
+        self.validate_observables(observables, contacts)
+        self._check_step(contacts, dt)
+        control = self._default_control if control is None else control
+        core, rows = self.core, self.rows
+
+        # 1. Kinematics of the input state (callers need no eval_fk before stepping).
+        core.kinematics(state_in.joint_q, state_in.joint_qd, state_in.body_q, state_in.body_qd)
+        # 2. Free dynamics: explicit joint forces, implicit terms, H, factor, predicted velocity.
+        eval_joint_forces(self, state_in, control, dt)
+        refresh = self._refresh_mass_matrix or self._step_count % self.options.update_mass_matrix_interval == 0
+        core.dynamics(state_in.body_q, state_in.body_f, self.dof_f, self.dof_diag, compute_mass_matrix=refresh)
+        if refresh:
+            core.factor()
+            self._refresh_mass_matrix = False
+        predict_velocity(self, state_in.joint_qd, dt)
+        # 3. Rows: contacts, then joint limits.
+        rows.begin_step()
+        if contacts is not None and contacts.rigid_contact_max > 0:
+            build_contact_rows(self, contacts, state_in.body_q, state_in.body_qd, dt)
+        if self.options.enable_joint_limits and self.model.joint_count:
+            build_limit_rows(self, state_in.joint_q, dt)
+        # 4. Projected Gauss-Seidel on the predicted velocity.
+        sweep(self, self.qd)
+        # 5. Observables and contact history of this step (before an in-place output overwrites the input).
+        write_observables(self, observables, contacts, state_in, dt)
+        if contacts is not None and contacts.rigid_contact_max > 0:
+            record_contacts(self, contacts, dt)
+        # 6. Velocities -> positions, then publish body poses and twists.
+        finish_step(self, state_in, state_out, dt)
+        if state_out is not state_in and self.model.body_count:
+            wp.copy(state_out.body_q, state_in.body_q)  # bodies outside every articulation pass through
+            wp.copy(state_out.body_qd, state_in.body_qd)
+        core.kinematics(state_out.joint_q, state_out.joint_qd, state_out.body_q, state_out.body_qd)
+        self._step_count += 1
+        if self.options.warn_constraint_overflow and not self._warned_overflow and rows.world_count:
+            self._warn_overflow_once()
+        return state_out
+
+    def qdd_solved_from(self, state_in, dt: float) -> None:
+        """``self.qdd = (qd_solved - qd_in) / dt``: the accelerations the step applies [per s²]."""
+        wp.launch(_difference_quotient, dim=self.qd.shape[0], inputs=[self.qd, state_in.joint_qd, float(dt)],
+                  outputs=[self.qdd], device=self.model.device)
+
+    # -- capacity ---------------------------------------------------------------------------------
+
+    @property
+    def constraint_overflow(self) -> wp.array:
+        """Device bools, one per world plus one for global articulations: rows were dropped since the last reset."""
+        return self.rows.constraint_overflow
+
+    def check_constraint_capacity(self, *, snapshot: bool = False) -> None:
+        """Raise ``RuntimeError`` naming every world that dropped rows since the last reset (host read)."""
+        del snapshot
+        flags = self.rows.constraint_overflow.numpy()
+        dropped = self.rows.world_rows_dropped.numpy()
+        worlds = np.nonzero(flags)[0]
+        if len(worlds):
+            detail = ", ".join(
+                f"world {w}: {int(dropped[w, 0])} articulated and {int(dropped[w, 1])} free-body rows dropped"
+                if w < len(dropped) else f"world {w}" for w in worlds
+            )
+            raise RuntimeError(
+                f"SolverSteel dropped constraint rows ({detail}); capacities per world are "
+                f"articulation_constraint_max={self.rows.articulation_capacity}, "
+                f"free_body_constraint_max={self.rows.free_body_capacity}"
+            )
+
+    def _warn_overflow_once(self) -> None:
+        # One host read per step only while nothing has been reported yet; cheap next to the step.
+        if self.rows.constraint_overflow.numpy().any():
+            self._warned_overflow = True
+            warnings.warn(
+                "SolverSteel dropped constraint rows for lack of capacity; see constraint_overflow and "
+                "check_constraint_capacity()",
+                newton.NewtonWarning if hasattr(newton, "NewtonWarning") else RuntimeWarning,
+                stacklevel=3,
+            )
+
+    # -- model and state changes ------------------------------------------------------------------
+
+    def reset(self, state, world_mask=None, flags=None) -> None:
+        """Clear solver history (overflow flags and counters) of the selected worlds, or all."""
+        del state, flags
+        mask = self._normalize_reset_world_mask(world_mask)
+        if mask is None:
+            self.rows.constraint_overflow.zero_()
+            self.rows.world_rows_dropped.zero_()
+            self.history.clear()
+            self._warned_overflow = False
+        else:
+            forget_worlds(self, mask)
+            wp.launch(_reset_worlds, dim=self.rows.world_count + 1, inputs=[mask],
+                      outputs=[self.rows.constraint_overflow, self.rows.world_rows_dropped], device=self.model.device)
+        self._refresh_mass_matrix = True
+
+    def notify_model_changed(self, flags, *, world_mask=None) -> None:
+        """Re-read what ``flags`` names: body flags, inertias, armature, gains and the ``steel:`` attributes."""
+        del world_mask
+        flags = int(flags)
+        if flags & (int(newton.ModelFlags.BODY_PROPERTIES) | int(newton.ModelFlags.JOINT_DOF_PROPERTIES)):
+            self.tables.refresh()
+        if flags & int(newton.ModelFlags.BODY_PROPERTIES):
+            self.attributes.refresh()
+        self._refresh_mass_matrix = True
+
+    def _check_step(self, contacts, dt) -> None:
+        if not isinstance(dt, (int, float)) or isinstance(dt, bool) or not np.isfinite(dt) or dt <= 0.0:
+            raise ValueError(f"dt must be a positive finite number of seconds, got {dt!r}")
+        if contacts is not None and contacts.rigid_contact_max > self.rigid_contact_capacity:
+            raise ValueError(
+                f"contacts.rigid_contact_max={contacts.rigid_contact_max} exceeds the model's rigid_contact_max="
+                f"{self.rigid_contact_capacity} that SolverSteel sized its buffers for"
+            )
+        if dt != self._last_dt:
+            self._refresh_mass_matrix = True  # the implicit drive terms depend on dt
+            self._last_dt = dt
+
+
+@wp.kernel
+def _difference_quotient(a: wp.array[float], b: wp.array[float], dt: float, out: wp.array[float]):
+    i = wp.tid()
+    out[i] = (a[i] - b[i]) / dt
+
+
+@wp.kernel
+def _reset_worlds(mask: wp.array[wp.bool], overflow: wp.array[wp.bool], dropped: wp.array2d[wp.int32]):
+    w = wp.tid()
+    if mask[w]:
+        overflow[w] = False
+        if w < dropped.shape[0]:
+            dropped[w, 0] = 0
+            dropped[w, 1] = 0
+
+
+def _check_model(model: newton.Model) -> None:
+    """Reject models the solver does not simulate (before anything is allocated)."""
+    if int(getattr(model, "particle_count", 0)) > 0:
+        raise NotImplementedError("SolverSteel does not simulate particles (model.particle_count > 0)")
+    if getattr(model, "requires_grad", False):
+        raise NotImplementedError("SolverSteel does not support gradients (model.requires_grad=True)")
+    if model.joint_count:
+        types = model.joint_type.numpy()
+        rod = np.nonzero(types == int(newton.JointType.ROD))[0]
+        if len(rod):
+            j = int(rod[0])
+            label = model.joint_label[j] if j < len(model.joint_label) else str(j)
+            raise NotImplementedError(f"SolverSteel does not support ROD joints (joint {j}, '{label}')")
