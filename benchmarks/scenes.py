@@ -16,65 +16,38 @@ world, extracted the same way from both backends, so Newton and MuJoCo rows are 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
-import warp as wp
 
 import newton
 import newton.examples
-
-SCENES = ("tower", "humanoid", "ant", "chain", "cartpole")
-
-# Time step [s] shared by every backend; 1/600 s is 10 substeps of a 60 Hz frame, small enough that
-# the explicit (semi-implicit) reference integrators stay stable with their penalty contacts.
-DT = 1.0 / 600.0
-
-# Tower layout (from the issue): boxes per tower, base heights [m], spacing [m], box half extent [m].
-TOWER_HEIGHTS = (6, 7, 5, 6)
-TOWER_BASES = (0.0, 0.5, 1.0, 1.5)
-TOWER_SPACING = 1.2
-BOX_HALF = 0.1
-TOWER_MU = 0.7
-
-# Chain: links of length [m], half thickness [m], pivot height [m].
-CHAIN_LINKS = 10
-CHAIN_LINK_LEN = 0.1
-CHAIN_HALF_THICK = 0.01
-CHAIN_PIVOT_Z = 1.0
-
-HUMANOID_Z = 1.5  # start height [m] of the humanoid torso (it drops onto the ground, as in Newton's examples)
-CARTPOLE_Q0 = (0.0, 0.1, -0.05)  # cart [m], pole1 [rad], pole2 [rad]: off the unstable upright equilibrium
-
-
-@dataclass
-class Scene:
-    """A replicated Newton model plus what the sanity check watches.
-
-    Attributes:
-        name: scene name (one of :data:`SCENES`).
-        model: the finalized Newton model.
-        world_count: number of replicated worlds.
-        dt: time step [s].
-        bodies_per_world: Newton bodies in one world.
-        watched: local (per-world) Newton body indices the sanity outcome uses.
-        metric: ``"drift"``, ``"torso"``, ``"tip"`` or ``"none"``.
-        tip_offset: tip point in the watched body's frame [m] (``"tip"`` only).
-    """
-
-    name: str
-    model: newton.Model
-    world_count: int
-    dt: float
-    bodies_per_world: int
-    watched: list[int] = field(default_factory=list)
-    metric: str = "none"
-    tip_offset: tuple[float, float, float] = (0.0, 0.0, 0.0)
-
-    def watched_global(self) -> np.ndarray:
-        """Global Newton body indices of the watched bodies, shape ``(world_count, len(watched))``."""
-        w = np.arange(self.world_count)[:, None] * self.bodies_per_world
-        return w + np.asarray(self.watched, dtype=np.int64)[None, :]
+from steel.scenes import (  # noqa: F401  (re-exported: the runner imports scene names from here)
+    BOX_HALF,
+    BUILDERS,
+    CHAIN_HALF_THICK,
+    CHAIN_LINK_LEN,
+    CHAIN_LINKS,
+    CARTPOLE_Q0,
+    CHAIN_PIVOT_Z,
+    DT,
+    HUMANOID_Z,
+    SCENES,
+    TOWER_BASES,
+    TOWER_HEIGHTS,
+    TOWER_MU,
+    TOWER_SPACING,
+    Scene,
+    ant_init_qpos,
+    build_ant,
+    build_cartpole,
+    build_chain,
+    build_humanoid,
+    build_scene,
+    _asset_xml,
+    build_tower,
+    tower_layout,
+)
 
 
 @dataclass
@@ -91,133 +64,6 @@ class MjScene:
     qpos0: np.ndarray
     watched: list[int]
 
-
-# ----------------------------------------------------------------------------------------------
-# Newton scenes
-# ----------------------------------------------------------------------------------------------
-
-
-def _replicated(robot: newton.ModelBuilder, world_count: int, device: str, ground, ground_cfg=None) -> newton.Model:
-    """``world_count`` copies of ``robot`` (one world each), plus one shared ground plane if ``ground``."""
-    scene = newton.ModelBuilder()
-    scene.replicate(robot, world_count)
-    if ground:
-        scene.add_ground_plane(cfg=ground_cfg)
-    return scene.finalize(device=device)
-
-
-def tower_layout() -> list[tuple[float, float, float]]:
-    """Centres [m] of every box, tower by tower, bottom to top."""
-    centres = []
-    for k, (count, base) in enumerate(zip(TOWER_HEIGHTS, TOWER_BASES, strict=True)):
-        for i in range(count):
-            centres.append((TOWER_SPACING * k, 0.0, BOX_HALF + base + 2.0 * BOX_HALF * i))
-    return centres
-
-
-def build_tower(world_count: int, device: str) -> Scene:
-    """Four box towers (6, 7, 5, 6 boxes) dropped from 0, 0.5, 1, 1.5 m onto a ground plane, mu 0.7."""
-    robot = newton.ModelBuilder()
-    cfg = newton.ModelBuilder.ShapeConfig(mu=TOWER_MU)
-    for x, y, z in tower_layout():
-        # add_body makes a free-jointed single-body articulation, what reduced-coordinate solvers need.
-        body = robot.add_body(xform=wp.transform(wp.vec3(x, y, z), wp.quat_identity()))
-        robot.add_shape_box(body, hx=BOX_HALF, hy=BOX_HALF, hz=BOX_HALF, cfg=cfg)
-    nb = robot.body_count
-    model = _replicated(robot, world_count, device, ground=True, ground_cfg=cfg)
-    return Scene("tower", model, world_count, DT, nb, list(range(nb)), "drift")
-
-
-def _mjcf_robot(asset: str, z: float | None = None) -> newton.ModelBuilder:
-    robot = newton.ModelBuilder()
-    xform = wp.transform(wp.vec3(0.0, 0.0, z), wp.quat_identity()) if z is not None else None
-    # The asset's own floor is dropped: every world shares the one ground plane added after replication.
-    robot.add_mjcf(newton.examples.get_asset(asset), xform=xform, ignore_names=["floor", "ground"])
-    return robot
-
-
-def build_humanoid(world_count: int, device: str) -> Scene:
-    """``nv_humanoid.xml`` dropped from a torso height of 1.5 m onto a ground plane."""
-    robot = _mjcf_robot("nv_humanoid.xml", HUMANOID_Z)
-    model = _replicated(robot, world_count, device, ground=True)
-    return Scene("humanoid", model, world_count, DT, robot.body_count, [0], "torso")
-
-
-def ant_init_qpos() -> np.ndarray:
-    """The ``init_qpos`` the asset declares (MuJoCo layout: torso x, y, z [m], quaternion w, x, y, z, then
-    hip/ankle angles [rad]): standing on its feet with torso at 0.55 m.  The file's body poses put every
-    ankle at 0 rad, outside its joint range (30..100 degrees), which makes the reference solvers kick."""
-    m = re.search(r'<numeric\s+data="([^"]+)"\s+name="init_qpos"', _asset_xml("nv_ant.xml"))
-    return np.array([float(v) for v in m.group(1).split()])
-
-
-def build_ant(world_count: int, device: str) -> Scene:
-    """``nv_ant.xml`` standing at its declared ``init_qpos`` (torso at 0.55 m) on a ground plane."""
-    robot = _mjcf_robot("nv_ant.xml")
-    q0 = ant_init_qpos()
-    # Newton's free joint is position then quaternion (x, y, z, w); MuJoCo's quaternion is (w, x, y, z).
-    robot.joint_q[:] = [*q0[:3], *q0[4:7], q0[3], *q0[7:]]
-    model = _replicated(robot, world_count, device, ground=True)
-    return Scene("ant", model, world_count, DT, robot.body_count, [0], "torso")
-
-
-def build_chain(world_count: int, device: str) -> Scene:
-    """A 10-link revolute pendulum (0.1 m box links, axis y) hanging from the world, released horizontal.
-
-    Each body frame sits on its joint (pivot); the link's box spans ``x`` in [0, 0.1] m of that frame.
-    """
-    robot = newton.ModelBuilder()
-    cfg = newton.ModelBuilder.ShapeConfig(mu=TOWER_MU)
-    joints = []
-    parent = -1
-    for i in range(CHAIN_LINKS):
-        body = robot.add_link(xform=wp.transform(wp.vec3(CHAIN_LINK_LEN * i, 0.0, CHAIN_PIVOT_Z), wp.quat_identity()))
-        robot.add_shape_box(
-            body,
-            xform=wp.transform(wp.vec3(0.5 * CHAIN_LINK_LEN, 0.0, 0.0), wp.quat_identity()),
-            hx=0.5 * CHAIN_LINK_LEN,
-            hy=CHAIN_HALF_THICK,
-            hz=CHAIN_HALF_THICK,
-            cfg=cfg,
-        )
-        anchor = (0.0, 0.0, CHAIN_PIVOT_Z) if parent < 0 else (CHAIN_LINK_LEN, 0.0, 0.0)
-        joints.append(
-            robot.add_joint_revolute(
-                parent, body, parent_xform=wp.transform(wp.vec3(*anchor), wp.quat_identity()), axis=(0.0, 1.0, 0.0)
-            )
-        )
-        parent = body
-    robot.add_articulation(joints)
-    model = _replicated(robot, world_count, device, ground=False)
-    return Scene(
-        "chain", model, world_count, DT, robot.body_count, [CHAIN_LINKS - 1], "tip", (CHAIN_LINK_LEN, 0.0, 0.0)
-    )
-
-
-def build_cartpole(world_count: int, device: str) -> Scene:
-    """``cartpole.urdf`` (fixed slider rail, prismatic cart, two revolute poles), poles tilted off upright."""
-    robot = newton.ModelBuilder()
-    robot.add_urdf(newton.examples.get_asset("cartpole.urdf"), floating=False)
-    # The rail is welded to the world, so the three movable coordinates are cart, pole1, pole2.
-    robot.joint_q[-3:] = list(CARTPOLE_Q0)
-    model = _replicated(robot, world_count, device, ground=False)
-    return Scene("cartpole", model, world_count, DT, robot.body_count, [], "none")
-
-
-BUILDERS = {
-    "tower": build_tower,
-    "humanoid": build_humanoid,
-    "ant": build_ant,
-    "chain": build_chain,
-    "cartpole": build_cartpole,
-}
-
-
-def build_scene(name: str, world_count: int, device: str) -> Scene:
-    """The Newton scene ``name`` with ``world_count`` worlds on ``device``."""
-    if name not in BUILDERS:
-        raise KeyError(f"unknown scene {name!r}; choose from {', '.join(SCENES)}")
-    return BUILDERS[name](world_count, device)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -305,11 +151,6 @@ def _chain_mjcf(dt: float) -> str:
   <default><geom friction="{TOWER_MU} 0.005 0.0001"/></default>
   <worldbody>{xml}</worldbody>
 </mujoco>"""
-
-
-def _asset_xml(asset: str) -> str:
-    with open(newton.examples.get_asset(asset), encoding="utf-8") as f:
-        return f.read()
 
 
 def build_mujoco(name: str, dt: float = DT) -> MjScene | None:

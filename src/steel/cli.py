@@ -1,4 +1,10 @@
-"""The ``steel`` command line: ``steel demo`` runs the default scene and writes ``results/``."""
+"""The ``steel`` command line.
+
+* ``steel demo``: the package's main job on its default scene: the four box towers with
+  SolverSteel for 10 s on the CPU, writing ``results/demo/`` (see :mod:`steel.runner`).
+* ``steel run SCENE --solver steel|featherstone --worlds N --seconds S --viewer null|usd|gl``:
+  any shipped scene (tower, humanoid, ant, chain, cartpole) or an MJCF/URDF/USD path.
+"""
 
 from __future__ import annotations
 
@@ -6,29 +12,66 @@ import argparse
 import sys
 
 
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0.0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text}")
+    return value
+
+
 def main(argv=None) -> int:
+    from .runner import SOLVERS, VIEWERS
+
     parser = argparse.ArgumentParser(prog="steel", description="Steel physics solvers for Newton.")
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="run the default scene and write its results")
-    demo.add_argument("--worlds", type=int, default=4, help="number of worlds (default 4)")
-    demo.add_argument("--seconds", type=float, default=1.0, help="simulated time [s] (default 1)")
-    demo.add_argument("--device", default=None, help="warp device, e.g. cpu or cuda:0 (default: warp's default)")
+    demo = sub.add_parser("demo", help="the four towers with SolverSteel; writes results/demo/")
+    demo.add_argument("--seconds", type=_positive_float, default=10.0, help="simulated time [s] (default 10)")
     demo.add_argument("--out", default="results/demo", help="output folder (default results/demo)")
+    demo.add_argument("--device", default=None, help="warp device: cpu or cuda:0 (default: warp's default)")
+    run = sub.add_parser("run", help="step a scene with one of the solvers")
+    run.add_argument("scene", help="tower, humanoid, ant, chain, cartpole, or an .xml/.urdf/.usd path")
+    run.add_argument("--solver", choices=SOLVERS, default="steel")
+    run.add_argument("--worlds", type=_positive_int, default=1)
+    run.add_argument("--seconds", type=_positive_float, default=5.0, help="simulated time [s]")
+    run.add_argument("--dt", type=_positive_float, default=1.0 / 240.0, help="time step [s]")
+    run.add_argument("--viewer", choices=VIEWERS, default="null")
+    run.add_argument("--out", default=None, help="output folder (default results/run/SCENE)")
+    run.add_argument("--device", default=None)
     args = parser.parse_args(argv)
 
     import warp as wp
 
     wp.config.log_level = wp.LOG_WARNING  # no per-module load lines
-    if args.command == "demo":
-        if args.worlds < 1:
-            parser.error(f"--worlds must be at least 1, got {args.worlds}")
-        if not args.seconds > 0.0:
-            parser.error(f"--seconds must be positive, got {args.seconds}")
-        from .examples.free_fall import run_free_fall
+    from .runner import run_scene
 
-        summary = run_free_fall(args.worlds, args.seconds, out_dir=args.out, device=args.device)
-        return 0 if summary["finite"] else 1
-    return 2
+    try:
+        if args.command == "demo":
+            viewer = "usd" if _has_usd() else "null"
+            summary = run_scene("tower", "steel", 1, args.seconds, viewer=viewer, out_dir=args.out, device=args.device)
+            if viewer == "null":
+                print("  (usd-core not installed: no USD file of the motion)")
+        else:
+            summary = run_scene(args.scene, args.solver, args.worlds, args.seconds, args.dt, args.viewer, args.out,
+                                args.device)
+    except (ValueError, RuntimeError) as exc:
+        print(f"steel: error: {exc}", file=sys.stderr)
+        return 2
+    return 0 if summary["finite"] else 1
+
+
+def _has_usd() -> bool:
+    try:
+        import pxr  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 if __name__ == "__main__":
