@@ -174,6 +174,25 @@ class ArticulationPlan:
         self.joint_parent_joint = wp.array(self.joint_parent_joint_np, dtype=wp.int32, device=dev)
         self.gravity_index = wp.array(self.gravity_index_np, dtype=wp.int32, device=dev)
         self.root_body = wp.array(self.root_body_np, dtype=wp.int32, device=dev)
+        # DOF parent chains for the tree-sparse factorization: the previous DOF of the same joint,
+        # or the last DOF of the nearest ancestor joint that has DOFs (-1 at the root).
+        dof_parent = np.full(max(self.dof_count, 1), -1, dtype=np.int32)
+        for j in range(self.joint_count):
+            if joint_art[j] < 0:
+                continue
+            d0, d1 = qd_start[j], qd_start[j + 1]
+            for d in range(d0 + 1, d1):
+                dof_parent[d] = d - 1
+            if d1 > d0:
+                k = joint_parent_joint[j]
+                while k >= 0 and qd_start[k + 1] == qd_start[k]:
+                    k = joint_parent_joint[k]
+                dof_parent[d0] = qd_start[k + 1] - 1 if k >= 0 else -1
+        self.dof_parent_np = dof_parent[: self.dof_count]
+        # The leaves-first factorization needs parents numbered before children (Newton's importers
+        # and builders add joints that way); otherwise callers fall back to the dense factor.
+        self.tree_factor_ok = bool((self.dof_parent_np < np.arange(self.dof_count)).all())
+        self.dof_parent = wp.array(dof_parent, dtype=wp.int32, device=dev)
         # body -> inbound articulated joint / articulation (-1 for bodies outside every articulation)
         body_articulation = np.where(body_joint >= 0, joint_art[np.maximum(body_joint, 0)], -1).astype(np.int32)
         self.body_articulation_np = body_articulation

@@ -12,6 +12,11 @@ came from; it distinguishes only
   just before it, which keeps the friction isotropic (maximum dissipation on the disk).
 
 ``w`` is ``relaxation``. Rows of worlds are disjoint in DOFs, so worlds never race.
+
+Responses are formed lazily: a row's ``Y = H^-1 J^T`` (a tree-sparse solve) is computed the first
+time the row must apply an impulse. A speculative contact that stays open, or a friction pair whose
+normal carries no load, costs only its ``J qd`` (measured on nv_humanoid lying down: 11 % of the
+normal rows ever activate).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from __future__ import annotations
 import warp as wp
 
 from .data import ROW_FRICTION
-from .rows.common import side_velocity
+from .rows.common import side_response, side_velocity
 
 
 @wp.func
@@ -44,10 +49,46 @@ def _apply(r: int, stride: int, impulse: float, row_dof_start: wp.array2d[wp.int
             joint_qd[d0 + k] = joint_qd[d0 + k] + row_Y[offset + k] * impulse
 
 
+@wp.func
+def _ensure_response(
+    r: int,
+    stride: int,
+    cfm: float,
+    use_tree: int,
+    dof_parent: wp.array[int],
+    mass_factor: wp.array[float],
+    row_dof_start: wp.array2d[wp.int32],
+    row_dof_count: wp.array2d[wp.int32],
+    row_mass_start: wp.array2d[wp.int32],
+    row_J: wp.array[float],
+    row_Y: wp.array[float],
+    row_inv_mass: wp.array[float],
+):
+    """Form ``Y = H^-1 J^T`` and ``1 / (J Y + cfm)`` of row ``r`` the first time it needs them."""
+    if row_inv_mass[r] >= 0.0:
+        return
+    jy = float(0.0)
+    for s in range(2):
+        n = row_dof_count[r, s]
+        if n > 0:
+            offset = (r * 2 + s) * stride
+            if row_mass_start[r, s] >= 0:
+                jy += side_response(use_tree, row_dof_start[r, s], n, row_mass_start[r, s], offset, dof_parent,
+                                    mass_factor, row_J, row_Y)
+            else:
+                for k in range(n):
+                    row_Y[offset + k] = 0.0
+    row_inv_mass[r] = 1.0 / (jy + cfm)
+
+
 @wp.kernel
 def _sweep(
     iterations: int,
     relaxation: float,
+    cfm: float,
+    use_tree: int,
+    dof_parent: wp.array[int],
+    mass_factor: wp.array[float],
     articulation_capacity: int,
     free_body_capacity: int,
     stride: int,
@@ -55,14 +96,15 @@ def _sweep(
     row_kind: wp.array[wp.int32],
     row_dof_start: wp.array2d[wp.int32],
     row_dof_count: wp.array2d[wp.int32],
+    row_mass_start: wp.array2d[wp.int32],
     row_J: wp.array[float],
-    row_Y: wp.array[float],
-    row_inv_mass: wp.array[float],
     row_target: wp.array[float],
     row_mu: wp.array[float],
     row_key: wp.array[float],
     # Data in/out:
     row_order: wp.array[wp.int32],
+    row_Y: wp.array[float],
+    row_inv_mass: wp.array[float],
     row_impulse: wp.array[float],
     joint_qd: wp.array[float],
 ):
@@ -87,14 +129,20 @@ def _sweep(
                     k -= 1
                 row_order[base + k] = r
                 unit_count += 1
-    # Warm start: apply the impulses the rows start from (zero for cold rows).
+    # Warm start: apply the impulses the rows start from (cold rows start at zero and are skipped).
+    end = base + articulation_capacity + free_body_capacity
     for u in range(unit_count):
         r = row_order[base + u]
-        _apply(r, stride, row_impulse[r], row_dof_start, row_dof_count, row_Y, joint_qd)
-        f = r + 1
-        if f < base + articulation_capacity + free_body_capacity and row_kind[f] == ROW_FRICTION:
-            _apply(f, stride, row_impulse[f], row_dof_start, row_dof_count, row_Y, joint_qd)
-            _apply(f + 1, stride, row_impulse[f + 1], row_dof_start, row_dof_count, row_Y, joint_qd)
+        k = r
+        last = r
+        if r + 1 < end and row_kind[r + 1] == ROW_FRICTION:
+            last = r + 2
+        while k <= last:
+            if row_impulse[k] != 0.0:
+                _ensure_response(k, stride, cfm, use_tree, dof_parent, mass_factor, row_dof_start, row_dof_count,
+                                 row_mass_start, row_J, row_Y, row_inv_mass)
+                _apply(k, stride, row_impulse[k], row_dof_start, row_dof_count, row_Y, joint_qd)
+            k += 1
     for it in range(iterations):
         for uu in range(unit_count):
             # Alternate the direction of the sweep (symmetric Gauss-Seidel): a one-directional
@@ -105,13 +153,23 @@ def _sweep(
             r = row_order[base + u]
             v = _row_velocity(r, stride, row_dof_start, row_dof_count, row_J, joint_qd)
             old = row_impulse[r]
-            new = wp.max(old + relaxation * (row_target[r] - v) * row_inv_mass[r], 0.0)
-            _apply(r, stride, new - old, row_dof_start, row_dof_count, row_Y, joint_qd)
-            row_impulse[r] = new
+            # An untouched row that is satisfied needs no response: most speculative rows never do.
+            if old != 0.0 or v < row_target[r]:
+                _ensure_response(r, stride, cfm, use_tree, dof_parent, mass_factor, row_dof_start, row_dof_count,
+                                 row_mass_start, row_J, row_Y, row_inv_mass)
+                new = wp.max(old + relaxation * (row_target[r] - v) * row_inv_mass[r], 0.0)
+                _apply(r, stride, new - old, row_dof_start, row_dof_count, row_Y, joint_qd)
+                row_impulse[r] = new
             f = r + 1
-            if f < base + articulation_capacity + free_body_capacity and row_kind[f] == ROW_FRICTION:
+            if f < end and row_kind[f] == ROW_FRICTION:
                 # Friction pair f, f + 1 on the disk of the normal row r.
                 bound = row_mu[f] * row_impulse[r]
+                if bound == 0.0 and row_impulse[f] == 0.0 and row_impulse[f + 1] == 0.0:
+                    continue
+                _ensure_response(f, stride, cfm, use_tree, dof_parent, mass_factor, row_dof_start, row_dof_count,
+                                 row_mass_start, row_J, row_Y, row_inv_mass)
+                _ensure_response(f + 1, stride, cfm, use_tree, dof_parent, mass_factor, row_dof_start,
+                                 row_dof_count, row_mass_start, row_J, row_Y, row_inv_mass)
                 v1 = _row_velocity(f, stride, row_dof_start, row_dof_count, row_J, joint_qd)
                 v2 = _row_velocity(f + 1, stride, row_dof_start, row_dof_count, row_J, joint_qd)
                 old1 = row_impulse[f]
@@ -140,6 +198,10 @@ def sweep(solver, joint_qd: wp.array) -> None:
         inputs=[
             int(solver.options.iterations),
             float(solver.options.relaxation),
+            float(solver.options.cfm),
+            int(solver.core.plan.tree_factor_ok),
+            solver.core.plan.dof_parent,
+            solver.core.data.mass_factor,
             rows.articulation_capacity,
             rows.free_body_capacity,
             rows.stride,
@@ -147,13 +209,12 @@ def sweep(solver, joint_qd: wp.array) -> None:
             rows.row_kind,
             rows.row_dof_start,
             rows.row_dof_count,
+            rows.row_mass_start,
             rows.row_J,
-            rows.row_Y,
-            rows.row_inv_mass,
             rows.row_target,
             rows.row_mu,
             rows.row_key,
         ],
-        outputs=[rows.row_order, rows.row_impulse, joint_qd],
+        outputs=[rows.row_order, rows.row_Y, rows.row_inv_mass, rows.row_impulse, joint_qd],
         device=solver.model.device,
     )

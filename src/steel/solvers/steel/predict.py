@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from ...articulation.factor import cholesky_solve
+from ...articulation.factor import factor_solve
 from ...articulation.kinematics import JOINT_D6, JOINT_DISTANCE, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
 from ...articulation.spatial import skew
 
@@ -149,6 +149,8 @@ def _predict_velocity(
     dof_count: wp.array[int],
     mass_start: wp.array[int],
     articulation_is_free_body: wp.array[wp.int32],
+    use_tree: int,
+    dof_parent: wp.array[int],
     # Data in:
     mass_matrix: wp.array[float],
     mass_factor: wp.array[float],
@@ -162,7 +164,7 @@ def _predict_velocity(
     d0 = dof_start[art]
     base = mass_start[art]
     # qd* = qd - dt H^-1 bias, written as the increment first.
-    cholesky_solve(n, base, d0, mass_factor, dof_bias, -dt, qd_pred_out)
+    factor_solve(use_tree, n, base, d0, d0, dof_parent, mass_factor, dof_bias, -dt, qd_pred_out)
     if articulation_is_free_body[art] == 0:
         for k in range(n):
             qd_pred_out[d0 + k] = joint_qd[d0 + k] + qd_pred_out[d0 + k]
@@ -206,6 +208,8 @@ def predict_velocity(solver, joint_qd: wp.array, dt: float) -> None:
             plan.dof_count_per_articulation,
             plan.mass_start,
             solver.tables.articulation_is_free_body,
+            int(plan.tree_factor_ok),
+            plan.dof_parent,
             data.mass_matrix,
             data.mass_factor,
             data.dof_bias,

@@ -12,6 +12,7 @@ import newton
 from newton.solvers import SolverBase
 
 from ...articulation import ArticulationCore
+from ...articulation.factor import tree_factor_mass_matrix
 from . import attributes as _attributes
 from .data import SteelRows
 from .finish import finish_step
@@ -133,7 +134,7 @@ class SolverSteel(SolverBase):
         refresh = self._refresh_mass_matrix or self._step_count % self.options.update_mass_matrix_interval == 0
         core.dynamics(state_in.body_q, state_in.body_f, self.dof_f, self.dof_diag, compute_mass_matrix=refresh)
         if refresh:
-            core.factor()
+            factor_articulations(core)
             self._refresh_mass_matrix = False
         predict_velocity(self, state_in.joint_qd, dt)
         # 3. Rows: contacts, then joint limits.
@@ -237,6 +238,14 @@ class SolverSteel(SolverBase):
         if dt != self._last_dt:
             self._refresh_mass_matrix = True  # the implicit drive terms depend on dt
             self._last_dt = dt
+
+
+def factor_articulations(core: ArticulationCore) -> None:
+    """Tree-sparse ``H = L^T L`` where the DOF numbering allows it (always, for Newton's builders), else dense."""
+    if core.plan.tree_factor_ok:
+        tree_factor_mass_matrix(core.plan, core.data)
+    else:
+        core.factor()
 
 
 @wp.kernel

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from ....articulation.factor import cholesky_solve
+from ....articulation.factor import factor_solve
 from ....articulation.spatial import point_velocity
 from ..data import FAMILY_FREE_BODY
 
@@ -75,15 +75,18 @@ def write_point_jacobian(
 
 @wp.func
 def side_response(
+    use_tree: int,
+    dof_start: int,
     dof_count: int,
     mass_start: int,
     offset: int,
+    dof_parent: wp.array[int],
     mass_factor: wp.array[float],
     row_J: wp.array[float],
     row_Y: wp.array[float],
 ):
     """``Y = H^-1 J^T`` for one side; returns ``J Y``, that side's share of the row's inverse mass."""
-    cholesky_solve(dof_count, mass_start, offset, mass_factor, row_J, 1.0, row_Y)
+    factor_solve(use_tree, dof_count, mass_start, dof_start, offset, dof_parent, mass_factor, row_J, 1.0, row_Y)
     jy = float(0.0)
     for k in range(dof_count):
         jy += row_J[offset + k] * row_Y[offset + k]

@@ -33,9 +33,10 @@ from __future__ import annotations
 import warp as wp
 
 from ..data import FAMILY_ARTICULATED, FAMILY_FREE_BODY, ROW_CONTACT, ROW_FRICTION
-from .common import reserve_rows, side_response, write_point_jacobian
+from .common import reserve_rows, write_point_jacobian
 from .history import find_record
 
+EXPERIMENT = False
 IMPACT_SPEED = wp.constant(0.1)
 WARM_NORMAL = wp.constant(0.5)
 SETTLED_AGE = wp.constant(8)  # steps a contact must persist before its normal force seeds the next step  # [m/s] closing speed above which a contact counts as an impact
@@ -88,32 +89,32 @@ def _write_side(
     joint_parent_joint: wp.array[int],
     joint_qd_start: wp.array[int],
     dof_S: wp.array[wp.spatial_vector],
-    mass_factor: wp.array[float],
     row_dof_start: wp.array2d[wp.int32],
     row_dof_count: wp.array2d[wp.int32],
+    row_mass_start: wp.array2d[wp.int32],
     row_J: wp.array[float],
-    row_Y: wp.array[float],
 ):
-    """Fill side ``s`` of row ``r`` for ``body``; return its ``J Y`` (0 for a side that cannot move)."""
+    """Fill side ``s`` of row ``r`` for ``body``: its DOF range, Jacobian and factor block.
+
+    A prescribed (kinematic) side keeps its J, so the row sees its motion, but gets no factor
+    block (``row_mass_start = -1``): it takes no impulse. The response is formed lazily by the sweep.
+    """
     row_dof_count[r, s] = 0
     if body < 0:
-        return 0.0
+        return
     art = body_articulation[body]
     if art < 0:
-        return 0.0
+        return
     d0 = art_dof_start[art]
     n = art_dof_count[art]
     row_dof_start[r, s] = d0
     row_dof_count[r, s] = n
+    row_mass_start[r, s] = -1
+    if body_responds[body] != 0:
+        row_mass_start[r, s] = art_mass_start[art]
     offset = (r * 2 + s) * stride
     write_point_jacobian(body, point - articulation_origin[art], direction, sign, d0, n, body_joint,
                          joint_parent_joint, joint_qd_start, dof_S, offset, row_J)
-    if body_responds[body] == 0:
-        # A prescribed (kinematic) side keeps its J so the row sees its motion, but takes no impulse.
-        for k in range(n):
-            row_Y[offset + k] = 0.0
-        return 0.0
-    return side_response(n, art_mass_start[art], offset, mass_factor, row_J, row_Y)
 
 
 @wp.kernel
@@ -121,7 +122,6 @@ def _contact_rows(
     # Options:
     dt: float,
     baumgarte: float,
-    cfm: float,
     speculative_scale: float,
     gap_gate: float,
     friction_gap_max: float,
@@ -179,7 +179,6 @@ def _contact_rows(
     body_qd: wp.array[wp.spatial_vector],
     articulation_origin: wp.array[wp.vec3],
     dof_S: wp.array[wp.spatial_vector],
-    mass_factor: wp.array[float],
     # Data out:
     world_row_count: wp.array2d[wp.int32],
     world_rows_dropped: wp.array2d[wp.int32],
@@ -187,8 +186,8 @@ def _contact_rows(
     row_kind: wp.array[wp.int32],
     row_dof_start: wp.array2d[wp.int32],
     row_dof_count: wp.array2d[wp.int32],
+    row_mass_start: wp.array2d[wp.int32],
     row_J: wp.array[float],
-    row_Y: wp.array[float],
     row_inv_mass: wp.array[float],
     row_target: wp.array[float],
     row_mu: wp.array[float],
@@ -292,14 +291,14 @@ def _contact_rows(
         elif k == 2:
             d = t2
             kind = ROW_FRICTION
-        jy = _write_side(row, 0, b0, a0, d, -1.0, stride, body_articulation, body_responds, art_dof_start,
-                         art_dof_count, art_mass_start, articulation_origin, body_joint, joint_parent_joint,
-                         joint_qd_start, dof_S, mass_factor, row_dof_start, row_dof_count, row_J, row_Y)
-        jy += _write_side(row, 1, b1, a1, d, 1.0, stride, body_articulation, body_responds, art_dof_start,
-                          art_dof_count, art_mass_start, articulation_origin, body_joint, joint_parent_joint,
-                          joint_qd_start, dof_S, mass_factor, row_dof_start, row_dof_count, row_J, row_Y)
+        _write_side(row, 0, b0, a0, d, -1.0, stride, body_articulation, body_responds, art_dof_start,
+                    art_dof_count, art_mass_start, articulation_origin, body_joint, joint_parent_joint,
+                    joint_qd_start, dof_S, row_dof_start, row_dof_count, row_mass_start, row_J)
+        _write_side(row, 1, b1, a1, d, 1.0, stride, body_articulation, body_responds, art_dof_start,
+                    art_dof_count, art_mass_start, articulation_origin, body_joint, joint_parent_joint,
+                    joint_qd_start, dof_S, row_dof_start, row_dof_count, row_mass_start, row_J)
         row_kind[row] = kind
-        row_inv_mass[row] = 1.0 / (jy + cfm)
+        row_inv_mass[row] = -1.0  # response not formed yet (see pgs.py)
         row_target[row] = 0.0
         row_mu[row] = mu
         row_impulse[row] = 0.0
@@ -343,11 +342,10 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
     friction_gap_max = 1.0e30 if opts.contact_friction_gap_max is None else opts.contact_friction_gap_max
     wp.launch(
         _contact_rows,
-        dim=contacts.rigid_contact_max,
+        dim=int(contacts.rigid_contact_count.numpy()[0]) if EXPERIMENT else contacts.rigid_contact_max,
         inputs=[
             float(dt),
             float(opts.baumgarte),
-            float(opts.cfm),
             float(opts.contact_speculative_scale),
             float(gap_gate),
             float(friction_gap_max),
@@ -400,7 +398,6 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             state_body_qd,
             core.data.articulation_origin,
             core.data.dof_S,
-            core.data.mass_factor,
         ],
         outputs=[
             rows.world_row_count,
@@ -409,8 +406,8 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             rows.row_kind,
             rows.row_dof_start,
             rows.row_dof_count,
+            rows.row_mass_start,
             rows.row_J,
-            rows.row_Y,
             rows.row_inv_mass,
             rows.row_target,
             rows.row_mu,

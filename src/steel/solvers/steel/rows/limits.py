@@ -15,7 +15,7 @@ import warp as wp
 
 from ....articulation.kinematics import JOINT_D6, JOINT_PRISMATIC, JOINT_REVOLUTE
 from ..data import FAMILY_ARTICULATED, ROW_LIMIT
-from .common import reserve_rows, side_response
+from .common import reserve_rows
 
 
 @wp.kernel
@@ -23,7 +23,6 @@ def _limit_rows(
     # Options:
     dt: float,
     baumgarte: float,
-    cfm: float,
     activation_gap: float,
     articulation_capacity: int,
     free_body_capacity: int,
@@ -43,7 +42,6 @@ def _limit_rows(
     dof_is_kinematic: wp.array[wp.int32],
     # Data in:
     joint_q: wp.array[float],
-    mass_factor: wp.array[float],
     # Data out:
     world_row_count: wp.array2d[wp.int32],
     world_rows_dropped: wp.array2d[wp.int32],
@@ -51,8 +49,8 @@ def _limit_rows(
     row_kind: wp.array[wp.int32],
     row_dof_start: wp.array2d[wp.int32],
     row_dof_count: wp.array2d[wp.int32],
+    row_mass_start: wp.array2d[wp.int32],
     row_J: wp.array[float],
-    row_Y: wp.array[float],
     row_inv_mass: wp.array[float],
     row_target: wp.array[float],
     row_impulse: wp.array[float],
@@ -97,15 +95,15 @@ def _limit_rows(
             row_J[offset + dof - d0] = sign
             row_dof_start[r, 0] = d0
             row_dof_count[r, 0] = n
+            row_mass_start[r, 0] = art_mass_start[art]
             row_dof_count[r, 1] = 0
-            jy = side_response(n, art_mass_start[art], offset, mass_factor, row_J, row_Y)
             target = float(0.0)
             if phi > 0.0:
                 target = -phi / dt
             else:
                 target = -baumgarte * phi / dt
             row_kind[r] = ROW_LIMIT
-            row_inv_mass[r] = 1.0 / (jy + cfm)
+            row_inv_mass[r] = -1.0  # response formed lazily by the sweep
             row_target[r] = target
             row_impulse[r] = 0.0
             row_contact[r] = -1
@@ -121,7 +119,6 @@ def build_limit_rows(solver, joint_q, dt: float) -> None:
         inputs=[
             float(dt),
             float(opts.baumgarte),
-            float(opts.cfm),
             float(min(opts.joint_limit_activation_gap, 1.0e30)),
             rows.articulation_capacity,
             rows.free_body_capacity,
@@ -138,7 +135,6 @@ def build_limit_rows(solver, joint_q, dt: float) -> None:
             solver.tables.articulation_row_world,
             solver.tables.dof_is_kinematic,
             joint_q,
-            core.data.mass_factor,
         ],
         outputs=[
             rows.world_row_count,
@@ -147,8 +143,8 @@ def build_limit_rows(solver, joint_q, dt: float) -> None:
             rows.row_kind,
             rows.row_dof_start,
             rows.row_dof_count,
+            rows.row_mass_start,
             rows.row_J,
-            rows.row_Y,
             rows.row_inv_mass,
             rows.row_target,
             rows.row_impulse,
