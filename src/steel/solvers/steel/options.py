@@ -29,14 +29,14 @@ INF = float("inf")
 STEP_OPTIONS = frozenset(
     {
         "baumgarte",
-        "relaxation",
-        "velocity_drive_mode",
-        "contact_warmstart_decay",
-        "warn_constraint_overflow",
-        "restitution_velocity_threshold",
-        "contact_speculative_scale",
-        "contact_gap_gate",
         "contact_friction_gap_max",
+        "contact_gap_gate",
+        "contact_speculative_scale",
+        "contact_warmstart_decay",
+        "relaxation",
+        "restitution_velocity_threshold",
+        "velocity_drive_mode",
+        "warn_constraint_overflow",
     }
 )
 
