@@ -9,7 +9,9 @@ For every scene and world count the candidates run back to back (Newton's refere
 ours of the same name, then MuJoCo C), repeated ``--repeats`` times with the best time kept, so that
 machine noise hits all of them alike.  Throughput is reported as world-steps per second
 (``worlds * steps / seconds``), and each Steel entry as a ratio to the ``newton.solvers`` class of the
-same name.  See ``benchmarks/README.md``.
+same name.  Then, unless ``--no-scheduler``, the collision-scheduling benchmark of
+:mod:`benchmarks.scheduler` (frame time and collision calls per frame of ``steel``'s and Newton's
+``CollisionSubstepScheduler`` against collide-every-substep).  See ``benchmarks/README.md``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 import warp as wp
 
 from . import scenes as sc
+from . import scheduler as sched
 from .measure import CorePair, Measurement, run_mujoco, run_solver
 
 REFERENCE_MODULE = "newton.solvers"
@@ -103,6 +106,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--core", action=argparse.BooleanOptionalAction, default=True, help="include the articulation-core benchmark"
     )
     p.add_argument("--core-worlds", default="1,64", help="world counts for the core benchmark (default 1,64)")
+    p.add_argument(
+        "--scheduler",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="include the collision-scheduling benchmark (benchmarks/scheduler.py: steel's vs Newton's "
+        "CollisionSubstepScheduler vs collide-every-substep; its own cases, independent of --scenes)",
+    )
+    p.add_argument(
+        "--scheduler-frames",
+        type=int,
+        default=sched.DEFAULT_FRAMES,
+        help=f"timed frames per scheduler case (default {sched.DEFAULT_FRAMES} = 1 s simulated)",
+    )
     p.add_argument("--verbose", action="store_true", help="keep Warp's module-load log (shows compile times)")
     p.add_argument("--out", default=None, help="directory for bench.json and bench.md")
     return p.parse_args(argv)
@@ -319,6 +335,8 @@ def explicit_command(args) -> str:
         "--mujoco" if args.mujoco else "--no-mujoco",
         "--core" if args.core else "--no-core",
         f"--core-worlds {args.core_worlds}",
+        "--scheduler" if args.scheduler else "--no-scheduler",
+        f"--scheduler-frames {args.scheduler_frames}",
     ]
     if args.out:
         parts.append(f"--out {args.out}")
@@ -329,7 +347,7 @@ def _fmt(v, spec: str) -> str:
     return "—" if v is None else format(v, spec)
 
 
-def markdown(entries: list[Entry], meta: dict) -> str:
+def markdown(entries: list[Entry], meta: dict, scheduler_entries=()) -> str:
     lines = [
         "# Steel benchmarks",
         "",
@@ -366,6 +384,8 @@ def markdown(entries: list[Entry], meta: dict) -> str:
                 notes,
             ]
         lines.append("| " + " | ".join(row) + " |")
+    if scheduler_entries:
+        lines += ["", *sched.markdown_lines(list(scheduler_entries), meta["scheduler_frames"])]
     lines += ["", "Reproduce:", "", "```", meta["command"], "```", ""]
     return "\n".join(lines)
 
@@ -391,6 +411,7 @@ def main(argv: list[str] | None = None) -> int:
         args.device = str(wp.get_preferred_device())
     t0 = time.perf_counter()
     entries = run(args)
+    scheduler_entries = sched.run(args.device, args.scheduler_frames, t0) if args.scheduler else []
     meta = {
         "command": explicit_command(args),
         "invocation": "python -m benchmarks.run " + shlex.join(sys.argv[1:] if argv is None else argv),
@@ -402,16 +423,25 @@ def main(argv: list[str] | None = None) -> int:
         "steps": args.steps,
         "warmup": args.warmup,
         "repeats": args.repeats,
+        "scheduler_frames": args.scheduler_frames,
         "total_s": time.perf_counter() - t0,
         **_versions(),
     }
-    md = markdown(entries, meta)
+    md = markdown(entries, meta, scheduler_entries)
     print()
     print(md)
     if args.out:
         os.makedirs(args.out, exist_ok=True)
         with open(os.path.join(args.out, "bench.json"), "w", encoding="utf-8") as f:
-            json.dump({"meta": meta, "entries": [asdict(e) for e in entries]}, f, indent=2)
+            json.dump(
+                {
+                    "meta": meta,
+                    "entries": [asdict(e) for e in entries],
+                    "scheduler": [asdict(e) for e in scheduler_entries],
+                },
+                f,
+                indent=2,
+            )
         with open(os.path.join(args.out, "bench.md"), "w", encoding="utf-8") as f:
             f.write(md)
         print(f"wrote {os.path.join(args.out, 'bench.json')} and bench.md")
