@@ -5,13 +5,19 @@
 Each frame of 1/60 s runs four substeps of ``dt = 1/240 s`` (collide, then step), the step size at
 which Newton's reference SolverFeatherstone goes NaN on this scene (see
 :mod:`steel.solvers.featherstone.forces` for why ours does not). Prints the torso height of world 0
-every half second and writes ``summary.json`` to ``--out``; with ``--viewer usd`` also a USD file
-there, with ``gl`` an interactive window (needs a display).
+every half second and writes ``summary.json`` to ``--out``. Viewers (Newton's):
+
+* ``null`` (default): no output besides the summary;
+* ``usd``: also ``featherstone_humanoid.usd`` in ``--out``, one time sample per frame. Needs
+  ``usd-core`` (``pip install usd-core``, part of the ``dev`` extra); without it the example stops
+  before simulating with a message saying so (exit status 2) rather than failing inside Newton;
+* ``gl``: an interactive window; needs ``pyglet >= 2`` and a display, and says so otherwise.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import sys
 import time
@@ -45,11 +51,33 @@ def build(world_count: int, device=None) -> newton.Model:
     return scene.finalize(device=device)
 
 
+USD_PATH = "featherstone_humanoid.usd"  # file name of the USD output in --out
+
+
+def _stop(message: str):
+    """Print ``message`` to stderr and exit with status 2 (a missing optional dependency)."""
+    print(f"[steel] {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def _require_viewer_dependencies(kind: str) -> None:
+    """Stop with a clear message, before any work, if the viewer's optional dependency is missing."""
+    if kind == "usd" and importlib.util.find_spec("pxr") is None:
+        _stop(
+            "--viewer usd needs the usd-core package (pip install usd-core, or the steel 'dev' extra); "
+            "nothing was simulated or written. Use --viewer null to run without output."
+        )
+
+
 def _viewer(kind: str, out: Path, frames: int):
+    """The requested Newton viewer (see the module docstring)."""
     if kind == "usd":
-        return newton.viewer.ViewerUSD(str(out / "featherstone_humanoid.usd"), fps=60, num_frames=frames)
+        return newton.viewer.ViewerUSD(str(out / USD_PATH), fps=int(round(1.0 / FRAME_DT)), num_frames=frames)
     if kind == "gl":
-        return newton.viewer.ViewerGL()
+        try:
+            return newton.viewer.ViewerGL()
+        except Exception as exc:  # pyglet missing, no display, no OpenGL context
+            _stop(f"--viewer gl could not open a window ({exc}); it needs pyglet >= 2 and a display")
     return newton.viewer.ViewerNull(num_frames=frames)
 
 
@@ -61,16 +89,17 @@ def run_featherstone_humanoid(argv: list[str] | None = None, log=print) -> dict:
     p.add_argument("--seconds", type=float, default=5.0)
     p.add_argument("--out", default="results/featherstone_humanoid")
     args = p.parse_args(sys.argv[2:] if argv is None else argv)
+    _require_viewer_dependencies(args.viewer)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    frames = int(round(args.seconds / FRAME_DT))
+    viewer = _viewer(args.viewer, out, frames)
 
     model = build(args.worlds)
     solver = SolverFeatherstone(model)
     pipeline = newton.CollisionPipeline(model)
     contacts = pipeline.contacts()
     state = model.state()
-    frames = int(round(args.seconds / FRAME_DT))
-    viewer = _viewer(args.viewer, out, frames)
     viewer.set_model(model)
     dt = FRAME_DT / SUBSTEPS
     log(f"[steel] nv_humanoid x{args.worlds} dropped from {START_Z} m, SolverFeatherstone, dt = {dt:.5f} s")
@@ -99,7 +128,11 @@ def run_featherstone_humanoid(argv: list[str] | None = None, log=print) -> dict:
         "torso_z_world0_m": float(state.body_q.numpy()[0, 2]),
         "wall_seconds": wall,
         "world_steps_per_second": args.worlds * frames * SUBSTEPS / wall,
+        "viewer": args.viewer,
+        "usd": str(out / USD_PATH) if args.viewer == "usd" else None,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     log(f"[steel] done: finite={summary['finite']}, {summary['world_steps_per_second']:.0f} world-steps/s, {out}/")
+    if summary["usd"]:
+        log(f"[steel] USD written: {summary['usd']}")
     return summary

@@ -104,6 +104,65 @@ def test_mimic_follower_follows_its_leader():
     assert np.ptp(moved) > 0.1  # the leader really swings
 
 
+def test_mimic_follower_off_its_relation_is_corrected_before_the_solve():
+    """A follower starting off q_f = c0 + c1 q_l (and qd_f = c1 qd_l) is corrected before forces and H are built.
+
+    One step from the off state equals, bitwise, one step from the corrected state; the input state's follower
+    coordinates and body poses are the corrected ones. Overwriting only after the solve would let the
+    misplaced follower's gravity torque and inertia act on the leader for that step (~1 rad/s² here).
+    """
+    model = _two_hinges(mimic=True)
+    solver = steel.solvers.SolverFeatherstone(model)
+    results = []
+    for q, qd in (([0.6, 0.9], [0.5, 2.0]), ([0.6, 0.1 - 0.5 * 0.6], [0.5, -0.5 * 0.5])):
+        state_in, state_out = model.state(), model.state()
+        state_in.joint_q.assign(q)
+        state_in.joint_qd.assign(qd)
+        solver.step(state_in, state_out, None, None, 1.0e-3)
+        results.append([a.numpy() for a in (state_in.joint_q, state_in.body_q, state_out.joint_q, state_out.joint_qd)])
+    for off, corrected in zip(*results):
+        assert np.array_equal(off, corrected)
+    assert results[0][0][1] == pytest.approx(0.1 - 0.5 * 0.6, abs=1.0e-7)
+
+
+@pytest.mark.parametrize("use_tile_gemm", [False, True])
+def test_gain_dt_and_limit_changes_take_effect_between_mass_matrix_rebuilds(use_tile_gemm):
+    """With update_mass_matrix_interval=1000, a hinge (constant H) follows the interval-1 run within 1e-6 rad
+    while drive gains are edited, dt changes and a stiff limit engages: the implicit diagonal dt kd + dt² ke is
+    always the current step's (the articulation refactors when it changes), only H is stale.
+
+    The single hinge's H = m L² + I does not depend on q, so a stale H is exact and any difference would come
+    from a stale diagonal (before the fix: 1.2e-3 rad off after the gain edit, 0.7 rad once the limit engaged).
+    1e-6 rad: H rebuilt from different poses differs by float32 rounding only.
+    """
+    runs = []
+    for interval in (1, 1000):
+        model = pendulum(length=1.0)
+        model.joint_target_ke.assign([100.0])
+        model.joint_target_kd.assign([5.0])
+        control = model.control()
+        control.joint_target_q.assign([0.5])
+        solver = steel.solvers.SolverFeatherstone(
+            model, update_mass_matrix_interval=interval, use_tile_gemm=use_tile_gemm
+        )
+        state = model.state()
+        trace = []
+        for edits, dt in (
+            ({}, 1.0e-3),
+            ({"joint_target_ke": 1.0e4}, 1.0e-3),  # stiffer drive
+            ({"joint_target_kd": 200.0}, 4.0e-3),  # more damping and a 4x step
+            # A limit below the drive target, stiff enough that dt sqrt(ke / I) = 4 (explicitly unstable).
+            ({"joint_limit_upper": 0.3, "joint_limit_ke": 1.0e6}, 4.0e-3),
+        ):
+            for name, value in edits.items():
+                getattr(model, name).assign([value])
+            run(solver, model, state, 150, dt, control)
+            trace.append(state.joint_q.numpy()[0])
+        runs.append(np.array(trace))
+    assert np.isfinite(runs[1]).all()
+    np.testing.assert_allclose(runs[1], runs[0], rtol=0.0, atol=1.0e-6)
+
+
 def test_invalid_mimic_pair_names_both_joints():
     """A mimic pair across articulations raises ValueError naming both joints."""
     b = newton.ModelBuilder()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -131,3 +132,56 @@ def test_unsupported_observable_is_rejected(model):
     solver = steel.solvers.SolverFeatherstone(model)
     with pytest.raises(ValueError):
         solver.observables({"body_qdd"})
+
+
+_HINGES_MJCF = """<mujoco><worldbody>
+<body name="a" pos="0 0 1"><joint name="ja" type="hinge" axis="0 1 0"/><geom type="sphere" size="0.1" mass="1"/>
+ <body name="b" pos="0 0 -0.5"><joint name="jb" type="hinge" axis="0 1 0"/><geom type="sphere" size="0.1" mass="1"/>
+ </body></body></worldbody>{equality}</mujoco>"""
+
+
+def _hinges(equality: str = "", sparse_mimic: bool = False) -> newton.Model:
+    b = newton.ModelBuilder()
+    b.add_mjcf(_HINGES_MJCF.format(equality=equality))
+    if sparse_mimic:
+        with pytest.warns(newton.NewtonDeprecationWarning):
+            b.add_constraint_mimic(1, 0, 0.0, 1.0)
+    return b.finalize(device="cpu")
+
+
+def _warnings_of_construction_and_steps(model: newton.Model) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        solver = steel.solvers.SolverFeatherstone(model)
+        state = model.state()
+        for _ in range(3):
+            solver.step(state, state, None, None, 1.0e-3)
+    return [
+        str(w.message) for w in caught if issubclass(w.category, UserWarning) and "SolverFeatherstone" in str(w.message)
+    ]
+
+
+@pytest.mark.parametrize(
+    "equality, sparse_mimic, expected",
+    [
+        ('<equality><connect body1="b" body2="world" anchor="0 0 0"/></equality>', False, ["1 MuJoCo equality"]),
+        ("", True, ["1 sparse (deprecated) mimic"]),
+        # MJCF joint equalities become both an equality row and a sparse mimic constraint in Newton 1.8.
+        (
+            '<equality><connect body1="b" body2="world" anchor="0 0 0"/><joint joint1="jb" joint2="ja"/></equality>',
+            False,
+            ["2 MuJoCo equality", "1 sparse (deprecated) mimic"],
+        ),
+    ],
+)
+def test_unsupported_constraints_warn_once_at_construction(equality, sparse_mimic, expected):
+    """Equality constraints and deprecated sparse mimic constraints give one UserWarning naming them, none per step."""
+    messages = _warnings_of_construction_and_steps(_hinges(equality, sparse_mimic))
+    assert len(messages) == 1
+    for part in expected:
+        assert part in messages[0]
+
+
+def test_model_without_unsupported_constraints_does_not_warn():
+    """A plain two-hinge model constructs and steps without the unsupported-constraint warning."""
+    assert _warnings_of_construction_and_steps(_hinges()) == []

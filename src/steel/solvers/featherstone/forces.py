@@ -1,9 +1,15 @@
 """Joint-space forces of SolverFeatherstone, fused with the forward kinematics of the input state.
 
 Owns, per step: ``joint_tau`` (every generalized force the solver applies besides contacts and
-``body_f``), ``dof_implicit`` (the matching mass-matrix diagonal term) and ``body_f_work`` (the
-input ``State.body_f`` with kinematic bodies zeroed, which the contact stage then adds to).
-Does not touch bodies or joints outside every articulation.
+``body_f``), ``dof_implicit`` (the matching mass-matrix diagonal term), the decision which
+articulations refactor their mass matrix (``articulation_refactor``, see "Refactoring" below) and
+``body_f_work`` (the input ``State.body_f`` with kinematic bodies zeroed, which the contact stage
+then adds to). Does not touch bodies or joints outside every articulation.
+
+Mimic followers first. Before the forward kinematics, each mimic follower of the input state is
+overwritten from its leader (``q_f = c0 + c1 q_l``, ``qd_f = c1 qd_l``, in place in ``state_in``;
+see :mod:`.mimic`), so a follower that starts off its relation is corrected before any force,
+pose or mass matrix of the step is computed from it (the spec's "before the solve").
 
 Force laws (the seed's; per DOF, ``q``/``qd`` the DOF's coordinate and velocity):
 
@@ -35,6 +41,15 @@ Rejected: clamping gains to the stable range (changes the documented stiffness) 
 trajectory where gains are active; with the gains of nv_humanoid in the air it stays below the
 tolerance of the side-by-side test (see tests/solvers/featherstone/test_vs_reference.py).
 
+Refactoring (the rule behind ``update_mass_matrix_interval``). The factored matrix is
+``H + armature + D`` with ``D = dt kd + dt^2 ke`` per DOF. ``H`` (CRBA with armature) is rebuilt
+every N-th step only; ``D`` belongs to the current step, and the linearly implicit force above is
+only consistent if the factor carries the same ``D`` as ``joint_tau``. So an articulation is
+refactored (stale ``H`` plus the current ``D``) on every rebuild step and on any step whose ``D``
+differs bitwise from the ``D`` of its current factor: a gain edit, a new ``dt``, a limit turning on
+or off (it swaps the drive gains for the limit gains), a body turning kinematic. Otherwise the
+factor is reused. ``dof_implicit_factored`` keeps the ``D`` of each DOF's current factor.
+
 Kinematic bodies (:attr:`newton.BodyFlags.KINEMATIC`) get ``KINEMATIC_ARMATURE`` on the diagonal
 of their inbound joint's DOFs, so no force moves them; the integrator copies their state.
 """
@@ -52,6 +67,7 @@ from ...articulation.kinematics import (
     JOINT_REVOLUTE,
     articulation_forward_kinematics,
 )
+from .mimic import apply_mimic_coordinates
 
 KINEMATIC_ARMATURE = wp.constant(1.0e10)  # effective armature of a kinematic joint [kg or kg·m²]
 PI = wp.constant(3.14159265358979)
@@ -68,6 +84,8 @@ def _kinematics_and_joint_forces(
     # Plan:
     tree_start: wp.array[int],
     tree_joint: wp.array[int],
+    dof_start: wp.array[int],
+    dof_count: wp.array[int],
     # Model:
     joint_type: wp.array[int],
     joint_parent: wp.array[int],
@@ -89,8 +107,12 @@ def _kinematics_and_joint_forces(
     joint_stiffness: wp.array[float],
     joint_rest_q: wp.array[float],
     body_kinematic: wp.array[int],
+    mimic_leader: wp.array[int],
+    mimic_coeffs: wp.array[wp.vec2],
+    has_mimic: int,
     dt: float,
-    # Data in:
+    rebuild: int,
+    # Data in (joint_q/joint_qd: mimic followers are overwritten in place):
     joint_q: wp.array[float],
     joint_qd: wp.array[float],
     joint_f: wp.array[float],
@@ -106,9 +128,23 @@ def _kinematics_and_joint_forces(
     dof_S_out: wp.array[wp.spatial_vector],
     joint_tau_out: wp.array[float],
     dof_implicit_out: wp.array[float],
+    dof_implicit_factored_out: wp.array[float],
+    articulation_refactor_out: wp.array[int],
     body_f_work_out: wp.array[wp.spatial_vector],
 ):
-    art = wp.tid()  # one thread per articulation: FK, then the joint forces of its joints
+    art = wp.tid()  # one thread per articulation: mimic, FK, then the joint forces of its joints
+    if has_mimic != 0:
+        apply_mimic_coordinates(
+            tree_start[art],
+            tree_start[art + 1],
+            tree_joint,
+            joint_q_start,
+            joint_qd_start,
+            mimic_leader,
+            mimic_coeffs,
+            joint_q,
+            joint_qd,
+        )
     articulation_forward_kinematics(
         art,
         tree_start,
@@ -188,12 +224,25 @@ def _kinematics_and_joint_forces(
             joint_tau_out[d] = tau
             dof_implicit_out[d] = extra
 
+    # Refactor on rebuild steps and wherever D differs from the D of the current factor.
+    first = dof_start[art]
+    refactor = rebuild
+    for d in range(first, first + dof_count[art]):
+        if dof_implicit_out[d] != dof_implicit_factored_out[d]:
+            refactor = 1
+    if refactor != 0:
+        for d in range(first, first + dof_count[art]):
+            dof_implicit_factored_out[d] = dof_implicit_out[d]
+    articulation_refactor_out[art] = refactor
+
 
 def eval_kinematics_and_joint_forces(
-    model: newton.Model, plan, data, work, state: newton.State, control: newton.Control, dt: float
+    model: newton.Model, plan, data, work, state: newton.State, control: newton.Control, dt: float, rebuild: bool
 ) -> None:
-    """FK of ``state`` (writes its ``body_q``/``body_qd`` and the core's kinematic buffers), joint forces
-    into ``work.joint_tau``/``work.dof_implicit`` and ``state.body_f`` into ``work.body_f_work``; one launch.
+    """Mimic followers of ``state`` from their leaders, FK of ``state`` (writes its ``body_q``/``body_qd``
+    and the core's kinematic buffers), joint forces into ``work.joint_tau``/``work.dof_implicit``, the
+    refactor decision into ``work.articulation_refactor`` and ``state.body_f`` into ``work.body_f_work``;
+    one launch.
 
     Args:
         model, plan, data: the model, its articulation plan and the core's buffers.
@@ -201,6 +250,7 @@ def eval_kinematics_and_joint_forces(
         state: the input state (``joint_q`` [m or rad], ``joint_qd`` [m/s or rad/s], ``body_f``).
         control: targets and ``joint_f`` [N or N·m].
         dt: time step [s].
+        rebuild: whether this step rebuilds ``H`` (every articulation then refactors).
     """
     if plan.articulation_count == 0:
         return
@@ -210,6 +260,8 @@ def eval_kinematics_and_joint_forces(
         inputs=[
             plan.tree_start,
             plan.tree_joint,
+            plan.dof_start,
+            plan.dof_count_per_articulation,
             model.joint_type,
             model.joint_parent,
             model.joint_child,
@@ -230,7 +282,11 @@ def eval_kinematics_and_joint_forces(
             model.joint_stiffness,
             model.joint_rest_q,
             work.body_kinematic,
+            work.mimic_leader,
+            work.mimic_coeffs,
+            int(work.has_mimic),
             float(dt),
+            int(rebuild),
             state.joint_q,
             state.joint_qd,
             control.joint_f,
@@ -247,6 +303,8 @@ def eval_kinematics_and_joint_forces(
             data.dof_S,
             work.joint_tau,
             work.dof_implicit,
+            work.dof_implicit_factored,
+            work.articulation_refactor,
             work.body_f_work,
         ],
         device=model.device,

@@ -10,8 +10,11 @@ equations are ``(G^T H G) qdd_r = -G^T bias`` (Featherstone, *Rigid Body Dynamic
 sec. 8.1, constraints by a change of coordinates). In the dense per-articulation block that is,
 for each follower DOF: add ``c1`` times its row and column to the leader's, then replace its row
 and column by the identity (so ``qdd_f`` solves to 0) and move its bias to the leader. After the
-solve ``qdd_f = c1 qdd_l``, and after integration ``q_f``/``qd_f`` are overwritten from the leader,
-so drift cannot accumulate. Mimic forces are the exact constraint forces (no penalty gains).
+solve ``qdd_f = c1 qdd_l``. ``q_f``/``qd_f`` are overwritten from the leader twice per step: in the
+input state before the forces and the mass matrix are evaluated (:mod:`.forces`; a follower that
+starts off its relation is corrected at once) and in the output state after integration
+(:mod:`.advance`), so drift cannot accumulate. Mimic forces are the exact constraint forces (no
+penalty gains).
 
 Leaders must themselves be independent (Newton's ``joint_mimic_joint`` names the independent
 reference joint) and in the same articulation; otherwise construction raises ``ValueError``

@@ -8,13 +8,16 @@ stage                 module
 FK + joint forces     :mod:`.forces` (drives, limits, springs, damping; linearly implicit)
 contacts              :mod:`.contacts` (spring-damper normal, Huber-smoothed Coulomb friction)
 bias + mass matrix    :func:`steel.articulation.eval_articulation_dynamics` (RNEA + CRBA)
+tile path (option)    :mod:`.tiles` (``H`` by tile GEMM, tile Cholesky and solve)
 factor/solve/integ.   :mod:`.advance` (Cholesky, ``qdd``, symplectic Euler, mimic, FK publish)
 body_parent_f         :func:`steel.articulation.eval_body_parent_f` (only when requested)
 particles             :mod:`.particles` (Newton's SolverSemiImplicit routines)
 ====================  ===========================================================================
 
 A step is four launches for an articulated scene without particles (FK+forces, contacts,
-dynamics, advance), whatever the number of worlds; ``body_parent_f`` adds two.
+dynamics, advance), whatever the number of worlds; ``body_parent_f`` adds two. The tile path adds
+one launch per DOF-count group each step (the solve), and on rebuild steps one more plus one per
+group (fused) or the same (unfused, factor in the solve launch).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from .contacts import eval_contact_forces
 from .forces import eval_kinematics_and_joint_forces
 from .mimic import mimic_tables
 from .particles import eval_particle_forces, step_particles
+from .tiles import TileMassMatrix
 
 try:  # CouplingInterface is a base of Newton's reference class; keep the same bases where it exists.
     from newton._src.solvers.coupled.interface import CouplingInterface
@@ -67,6 +71,12 @@ class FeatherstoneData:
                     [N or N·m]; FREE/DISTANCE entries keep Newton's world-wrench convention
     dof_implicit    mass-matrix diagonal of the implicit joint forces ``dt kd + dt^2 ke``          (dof,)
                     [kg or kg·m²]
+    dof_implicit_   ``dof_implicit`` as it was when the DOF's current factor was computed           (dof,)
+      factored      [kg or kg·m²]
+    articulation_   1 where this step refactors the articulation's mass matrix (rebuild, or         (art.,)
+      refactor      ``dof_implicit`` changed; see :mod:`steel.solvers.featherstone.forces`)
+    dof_zero        zeros: the core's extra mass-matrix diagonal (``D`` joins ``H`` only in the     (dof,)
+                    factor, see :mod:`steel.solvers.featherstone.advance`)
     joint_qdd       joint accelerations of the last step [m/s² or rad/s²]                      (dof,)
     mimic_leader    independent joint each mimic follower copies, -1 otherwise                  (joint,)
     mimic_coeffs    ``(c0, c1)`` of ``q_f = c0 + c1 q_leader`` [m or rad, non-dimensional]      (joint,)
@@ -80,6 +90,10 @@ class FeatherstoneData:
         self.body_f_work = wp.zeros(nb, dtype=wp.spatial_vector, device=dev)
         self.joint_tau = wp.zeros(nd, dtype=float, device=dev)
         self.dof_implicit = wp.zeros(nd, dtype=float, device=dev)
+        self.dof_implicit_factored = wp.zeros(nd, dtype=float, device=dev)
+        # An array rather than None: Warp packs a None array argument ~10 us slower per launch on the CPU.
+        self.dof_zero = wp.zeros(nd, dtype=float, device=dev)
+        self.articulation_refactor = wp.zeros(max(plan.articulation_count, 1), dtype=wp.int32, device=dev)
         self.joint_qdd = wp.zeros(nd, dtype=float, device=dev)
         leader, coeffs, self.has_mimic = mimic_tables(model, plan)
         self.mimic_leader = wp.array(leader[:nj], dtype=wp.int32, device=dev)
@@ -117,15 +131,22 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
         model: the model to simulate.
         angular_damping: damping rate of FREE/DISTANCE angular velocities,
             ``w *= max(1 - d dt, 0)`` each step [1/s]; default 0.05.
-        update_mass_matrix_interval: rebuild and refactor ``H`` every N-th step (forced on the next
-            step after :meth:`notify_model_changed` with body or DOF (inertial) flags); default 1.
+        update_mass_matrix_interval: rebuild the CRBA mass matrix ``H`` every N-th step (forced on
+            the next step after :meth:`notify_model_changed` with body or DOF (inertial) flags);
+            default 1. In between, ``H`` is stale but the implicit joint-force diagonal
+            ``dt kd + dt^2 ke`` is always the current step's: an articulation whose diagonal changed
+            (drive or limit gains edited, a limit engaging or releasing, a new ``dt``) is refactored
+            from the stale ``H`` plus the new diagonal that step, so gain and ``dt`` changes take
+            effect immediately (see :mod:`steel.solvers.featherstone.forces`).
         friction_smoothing: Huber delta of the friction velocity normalization [m/s]
             (:func:`warp.norm_huber`; see :mod:`steel.solvers.featherstone.contacts`); default 1.0.
-        use_tile_gemm: use Warp's tile path for the mass matrix and Cholesky. Accepted for API
-            compatibility; this implementation always runs its fused per-articulation loop path,
-            whose results the tile path would have to reproduce anyway. Default False.
-        fuse_cholesky: fuse the Cholesky factorization into the mass-matrix kernel (tile path
-            only). The loop path always fuses factor and solve into one launch. Default True.
+        use_tile_gemm: build ``H`` with a tile GEMM and factor/solve with :func:`warp.tile_cholesky`
+            and :func:`warp.tile_cholesky_solve`, one kernel per articulation DOF count
+            (:mod:`steel.solvers.featherstone.tiles`); same results as the default loop path within
+            float32 rounding, on CPU and CUDA. Default False.
+        fuse_cholesky: with ``use_tile_gemm``, factor in the mass-matrix kernel instead of in the
+            solve kernel; not used with mimic joints (their fold sits between build and factor).
+            The loop path always fuses factor and solve into one launch. Default True.
         deterministic: a :class:`warp.DeterministicMode` for the atomic-emitting kernels (contact
             accumulation, borrowed particle routines), or None to inherit ``wp.config.deterministic``.
 
@@ -182,6 +203,7 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
         self._mass_matrix_dirty = True
         self._default_control = model.control(clone_variables=False)
         self._outside = _OutsideCopy(model, plan)
+        self._tiles = TileMassMatrix(model, plan, self.fuse_cholesky, work.has_mimic) if self.use_tile_gemm else None
         if model.particle_count > 1 and model.particle_grid is not None:
             with wp.ScopedDevice(model.device):
                 model.particle_grid.reserve(model.particle_count)
@@ -200,11 +222,18 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
 
     @staticmethod
     def _warn_unsupported_constraints(model: newton.Model) -> None:
+        """One ``UserWarning`` at construction (never from ``step``) naming what the solver ignores.
+
+        Newton 1.8 stores MuJoCo equality constraints as ``mujoco:equality_constraint`` custom-frequency
+        rows (``model.mujoco.equality_constraint_*``, e.g. from an MJCF ``<equality>`` block), and the
+        deprecated sparse mimic constraints as ``model.constraint_mimic_*``.
+        """
         ignored = []
         if getattr(model, "constraint_mimic_count", 0):
             ignored.append(f"{model.constraint_mimic_count} sparse (deprecated) mimic constraint(s)")
-        if getattr(model, "equality_constraint_count", 0):
-            ignored.append(f"{model.equality_constraint_count} equality constraint(s)")
+        equality_count = _equality_constraint_count(model)
+        if equality_count:
+            ignored.append(f"{equality_count} MuJoCo equality constraint(s)")
         if ignored:
             warnings.warn(
                 "SolverFeatherstone ignores " + " and ".join(ignored) + "; use joint-owned mimics "
@@ -253,14 +282,31 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
         rebuild = self._mass_matrix_dirty or self._step_count % self.update_mass_matrix_interval == 0
         parent_f = self._parent_f_outputs(state_out, observables)
 
-        eval_kinematics_and_joint_forces(model, plan, data, work, state_in, control, dt)
+        tiles = self._tiles
+
+        eval_kinematics_and_joint_forces(model, plan, data, work, state_in, control, dt, rebuild)
         eval_contact_forces(model, work, contacts, state_in.body_q, state_in.body_qd, self.friction_smoothing)
         eval_particle_forces(self, model, state_in, control, contacts)
+        build_crba = rebuild and tiles is None  # the tile path builds H itself
         eval_articulation_dynamics(
-            model, plan, data, state_in.body_q, work.body_f_work, work.joint_tau, work.dof_implicit, rebuild
+            model, plan, data, state_in.body_q, work.body_f_work, work.joint_tau, work.dof_zero, build_crba
         )
+        if tiles is not None:
+            if rebuild:
+                tiles.build(model, plan, data, work, state_in.body_q)
+            tiles.solve(plan, data, work, rebuilt=rebuild)
         advance_joints(
-            model, plan, data, work, state_in, state_out, dt, self.angular_damping, rebuild, publish=not parent_f
+            model,
+            plan,
+            data,
+            work,
+            state_in,
+            state_out,
+            dt,
+            self.angular_damping,
+            publish=not parent_f,
+            mass=None if tiles is None else tiles.mass,
+            solved=tiles is not None and tiles.solves,
         )
         if parent_f:
             eval_body_parent_f(model, plan, data, state_in.body_q, work.joint_qdd, parent_f[0])
@@ -344,6 +390,14 @@ class _OutsideCopy:
             outputs=[state_out.body_q, state_out.body_qd, state_out.joint_q, state_out.joint_qd],
             device=m.device,
         )
+
+
+def _equality_constraint_count(model: newton.Model) -> int:
+    """Number of MuJoCo equality-constraint rows of the model (0 where the frequency is not registered)."""
+    try:
+        return int(model.get_custom_frequency_count("mujoco:equality_constraint"))
+    except (AttributeError, KeyError, ValueError):
+        return 0
 
 
 def _particle_modules(model: newton.Model) -> tuple:
