@@ -22,6 +22,7 @@ import warp as wp
 
 import newton
 
+from .joint_model import JointModel, joint_model
 from .kinematics import JOINT_BALL, JOINT_D6, JOINT_DISTANCE, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
 
 
@@ -79,13 +80,8 @@ def integrate_joint_coordinates(
 @wp.kernel
 def _integrate_joints(
     # Model:
-    joint_type: wp.array[int],
+    joints: JointModel,
     joint_articulation: wp.array[int],
-    joint_child: wp.array[int],
-    joint_q_start: wp.array[int],
-    joint_qd_start: wp.array[int],
-    joint_X_c: wp.array[wp.transform],
-    body_com: wp.array[wp.vec3],
     # Data in:
     joint_q: wp.array[float],
     joint_qd: wp.array[float],
@@ -96,10 +92,10 @@ def _integrate_joints(
     joint_qd_out: wp.array[float],
 ):
     j = wp.tid()  # one thread per joint
-    q0 = joint_q_start[j]
-    q1 = joint_q_start[j + 1]
-    d0 = joint_qd_start[j]
-    d1 = joint_qd_start[j + 1]
+    q0 = joints.q_start[j]
+    q1 = joints.q_start[j + 1]
+    d0 = joints.qd_start[j]
+    d1 = joints.qd_start[j + 1]
     if joint_articulation[j] < 0:
         for i in range(q0, q1):
             joint_q_out[i] = joint_q[i]
@@ -108,9 +104,9 @@ def _integrate_joints(
         return
     for d in range(d0, d1):
         joint_qd_out[d] = joint_qd[d] + dt * joint_qdd[d]
-    integrate_joint_coordinates(
-        joint_type[j], q0, d0, d1, joint_X_c[j], body_com[joint_child[j]], joint_q, joint_qd_out, dt, joint_q_out
-    )
+    child_com = joints.body_com[joints.child[j]]
+    integrate_joint_coordinates(joints.kind[j], q0, d0, d1, joints.X_c[j], child_com, joint_q, joint_qd_out, dt,
+                                joint_q_out)
 
 
 def integrate_joints(
@@ -121,21 +117,20 @@ def integrate_joints(
     dt: float,
     joint_q_out: wp.array,
     joint_qd_out: wp.array,
+    joints: JointModel | None = None,
 ) -> None:
-    """One symplectic Euler step of every articulated joint [s]; in-place use (``out is in``) is allowed."""
+    """One symplectic Euler step of every articulated joint [s]; in-place use (``out is in``) is allowed.
+
+    ``joints`` is the model's :class:`JointModel` (``plan.joints``); built on the fly when omitted.
+    """
     if model.joint_count == 0:
         return
     wp.launch(
         _integrate_joints,
         dim=model.joint_count,
         inputs=[
-            model.joint_type,
+            joint_model(model) if joints is None else joints,
             model.joint_articulation,
-            model.joint_child,
-            model.joint_q_start,
-            model.joint_qd_start,
-            model.joint_X_c,
-            model.body_com,
             joint_q,
             joint_qd,
             joint_qdd,

@@ -36,6 +36,7 @@ import warp as wp
 import newton
 
 from .data import ArticulationData
+from .joint_model import JointModel
 from .spatial import motion_cross, prismatic_column, revolute_column, twist_at_point
 from .topology import ArticulationPlan
 
@@ -55,16 +56,14 @@ def _quat_at(joint_q: wp.array[float], i: int):
 
 
 @wp.func
-def joint_transform(
-    jtype: int,
-    q_start: int,
-    qd_start: int,
-    lin_count: int,
-    ang_count: int,
-    joint_q: wp.array[float],
-    joint_axis: wp.array[wp.vec3],
-):
-    """Relative transform ``X_j(q)`` of the child joint frame in the parent anchor frame."""
+def joint_transform(joints: JointModel, j: int, joint_q: wp.array[float]):
+    """Relative transform ``X_j(q)`` of joint ``j``'s child frame in its parent anchor frame."""
+    jtype = joints.kind[j]
+    q_start = joints.q_start[j]
+    qd_start = joints.qd_start[j]
+    lin_count = joints.dof_dim[j, 0]
+    ang_count = joints.dof_dim[j, 1]
+    joint_axis = joints.axis
     pos = wp.vec3(0.0)
     rot = wp.quat_identity()
     if jtype == JOINT_PRISMATIC:
@@ -88,14 +87,10 @@ def joint_transform(
 
 @wp.func
 def write_joint_columns(
-    jtype: int,
-    q_start: int,
-    qd_start: int,
-    lin_count: int,
-    ang_count: int,
+    joints: JointModel,
+    j: int,
     joint_q: wp.array[float],
     joint_qd: wp.array[float],
-    joint_axis: wp.array[wp.vec3],
     X_pa: wp.transform,
     child_com: wp.vec3,
     origin: wp.vec3,
@@ -107,6 +102,12 @@ def write_joint_columns(
     ``v_J = S qd`` is the joint's relative twist and ``c_rel`` the part of ``dS/dt qd`` that
     does not come from the parent's motion (see the module docstring).
     """
+    jtype = joints.kind[j]
+    q_start = joints.q_start[j]
+    qd_start = joints.qd_start[j]
+    lin_count = joints.dof_dim[j, 0]
+    ang_count = joints.dof_dim[j, 1]
+    joint_axis = joints.axis
     v_J = wp.spatial_vector()
     c_rel = wp.spatial_vector()
     rot = wp.transform_get_rotation(X_pa)
@@ -177,16 +178,7 @@ def articulation_forward_kinematics(
     tree_start: wp.array[int],
     tree_joint: wp.array[int],
     # Model:
-    joint_type: wp.array[int],
-    joint_parent: wp.array[int],
-    joint_child: wp.array[int],
-    joint_q_start: wp.array[int],
-    joint_qd_start: wp.array[int],
-    joint_dof_dim: wp.array2d[int],
-    joint_X_p: wp.array[wp.transform],
-    joint_X_c: wp.array[wp.transform],
-    joint_axis: wp.array[wp.vec3],
-    body_com: wp.array[wp.vec3],
+    joints: JointModel,
     # Data in:
     joint_q: wp.array[float],
     joint_qd: wp.array[float],
@@ -210,53 +202,23 @@ def articulation_forward_kinematics(
 
     # Reference point: COM of the first body in tree order (its joint hangs from the world).
     j0 = tree_joint[start]
-    X_j0 = joint_transform(
-        joint_type[j0],
-        joint_q_start[j0],
-        joint_qd_start[j0],
-        joint_dof_dim[j0, 0],
-        joint_dof_dim[j0, 1],
-        joint_q,
-        joint_axis,
-    )
-    X_w0 = joint_X_p[j0] * X_j0 * wp.transform_inverse(joint_X_c[j0])
-    origin = wp.transform_point(X_w0, body_com[joint_child[j0]])
+    X_w0 = joints.X_p[j0] * joint_transform(joints, j0, joint_q) * wp.transform_inverse(joints.X_c[j0])
+    origin = wp.transform_point(X_w0, joints.body_com[joints.child[j0]])
     articulation_origin_out[art] = origin
 
     for t in range(start, end):
         j = tree_joint[t]
-        jtype = joint_type[j]
-        parent = joint_parent[j]
-        child = joint_child[j]
-        q_start = joint_q_start[j]
-        qd_start = joint_qd_start[j]
-        lin_count = joint_dof_dim[j, 0]
-        ang_count = joint_dof_dim[j, 1]
-
-        X_pa = joint_X_p[j]
+        child = joints.child[j]
+        parent = joints.parent[j]
+        X_pa = joints.X_p[j]
         v_parent = wp.spatial_vector()
         if parent >= 0:
             X_pa = body_q_out[parent] * X_pa
             v_parent = body_v_out[parent]
 
-        X_j = joint_transform(jtype, q_start, qd_start, lin_count, ang_count, joint_q, joint_axis)
-        X_wc = X_pa * X_j * wp.transform_inverse(joint_X_c[j])
-        com_world = wp.transform_point(X_wc, body_com[child])
-
-        v_J, c_rel = write_joint_columns(
-            jtype,
-            q_start,
-            qd_start,
-            lin_count,
-            ang_count,
-            joint_q,
-            joint_qd,
-            joint_axis,
-            X_pa,
-            com_world,
-            origin,
-            dof_S_out,
-        )
+        X_wc = X_pa * joint_transform(joints, j, joint_q) * wp.transform_inverse(joints.X_c[j])
+        com_world = wp.transform_point(X_wc, joints.body_com[child])
+        v_J, c_rel = write_joint_columns(joints, j, joint_q, joint_qd, X_pa, com_world, origin, dof_S_out)
         v_child = v_parent + v_J
         body_q_out[child] = X_wc
         body_v_out[child] = v_child
@@ -270,16 +232,7 @@ def _forward_kinematics(
     tree_start: wp.array[int],
     tree_joint: wp.array[int],
     # Model:
-    joint_type: wp.array[int],
-    joint_parent: wp.array[int],
-    joint_child: wp.array[int],
-    joint_q_start: wp.array[int],
-    joint_qd_start: wp.array[int],
-    joint_dof_dim: wp.array2d[int],
-    joint_X_p: wp.array[wp.transform],
-    joint_X_c: wp.array[wp.transform],
-    joint_axis: wp.array[wp.vec3],
-    body_com: wp.array[wp.vec3],
+    joints: JointModel,
     # Data in:
     joint_q: wp.array[float],
     joint_qd: wp.array[float],
@@ -292,29 +245,8 @@ def _forward_kinematics(
     dof_S_out: wp.array[wp.spatial_vector],
 ):
     art = wp.tid()  # one thread per articulation
-    articulation_forward_kinematics(
-        art,
-        tree_start,
-        tree_joint,
-        joint_type,
-        joint_parent,
-        joint_child,
-        joint_q_start,
-        joint_qd_start,
-        joint_dof_dim,
-        joint_X_p,
-        joint_X_c,
-        joint_axis,
-        body_com,
-        joint_q,
-        joint_qd,
-        body_q_out,
-        body_qd_out,
-        articulation_origin_out,
-        body_v_out,
-        body_c_out,
-        dof_S_out,
-    )
+    articulation_forward_kinematics(art, tree_start, tree_joint, joints, joint_q, joint_qd, body_q_out, body_qd_out,
+                                    articulation_origin_out, body_v_out, body_c_out, dof_S_out)
 
 
 def eval_articulation_kinematics(
@@ -338,22 +270,7 @@ def eval_articulation_kinematics(
     wp.launch(
         _forward_kinematics,
         dim=plan.articulation_count,
-        inputs=[
-            plan.tree_start,
-            plan.tree_joint,
-            model.joint_type,
-            model.joint_parent,
-            model.joint_child,
-            model.joint_q_start,
-            model.joint_qd_start,
-            model.joint_dof_dim,
-            model.joint_X_p,
-            model.joint_X_c,
-            model.joint_axis,
-            model.body_com,
-            joint_q,
-            joint_qd,
-        ],
+        inputs=[plan.tree_start, plan.tree_joint, plan.joints, joint_q, joint_qd],
         outputs=[body_q, body_qd, data.articulation_origin, data.body_v, data.body_c, data.dof_S],
         device=model.device,
     )
@@ -367,9 +284,7 @@ def _jacobian(
     joint_parent_joint: wp.array[int],
     dof_start: wp.array[int],
     # Model:
-    joint_child: wp.array[int],
-    joint_qd_start: wp.array[int],
-    body_com: wp.array[wp.vec3],
+    joints: JointModel,
     # Data in:
     body_q: wp.array[wp.transform],
     articulation_origin: wp.array[wp.vec3],
@@ -386,11 +301,11 @@ def _jacobian(
         first = wp.min(first, tree_joint[t])
     j = tree_joint[start + local]
     row = (j - first) * 6  # Newton's layout: the child of the articulation's i-th joint is link i
-    child = joint_child[j]
-    com_rel = wp.transform_point(body_q[child], body_com[child]) - articulation_origin[art]
+    child = joints.child[j]
+    com_rel = wp.transform_point(body_q[child], joints.body_com[child]) - articulation_origin[art]
     k = j
     while k >= 0:
-        for d in range(joint_qd_start[k], joint_qd_start[k + 1]):
+        for d in range(joints.qd_start[k], joints.qd_start[k + 1]):
             col = d - dof_start[art]
             tw = twist_at_point(dof_S[d], com_rel)
             for r in range(6):
@@ -416,9 +331,7 @@ def eval_articulation_jacobian(
             plan.tree_joint,
             plan.joint_parent_joint,
             plan.dof_start,
-            model.joint_child,
-            model.joint_qd_start,
-            model.body_com,
+            plan.joints,
             body_q,
             data.articulation_origin,
             data.dof_S,

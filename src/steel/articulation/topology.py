@@ -33,6 +33,8 @@ import warp as wp
 
 import newton
 
+from .joint_model import joint_model
+
 SUPPORTED_JOINT_TYPES = (
     newton.JointType.PRISMATIC,
     newton.JointType.REVOLUTE,
@@ -174,6 +176,7 @@ class ArticulationPlan:
         self.joint_parent_joint = wp.array(self.joint_parent_joint_np, dtype=wp.int32, device=dev)
         self.gravity_index = wp.array(self.gravity_index_np, dtype=wp.int32, device=dev)
         self.root_body = wp.array(self.root_body_np, dtype=wp.int32, device=dev)
+        self.joints = joint_model(model)  # the model's joint arrays as one struct for the kernels
         # DOF parent chains for the tree-sparse factorization: the previous DOF of the same joint,
         # or the last DOF of the nearest ancestor joint that has DOFs (-1 at the root).
         dof_parent = np.full(max(self.dof_count, 1), -1, dtype=np.int32)

@@ -31,6 +31,7 @@ import newton
 
 from ...articulation.factor import MIN_PIVOT, cholesky_factor, cholesky_solve
 from ...articulation.integrate import integrate_joint_coordinates
+from ...articulation.joint_model import JointModel
 from ...articulation.kinematics import JOINT_DISTANCE, JOINT_FREE, articulation_forward_kinematics
 from .mimic import apply_mimic_accelerations, apply_mimic_coordinates, fold_mimic_rows
 
@@ -77,16 +78,7 @@ def _advance(
     mass_start: wp.array[int],
     articulation_refactor: wp.array[int],
     # Model:
-    joint_type: wp.array[int],
-    joint_parent: wp.array[int],
-    joint_child: wp.array[int],
-    joint_q_start: wp.array[int],
-    joint_qd_start: wp.array[int],
-    joint_dof_dim: wp.array2d[int],
-    joint_X_p: wp.array[wp.transform],
-    joint_X_c: wp.array[wp.transform],
-    joint_axis: wp.array[wp.vec3],
-    body_com: wp.array[wp.vec3],
+    joints: JointModel,
     body_kinematic: wp.array[int],
     mimic_leader: wp.array[int],
     mimic_coeffs: wp.array[wp.vec2],
@@ -113,6 +105,16 @@ def _advance(
     body_c_out: wp.array[wp.spatial_vector],
     dof_S_out: wp.array[wp.spatial_vector],
 ):
+    joint_type = joints.kind
+    joint_parent = joints.parent
+    joint_child = joints.child
+    joint_q_start = joints.q_start
+    joint_qd_start = joints.qd_start
+    joint_dof_dim = joints.dof_dim
+    joint_X_p = joints.X_p
+    joint_X_c = joints.X_c
+    joint_axis = joints.axis
+    body_com = joints.body_com
     art = wp.tid()  # one thread per articulation
     start = tree_start[art]
     end = tree_start[art + 1]
@@ -185,16 +187,7 @@ def _advance(
             art,
             tree_start,
             tree_joint,
-            joint_type,
-            joint_parent,
-            joint_child,
-            joint_q_start,
-            joint_qd_start,
-            joint_dof_dim,
-            joint_X_p,
-            joint_X_c,
-            joint_axis,
-            body_com,
+            joints,
             joint_q_out,
             joint_qd_out,
             body_q_out,
@@ -241,16 +234,7 @@ def advance_joints(
             plan.dof_count_per_articulation,
             mass_start,
             work.articulation_refactor,
-            model.joint_type,
-            model.joint_parent,
-            model.joint_child,
-            model.joint_q_start,
-            model.joint_qd_start,
-            model.joint_dof_dim,
-            model.joint_X_p,
-            model.joint_X_c,
-            model.joint_axis,
-            model.body_com,
+            plan.joints,
             work.body_kinematic,
             work.mimic_leader,
             work.mimic_coeffs,

@@ -60,6 +60,7 @@ import warp as wp
 
 import newton
 
+from ...articulation.joint_model import JointModel
 from ...articulation.kinematics import (
     JOINT_BALL,
     JOINT_D6,
@@ -87,16 +88,7 @@ def _kinematics_and_joint_forces(
     dof_start: wp.array[int],
     dof_count: wp.array[int],
     # Model:
-    joint_type: wp.array[int],
-    joint_parent: wp.array[int],
-    joint_child: wp.array[int],
-    joint_q_start: wp.array[int],
-    joint_qd_start: wp.array[int],
-    joint_dof_dim: wp.array2d[int],
-    joint_X_p: wp.array[wp.transform],
-    joint_X_c: wp.array[wp.transform],
-    joint_axis: wp.array[wp.vec3],
-    body_com: wp.array[wp.vec3],
+    joints: JointModel,
     joint_limit_lower: wp.array[float],
     joint_limit_upper: wp.array[float],
     joint_limit_ke: wp.array[float],
@@ -132,6 +124,16 @@ def _kinematics_and_joint_forces(
     articulation_refactor_out: wp.array[int],
     body_f_work_out: wp.array[wp.spatial_vector],
 ):
+    joint_type = joints.kind
+    joint_parent = joints.parent
+    joint_child = joints.child
+    joint_q_start = joints.q_start
+    joint_qd_start = joints.qd_start
+    joint_dof_dim = joints.dof_dim
+    joint_X_p = joints.X_p
+    joint_X_c = joints.X_c
+    joint_axis = joints.axis
+    body_com = joints.body_com
     art = wp.tid()  # one thread per articulation: mimic, FK, then the joint forces of its joints
     if has_mimic != 0:
         apply_mimic_coordinates(
@@ -149,16 +151,7 @@ def _kinematics_and_joint_forces(
         art,
         tree_start,
         tree_joint,
-        joint_type,
-        joint_parent,
-        joint_child,
-        joint_q_start,
-        joint_qd_start,
-        joint_dof_dim,
-        joint_X_p,
-        joint_X_c,
-        joint_axis,
-        body_com,
+        joints,
         joint_q,
         joint_qd,
         body_q_out,
@@ -262,16 +255,7 @@ def eval_kinematics_and_joint_forces(
             plan.tree_joint,
             plan.dof_start,
             plan.dof_count_per_articulation,
-            model.joint_type,
-            model.joint_parent,
-            model.joint_child,
-            model.joint_q_start,
-            model.joint_qd_start,
-            model.joint_dof_dim,
-            model.joint_X_p,
-            model.joint_X_c,
-            model.joint_axis,
-            model.body_com,
+            plan.joints,
             model.joint_limit_lower,
             model.joint_limit_upper,
             model.joint_limit_ke,
