@@ -124,14 +124,14 @@ def test_replicated_worlds_match_the_single_world_run_and_repeat_bitwise():
     single = single_box(z=0.4, mu=0.6)
     batch = single_box(z=0.4, mu=0.6, world_count=16)
 
-    def trajectory(model):
+    def trajectory(model, **options):
         state = model.state()
         q = state.joint_q.numpy()
         q[3:7] = np.array([0.1, 0.05, 0.0, 1.0]) / np.linalg.norm([0.1, 0.05, 0.0, 1.0])
         state.joint_q.assign(np.tile(q[:7], model.joint_count))
         pipeline = newton.CollisionPipeline(model)
         contacts = pipeline.contacts()
-        solver = SolverSteel(model)
+        solver = SolverSteel(model, **options)
         out = model.state()
         for _ in range(120):
             pipeline.collide(state, contacts)
@@ -141,9 +141,11 @@ def test_replicated_worlds_match_the_single_world_run_and_repeat_bitwise():
 
     ref = trajectory(single)[0]
     worlds = trajectory(batch)
+    deterministic = trajectory(batch, deterministic=wp.DeterministicMode.RUN_TO_RUN)
     # Worlds are offset in space, so contact points differ in their last bits: float32 tolerance.
     np.testing.assert_allclose(worlds[:, 2:], np.tile(ref[2:], (16, 1)), atol=1e-4)
     np.testing.assert_array_equal(trajectory(batch), worlds)
+    np.testing.assert_array_equal(trajectory(batch, deterministic=wp.DeterministicMode.RUN_TO_RUN), deterministic)
 
 
 def test_in_place_stepping_equals_ping_pong():
