@@ -22,11 +22,26 @@ MIN_PIVOT = wp.constant(1.0e-12)
 
 
 @wp.func
-def cholesky_factor(n: int, base: int, mass_matrix: wp.array[float], mass_factor_out: wp.array[float]):
-    """Factor one articulation's ``n x n`` block at ``base``: ``H = L L^T`` (a ``wp.func`` so solvers
-    can fuse factor and solve in one launch)."""
+def cholesky_factor_shifted(
+    n: int,
+    base: int,
+    first_dof: int,
+    mass_matrix: wp.array[float],
+    dof_shift: wp.array[float],
+    use_shift: int,
+    mass_factor_out: wp.array[float],
+):
+    """Factor ``H + diag(dof_shift)`` of one articulation's block at ``base`` without forming the sum.
+
+    Each DOF's shift (``dof_shift[first_dof + j]``, when ``use_shift``) is added to its pivot as it is
+    read, so a stale ``H`` stays intact for later refactors with new implicit terms (drive, damping
+    and limit stiffness on the diagonal) without an ``n^2`` copy. ``mass_factor_out`` may alias
+    ``mass_matrix``: only the lower triangle is read.
+    """
     for j in range(n):
         s = mass_matrix[base + j * n + j]
+        if use_shift != 0:
+            s += dof_shift[first_dof + j]
         for k in range(j):
             ljk = mass_factor_out[base + j * n + k]
             s -= ljk * ljk
@@ -39,6 +54,13 @@ def cholesky_factor(n: int, base: int, mass_matrix: wp.array[float], mass_factor
                 s -= mass_factor_out[base + i * n + k] * mass_factor_out[base + j * n + k]
             mass_factor_out[base + i * n + j] = s * inv
             mass_factor_out[base + j * n + i] = 0.0
+
+
+@wp.func
+def cholesky_factor(n: int, base: int, mass_matrix: wp.array[float], mass_factor_out: wp.array[float]):
+    """Factor one articulation's ``n x n`` block at ``base``: ``H = L L^T`` (a ``wp.func`` so solvers
+    can fuse factor and solve in one launch)."""
+    cholesky_factor_shifted(n, base, 0, mass_matrix, mass_matrix, 0, mass_factor_out)
 
 
 @wp.kernel

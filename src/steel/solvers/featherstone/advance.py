@@ -29,43 +29,11 @@ import warp as wp
 
 import newton
 
-from ...articulation.factor import MIN_PIVOT, cholesky_factor, cholesky_solve
+from ...articulation.factor import cholesky_factor, cholesky_factor_shifted, cholesky_solve
 from ...articulation.integrate import integrate_joint_coordinates
 from ...articulation.joint_model import JointModel
 from ...articulation.kinematics import JOINT_DISTANCE, JOINT_FREE, articulation_forward_kinematics
 from .mimic import apply_mimic_accelerations, apply_mimic_coordinates, fold_mimic_rows
-
-
-@wp.func
-def cholesky_factor_shifted(
-    n: int,
-    base: int,
-    first_dof: int,
-    mass_matrix: wp.array[float],
-    dof_shift: wp.array[float],
-    mass_factor_out: wp.array[float],
-):
-    """Factor ``H + diag(dof_shift)`` of one articulation without forming the sum.
-
-    The same operations in the same order as :func:`steel.articulation.factor.cholesky_factor` on the formed
-    sum, with each DOF's shift added to its pivot as it is read, so a stale ``H`` stays intact for later
-    refactors without an ``n^2`` copy (measured 7 % of the advance kernel on nv_humanoid x 64, CPU).
-    A candidate for the core's ``factor.py``: the Steel solver's implicit drive term is the same shift.
-    """
-    for j in range(n):
-        s = mass_matrix[base + j * n + j] + dof_shift[first_dof + j]
-        for k in range(j):
-            ljk = mass_factor_out[base + j * n + k]
-            s -= ljk * ljk
-        ljj = wp.sqrt(wp.max(s, MIN_PIVOT))
-        mass_factor_out[base + j * n + j] = ljj
-        inv = 1.0 / ljj
-        for i in range(j + 1, n):
-            s = mass_matrix[base + i * n + j]
-            for k in range(j):
-                s -= mass_factor_out[base + i * n + k] * mass_factor_out[base + j * n + k]
-            mass_factor_out[base + i * n + j] = s * inv
-            mass_factor_out[base + j * n + i] = 0.0
 
 
 @wp.kernel
@@ -127,7 +95,7 @@ def _advance(
         refactor = articulation_refactor[art]
         if has_mimic == 0:
             if refactor != 0:
-                cholesky_factor_shifted(n, base, first, mass_matrix, dof_implicit, mass_factor_out)
+                cholesky_factor_shifted(n, base, first, mass_matrix, dof_implicit, 1, mass_factor_out)
         else:
             # The fold edits whole rows and columns, so it works on a copy A = H + diag(D) in the factor buffer.
             if refactor != 0:
