@@ -2,7 +2,9 @@
 
 import numpy as np
 import pytest
+import warp as wp
 
+import newton
 from steel.solvers import SolverSteel
 
 from .scenes import G, run, single_box, tilted_gravity
@@ -72,3 +74,41 @@ def test_slow_contact_below_the_restitution_threshold_does_not_bounce():
     zs = []
     run(model, solver, 120, DT, record=lambda s: zs.append(float(s.body_q.numpy()[0, 2]) - r))
     assert max(zs[20:]) < 1e-3  # [m] no rebound above a millimetre
+
+
+def _box_stack(count, drop, seed):
+    """``count`` stacked 0.2 m cubes (mu 0.7) ``drop`` [m] above the ground, each offset by up to 0.5 mm and
+    turned about z by up to 0.3 degrees (seeded), so no exact symmetry helps the solver."""
+    rng = np.random.default_rng(seed)
+    builder = newton.ModelBuilder()
+    cfg = newton.ModelBuilder.ShapeConfig(mu=0.7)
+    for i in range(count):
+        x, y = rng.uniform(-5e-4, 5e-4, 2)
+        turn = wp.quat_from_axis_angle(wp.vec3(0.0, 0.0, 1.0), float(rng.uniform(-0.005, 0.005)))
+        body = builder.add_body(xform=wp.transform(wp.vec3(float(x), float(y), drop + 0.1 + 0.2 * i), turn))
+        builder.add_shape_box(body, hx=0.1, hy=0.1, hz=0.1, cfg=cfg)
+    builder.add_ground_plane(cfg=cfg)
+    return builder.finalize(device="cpu")
+
+
+def test_corner_order_does_not_tilt_a_landing_stack():
+    """Regression: a box stack landing flat tilted and slid sideways by the Gauss-Seidel order of its face corners.
+
+    Six slightly offset cubes dropped 1 m (5.4 m/s at impact). Solving the corners of each face one
+    after another left every box with a tilt velocity proportional to the impact: 0.71 degrees of tilt
+    and 4.4 mm of drift with that sweep; with the corners of a body pair solved as one group (see
+    pgs.py) 0.07 degrees and 0.15 mm.
+    """
+    model = _box_stack(6, 1.0, seed=0)
+    solver = SolverSteel(model)
+    start = model.state().body_q.numpy()
+    tilt = []  # largest tilt of any box from upright, per step [rad]
+
+    def record(state):
+        tilt.append(2.0 * np.arcsin(np.linalg.norm(state.body_q.numpy()[:, 3:5], axis=1)).max())
+
+    state, _ = run(model, solver, 240, DT, record=record)
+    drift = np.linalg.norm(state.body_q.numpy()[:, :2] - start[:, :2], axis=1)
+    assert np.degrees(max(tilt)) < 0.2
+    assert drift.max() < 0.5e-3  # [m]
+    assert abs(float(state.body_q.numpy()[-1, 2]) - 1.1) < 2e-3  # [m] the stack stands, top box on top

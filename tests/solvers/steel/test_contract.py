@@ -119,6 +119,48 @@ def test_row_overflow_flags_only_the_overflowing_world_and_the_check_raises():
     assert not solver.constraint_overflow.numpy().any()
 
 
+def test_reset_with_a_world_mask_clears_only_the_selected_worlds_flags_and_contact_history():
+    """reset(world_mask) clears the overflow flag and contact history of the selected world only."""
+    builder = newton.ModelBuilder()
+    for w in range(4):
+        builder.begin_world()
+        # worlds 1 and 2 drop four boxes on each other and overflow, worlds 0 and 3 rest a single box
+        for k in range(4 if w in (1, 2) else 1):
+            body = builder.add_body(xform=wp.transform(wp.vec3(3.0 * w, 0.0, 0.1 + 0.2 * k), wp.quat_identity()))
+            builder.add_shape_box(body, hx=0.1, hy=0.1, hz=0.1)
+        builder.end_world()
+    builder.add_ground_plane()
+    model = builder.finalize(device="cpu")
+    solver = SolverSteel(model, free_body_constraint_max=12, warn_constraint_overflow=False)
+    state, contacts = run(model, solver, 30, DT)
+    assert solver.constraint_overflow.numpy().tolist() == [False, True, True, False, False]
+    pipeline = newton.CollisionPipeline(model)
+
+    def contact_ages():
+        """Age [steps] of each contact with rows after one more step, keyed by world."""
+        pipeline.collide(state, contacts)
+        solver.step(state, state, None, contacts, DT)
+        n = int(contacts.rigid_contact_count.numpy()[0])
+        rows = solver.contact_row.numpy()[:n] >= 0
+        world, age = solver.contact_world.numpy()[:n][rows], solver.contact_age.numpy()[:n][rows]
+        return {w: age[world == w] for w in range(4)}
+
+    before = contact_ages()
+    assert all(before[w].min() > 0 for w in range(4))  # every world's contacts carry history
+    mask = wp.array([False, True, False, False, False], dtype=wp.bool, device=model.device)
+    solver.reset(state, world_mask=mask)
+    assert solver.constraint_overflow.numpy().tolist() == [False, False, True, False, False]
+    with pytest.raises(RuntimeError, match="world 2") as error:
+        solver.check_constraint_capacity()
+    assert "world 1" not in str(error.value)
+    after = contact_ages()
+    # The reset world's contacts start cold (friction anchors and warm starts forgotten), the others not.
+    assert (after[1] == 0).all()
+    assert all(after[w].min() > 0 for w in (0, 2, 3))
+    with pytest.raises(ValueError, match="world_mask"):
+        solver.reset(state, world_mask=wp.zeros(4, dtype=wp.bool, device=model.device))
+
+
 def test_replicated_worlds_match_the_single_world_run_and_repeat_bitwise():
     """16 replicated worlds each match the single-world run; two runs are bitwise equal."""
     single = single_box(z=0.4, mu=0.6)

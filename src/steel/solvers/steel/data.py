@@ -28,6 +28,11 @@ row_mu                 friction coefficient of a friction pair's first row (non-
 row_impulse            accumulated impulse ``lambda`` [N·s or N·m·s]                                   (row,)
 row_contact            contact index of a contact/friction row, -1 otherwise                          (row,)
 row_dir                direction of the row in world frame (contact normal or tangent), for forces   (row,)
+row_body               the two bodies of a contact row (-1: static); -1, -1 on limit rows             (row, 2)
+row_key                sweep order, larger first: the pair's mean body height [m]; limits 1e30        (row,)
+row_order              sweep scratch: units (normal/limit rows) sorted by key, then body pair         (row,)
+row_span               sweep scratch: at either end of a group's sorted run, the other end            (row,)
+row_step               sweep scratch: the Jacobi step of each row of a group [N·s or N·m·s]           (row,)
 =====================  =============================================================================  ===========
 
 A contact takes one ``ROW_CONTACT`` row followed, when it has friction, by two ``ROW_FRICTION``
@@ -73,7 +78,10 @@ class SteelRows:
         self.row_contact = wp.full(n, -1, dtype=wp.int32, device=device)
         self.row_dir = wp.zeros(n, dtype=wp.vec3, device=device)
         self.row_key = wp.zeros(n, dtype=float, device=device)
+        self.row_body = wp.full((n, 2), -1, dtype=wp.int32, device=device)
         self.row_order = wp.zeros(n, dtype=wp.int32, device=device)
+        self.row_span = wp.zeros(n, dtype=wp.int32, device=device)
+        self.row_step = wp.zeros(n, dtype=float, device=device)
 
     def begin_step(self) -> None:
         """Forget last step's rows (counts only: rows past a world's count are never read)."""

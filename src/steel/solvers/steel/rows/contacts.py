@@ -37,9 +37,9 @@ from .common import reserve_rows, write_point_jacobian
 from .history import find_record
 
 EXPERIMENT = False
-IMPACT_SPEED = wp.constant(0.1)
-WARM_NORMAL = wp.constant(0.5)
-SETTLED_AGE = wp.constant(8)  # steps a contact must persist before its normal force seeds the next step  # [m/s] closing speed above which a contact counts as an impact
+IMPACT_SPEED = wp.constant(0.1)  # [m/s] closing speed above which a contact counts as an impact
+WARM_NORMAL = wp.constant(0.5)  # share of last step's normal force a settled contact starts from
+SETTLED_AGE = wp.constant(8)  # steps a contact must persist before its normal force seeds the next step
 
 
 @wp.func
@@ -195,6 +195,7 @@ def _contact_rows(
     row_contact: wp.array[wp.int32],
     row_dir: wp.array[wp.vec3],
     row_key: wp.array[float],
+    row_body: wp.array2d[wp.int32],
     contact_row_out: wp.array[wp.int32],
     contact_row_count_out: wp.array[wp.int32],
     contact_world_out: wp.array[wp.int32],
@@ -278,7 +279,17 @@ def _contact_rows(
         if e > 0.0:
             target = -e * u0
 
+    # Sweep key: the mean height of the two bodies (a static side counts at its contact point).
+    # Every contact of one body pair gets the same key, so the sweep finds them side by side and
+    # solves them as one group (see pgs.py).
     up = -wp.normalize(gravity[0])
+    h0 = wp.dot(a0, up)
+    if b0 >= 0:
+        h0 = wp.dot(wp.transform_point(X0, body_com[b0]), up)
+    h1 = wp.dot(a1, up)
+    if b1 >= 0:
+        h1 = wp.dot(wp.transform_point(X1, body_com[b1]), up)
+    key = 0.5 * (h0 + h1)
     t1 = _tangent(n)
     t2 = wp.cross(n, t1)
     for k in range(count):
@@ -304,7 +315,9 @@ def _contact_rows(
         row_impulse[row] = 0.0
         row_contact[row] = c
         row_dir[row] = d
-        row_key[row] = 0.5 * wp.dot(a0 + a1, up)
+        row_key[row] = key
+        row_body[row, 0] = b0
+        row_body[row, 1] = b1
     row_target[r] = target
 
     # Friction history: warm start and anchors (see rows/history.py).
@@ -415,6 +428,7 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             rows.row_contact,
             rows.row_dir,
             rows.row_key,
+            rows.row_body,
             solver.contact_row,
             solver.contact_row_count,
             solver.contact_world,

@@ -56,6 +56,7 @@ def _limit_rows(
     row_impulse: wp.array[float],
     row_contact: wp.array[wp.int32],
     row_key: wp.array[float],
+    row_body: wp.array2d[wp.int32],
 ):
     j = wp.tid()  # one thread per joint
     art = joint_articulation[j]
@@ -108,6 +109,8 @@ def _limit_rows(
             row_impulse[r] = 0.0
             row_contact[r] = -1
             row_key[r] = 1.0e30  # internal rows first, before the contacts
+            row_body[r, 0] = -1  # a limit row is never grouped with others
+            row_body[r, 1] = -1
 
 
 def build_limit_rows(solver, joint_q, dt: float) -> None:
@@ -150,6 +153,7 @@ def build_limit_rows(solver, joint_q, dt: float) -> None:
             rows.row_impulse,
             rows.row_contact,
             rows.row_key,
+            rows.row_body,
         ],
         device=model.device,
     )
