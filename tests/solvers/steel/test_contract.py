@@ -203,3 +203,20 @@ def test_in_place_stepping_equals_ping_pong():
         solver.step(state, state, None, contacts, DT)
     np.testing.assert_allclose(state.joint_q.numpy(), a, atol=1e-6)
     assert math.isfinite(float(a[2]))
+
+
+def test_constructor_signature_matches_the_reference_except_the_documented_capacity_defaults():
+    """Same keyword-only option names and defaults as newton.solvers.SolverSteel (capacities: None = sized)."""
+    import inspect
+
+    ours = inspect.signature(SolverSteel).parameters
+    ref = inspect.signature(newton.solvers.SolverSteel).parameters
+    assert list(ours) == list(ref)
+    for name, p in ref.items():
+        if name == "model":
+            continue
+        assert ours[name].kind is inspect.Parameter.KEYWORD_ONLY
+        if name in ("articulation_constraint_max", "free_body_constraint_max"):
+            assert ours[name].default is None  # sized from the model (see rows/capacity.py)
+        else:
+            assert ours[name].default == p.default or (p.default != p.default), name

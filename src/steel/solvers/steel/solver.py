@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import warnings
-from dataclasses import fields
+import inspect
+from dataclasses import MISSING, fields
 
 import numpy as np
 import warp as wp
@@ -251,6 +252,18 @@ def factor_articulations(core: ArticulationCore) -> None:
         tree_factor_mass_matrix(core.plan, core.data)
     else:
         core.factor()
+
+
+def _signature() -> inspect.Signature:
+    """``SolverSteel(model, *, <every option with its default>)``, as the reference declares it."""
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+              inspect.Parameter("model", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="newton.Model")]
+    params += [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default if f.default is not
+                                 MISSING else None) for f in fields(SteelOptions)]
+    return inspect.Signature(params)
+
+
+SolverSteel.__init__.__signature__ = _signature()
 
 
 @wp.kernel
