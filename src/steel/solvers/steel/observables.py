@@ -15,6 +15,7 @@ from __future__ import annotations
 import warp as wp
 
 from ...articulation import eval_body_parent_f
+from .data import RowBuffers
 
 
 @wp.kernel
@@ -34,8 +35,7 @@ def _contact_wrenches(
     # Rows:
     contact_row: wp.array[wp.int32],
     contact_row_count: wp.array[wp.int32],
-    row_impulse: wp.array[float],
-    row_dir: wp.array[wp.vec3],
+    rows: RowBuffers,
     # Data in:
     body_q: wp.array[wp.transform],
     # Data out:
@@ -49,7 +49,7 @@ def _contact_wrenches(
         r = contact_row[c]
     if r >= 0:
         for k in range(r, r + contact_row_count[c]):
-            f1 += row_dir[k] * (row_impulse[k] / dt)
+            f1 += rows.dir[k] * (rows.impulse[k] / dt)
     if contact_f_out:
         contact_f_out[c] = wp.spatial_vector(-f1, wp.vec3(0.0))
     if r < 0 or not body_contact_f_out:
@@ -99,8 +99,7 @@ def write_observables(solver, observables, contacts, state_in, dt: float) -> Non
                 contacts.rigid_contact_offset1,
                 solver.contact_row,
                 solver.contact_row_count,
-                rows.row_impulse,
-                rows.row_dir,
+                rows.buffers,
                 state_in.body_q,
             ],
             outputs=[observables.contact_f if want_contact else None, body_contact_f],

@@ -44,231 +44,184 @@ from __future__ import annotations
 
 import warp as wp
 
-from .data import ROW_FRICTION
-from .rows.common import side_response, side_velocity
+from .data import ROW_FRICTION, RowBuffers
+from .rows.common import side_offset, side_response, side_velocity
 
 
-@wp.func
-def _row_velocity(r: int, stride: int, row_dof_start: wp.array2d[wp.int32], row_dof_count: wp.array2d[wp.int32],
-                  row_J: wp.array[float], joint_qd: wp.array[float]):
+@wp.func(inline=True)
+def _row_velocity(rows: RowBuffers, r: int, joint_qd: wp.array[float]):
     v = float(0.0)
     for s in range(2):
-        n = row_dof_count[r, s]
-        if n > 0:
-            v += side_velocity((r * 2 + s) * stride, row_dof_start[r, s], n, row_J, joint_qd)
+        if rows.dof_count[r, s] > 0:
+            v += side_velocity(rows, r, s, joint_qd)
     return v
 
 
-@wp.func
-def _apply(r: int, stride: int, impulse: float, row_dof_start: wp.array2d[wp.int32],
-           row_dof_count: wp.array2d[wp.int32], row_Y: wp.array[float], joint_qd: wp.array[float]):
+@wp.func(inline=True)
+def _apply(rows: RowBuffers, r: int, impulse: float, joint_qd: wp.array[float]):
     for s in range(2):
-        n = row_dof_count[r, s]
-        offset = (r * 2 + s) * stride
-        d0 = row_dof_start[r, s]
+        n = rows.dof_count[r, s]
+        offset = side_offset(rows, r, s)
+        d0 = rows.dof_start[r, s]
         for k in range(n):
-            joint_qd[d0 + k] = joint_qd[d0 + k] + row_Y[offset + k] * impulse
+            joint_qd[d0 + k] = joint_qd[d0 + k] + rows.Y[offset + k] * impulse
 
 
-@wp.func
+@wp.func(inline=True)
 def _ensure_response(
+    rows: RowBuffers,
     r: int,
-    stride: int,
     cfm: float,
     use_tree: int,
     dof_parent: wp.array[int],
     mass_factor: wp.array[float],
-    row_dof_start: wp.array2d[wp.int32],
-    row_dof_count: wp.array2d[wp.int32],
-    row_mass_start: wp.array2d[wp.int32],
-    row_J: wp.array[float],
-    row_Y: wp.array[float],
-    row_inv_mass: wp.array[float],
 ):
     """Form ``Y = H^-1 J^T`` and ``1 / (J Y + cfm)`` of row ``r`` the first time it needs them."""
-    if row_inv_mass[r] >= 0.0:
+    if rows.inv_mass[r] >= 0.0:
         return
     jy = float(0.0)
     for s in range(2):
-        n = row_dof_count[r, s]
+        n = rows.dof_count[r, s]
         if n > 0:
-            offset = (r * 2 + s) * stride
-            if row_mass_start[r, s] >= 0:
-                jy += side_response(use_tree, row_dof_start[r, s], n, row_mass_start[r, s], offset, dof_parent,
-                                    mass_factor, row_J, row_Y)
+            if rows.mass_start[r, s] >= 0:
+                jy += side_response(rows, r, s, use_tree, dof_parent, mass_factor)
             else:
+                offset = side_offset(rows, r, s)
                 for k in range(n):
-                    row_Y[offset + k] = 0.0
-    row_inv_mass[r] = 1.0 / (jy + cfm)
+                    rows.Y[offset + k] = 0.0
+    rows.inv_mass[r] = 1.0 / (jy + cfm)
 
 
-@wp.func
-def _sorts_before(a: int, b: int, row_key: wp.array[float], row_body: wp.array2d[wp.int32]):
+@wp.func(inline=True)
+def _sorts_before(rows: RowBuffers, a: int, b: int):
     """Unit ``a`` goes before unit ``b``: larger key first, ties by body pair (a pair's rows stay adjacent)."""
-    if row_key[a] != row_key[b]:
-        return row_key[a] > row_key[b]
-    if row_body[a, 1] != row_body[b, 1]:
-        return row_body[a, 1] < row_body[b, 1]
-    return row_body[a, 0] < row_body[b, 0]
+    if rows.key[a] != rows.key[b]:
+        return rows.key[a] > rows.key[b]
+    if rows.body[a, 1] != rows.body[b, 1]:
+        return rows.body[a, 1] < rows.body[b, 1]
+    return rows.body[a, 0] < rows.body[b, 0]
 
 
-@wp.func
-def _same_group(a: int, b: int, row_body: wp.array2d[wp.int32]):
+@wp.func(inline=True)
+def _same_group(rows: RowBuffers, a: int, b: int):
     """Units ``a`` and ``b`` are contact normals of the same body pair (limit rows carry -1, -1)."""
-    return (row_body[a, 0] == row_body[b, 0] and row_body[a, 1] == row_body[b, 1]
-            and (row_body[a, 0] >= 0 or row_body[a, 1] >= 0))
+    return (rows.body[a, 0] == rows.body[b, 0] and rows.body[a, 1] == rows.body[b, 1]
+            and (rows.body[a, 0] >= 0 or rows.body[a, 1] >= 0))
 
 
-@wp.func
+@wp.func(inline=True)
 def _solve_friction(
+    rows: RowBuffers,
     r: int,
-    stride: int,
     relaxation: float,
     cfm: float,
     use_tree: int,
     dof_parent: wp.array[int],
     mass_factor: wp.array[float],
-    row_dof_start: wp.array2d[wp.int32],
-    row_dof_count: wp.array2d[wp.int32],
-    row_mass_start: wp.array2d[wp.int32],
-    row_J: wp.array[float],
-    row_target: wp.array[float],
-    row_mu: wp.array[float],
-    row_Y: wp.array[float],
-    row_inv_mass: wp.array[float],
-    row_impulse: wp.array[float],
     joint_qd: wp.array[float],
 ):
     """Friction pair ``r + 1``, ``r + 2`` of the normal row ``r``, on the disk ``|lambda_t| <= mu lambda_n``."""
     f = r + 1
-    bound = row_mu[f] * row_impulse[r]
-    if bound == 0.0 and row_impulse[f] == 0.0 and row_impulse[f + 1] == 0.0:
+    bound = rows.mu[f] * rows.impulse[r]
+    if bound == 0.0 and rows.impulse[f] == 0.0 and rows.impulse[f + 1] == 0.0:
         return
-    _ensure_response(f, stride, cfm, use_tree, dof_parent, mass_factor, row_dof_start, row_dof_count,
-                     row_mass_start, row_J, row_Y, row_inv_mass)
-    _ensure_response(f + 1, stride, cfm, use_tree, dof_parent, mass_factor, row_dof_start, row_dof_count,
-                     row_mass_start, row_J, row_Y, row_inv_mass)
-    v1 = _row_velocity(f, stride, row_dof_start, row_dof_count, row_J, joint_qd)
-    v2 = _row_velocity(f + 1, stride, row_dof_start, row_dof_count, row_J, joint_qd)
-    old1 = row_impulse[f]
-    old2 = row_impulse[f + 1]
-    new1 = old1 + relaxation * (row_target[f] - v1) * row_inv_mass[f]
-    new2 = old2 + relaxation * (row_target[f + 1] - v2) * row_inv_mass[f + 1]
+    _ensure_response(rows, f, cfm, use_tree, dof_parent, mass_factor)
+    _ensure_response(rows, f + 1, cfm, use_tree, dof_parent, mass_factor)
+    v1 = _row_velocity(rows, f, joint_qd)
+    v2 = _row_velocity(rows, f + 1, joint_qd)
+    old1 = rows.impulse[f]
+    old2 = rows.impulse[f + 1]
+    new1 = old1 + relaxation * (rows.target[f] - v1) * rows.inv_mass[f]
+    new2 = old2 + relaxation * (rows.target[f + 1] - v2) * rows.inv_mass[f + 1]
     mag = wp.sqrt(new1 * new1 + new2 * new2)
     if mag > bound:
         scale = bound / mag
         new1 *= scale
         new2 *= scale
-    _apply(f, stride, new1 - old1, row_dof_start, row_dof_count, row_Y, joint_qd)
-    _apply(f + 1, stride, new2 - old2, row_dof_start, row_dof_count, row_Y, joint_qd)
-    row_impulse[f] = new1
-    row_impulse[f + 1] = new2
+    _apply(rows, f, new1 - old1, joint_qd)
+    _apply(rows, f + 1, new2 - old2, joint_qd)
+    rows.impulse[f] = new1
+    rows.impulse[f + 1] = new2
 
 
-@wp.func
+@wp.func(inline=True)
 def _normal_step(
+    rows: RowBuffers,
     r: int,
-    stride: int,
     relaxation: float,
     cfm: float,
     use_tree: int,
     dof_parent: wp.array[int],
     mass_factor: wp.array[float],
-    row_dof_start: wp.array2d[wp.int32],
-    row_dof_count: wp.array2d[wp.int32],
-    row_mass_start: wp.array2d[wp.int32],
-    row_J: wp.array[float],
-    row_target: wp.array[float],
-    row_Y: wp.array[float],
-    row_inv_mass: wp.array[float],
-    row_impulse: wp.array[float],
     joint_qd: wp.array[float],
 ):
     """Projected step of unilateral row ``r`` from the current velocities: ``(delta, residual, J qd)``."""
-    v = _row_velocity(r, stride, row_dof_start, row_dof_count, row_J, joint_qd)
-    old = row_impulse[r]
+    v = _row_velocity(rows, r, joint_qd)
+    old = rows.impulse[r]
     delta = float(0.0)
     # An untouched row that is satisfied needs no response: most speculative rows never do.
-    if old != 0.0 or v < row_target[r]:
-        _ensure_response(r, stride, cfm, use_tree, dof_parent, mass_factor, row_dof_start, row_dof_count,
-                         row_mass_start, row_J, row_Y, row_inv_mass)
-        delta = wp.max(old + relaxation * (row_target[r] - v) * row_inv_mass[r], 0.0) - old
-    return wp.vec3(delta, row_target[r] - v, v)
+    if old != 0.0 or v < rows.target[r]:
+        _ensure_response(rows, r, cfm, use_tree, dof_parent, mass_factor)
+        delta = wp.max(old + relaxation * (rows.target[r] - v) * rows.inv_mass[r], 0.0) - old
+    return wp.vec3(delta, rows.target[r] - v, v)
 
 
 @wp.kernel
 def _sweep(
+    # Options:
     iterations: int,
     relaxation: float,
     cfm: float,
+    # Factor of the core:
     use_tree: int,
     dof_parent: wp.array[int],
     mass_factor: wp.array[float],
-    articulation_capacity: int,
-    free_body_capacity: int,
-    stride: int,
-    world_row_count: wp.array2d[wp.int32],
-    row_kind: wp.array[wp.int32],
-    row_dof_start: wp.array2d[wp.int32],
-    row_dof_count: wp.array2d[wp.int32],
-    row_mass_start: wp.array2d[wp.int32],
-    row_J: wp.array[float],
-    row_target: wp.array[float],
-    row_mu: wp.array[float],
-    row_key: wp.array[float],
-    row_body: wp.array2d[wp.int32],
-    # Data in/out:
-    row_order: wp.array[wp.int32],
-    row_span: wp.array[wp.int32],
-    row_step: wp.array[float],
-    row_Y: wp.array[float],
-    row_inv_mass: wp.array[float],
-    row_impulse: wp.array[float],
+    # Data in/out: the rows (impulses, responses and sweep scratch written), then the velocities.
+    rows: RowBuffers,
     joint_qd: wp.array[float],
 ):
     world = wp.tid()  # one thread per world
-    base = world * (articulation_capacity + free_body_capacity)
-    end = base + articulation_capacity + free_body_capacity
+    base = world * rows.world_row_capacity
+    end = base + rows.world_row_capacity
     # Order the world's row units (a normal or limit row, with the friction pair that follows it)
     # by descending key, so a stack's weight travels down it within one iteration; a body pair's
     # contacts share a key and end up side by side.
     unit_count = int(0)
     for family in range(2):
         start = base
-        count = wp.min(world_row_count[world, 0], articulation_capacity)
+        count = wp.min(rows.world_row_count[world, 0], rows.articulation_capacity)
         if family == 1:
-            start = base + articulation_capacity
-            count = wp.min(world_row_count[world, 1], free_body_capacity)
+            start = base + rows.articulation_capacity
+            count = wp.min(rows.world_row_count[world, 1], rows.free_body_capacity)
         for i in range(count):
             r = start + i
-            if row_kind[r] != ROW_FRICTION:
+            if rows.kind[r] != ROW_FRICTION:
                 k = unit_count  # insertion sort, stable
-                while k > 0 and _sorts_before(r, row_order[base + k - 1], row_key, row_body):
-                    row_order[base + k] = row_order[base + k - 1]
+                while k > 0 and _sorts_before(rows, r, rows.order[base + k - 1]):
+                    rows.order[base + k] = rows.order[base + k - 1]
                     k -= 1
-                row_order[base + k] = r
+                rows.order[base + k] = r
                 unit_count += 1
-    # Groups: runs of contacts of one body pair. row_span holds, at each end of a run, the other end.
+    # Groups: runs of contacts of one body pair. rows.span holds, at each end of a run, the other end.
     u = int(0)
     while u < unit_count:
         last = u
-        while last + 1 < unit_count and _same_group(row_order[base + u], row_order[base + last + 1], row_body):
+        while last + 1 < unit_count and _same_group(rows, rows.order[base + u], rows.order[base + last + 1]):
             last += 1
-        row_span[base + u] = last
-        row_span[base + last] = u
+        rows.span[base + u] = last
+        rows.span[base + last] = u
         u = last + 1
     # Warm start: apply the impulses the rows start from (cold rows start at zero and are skipped).
     for uu in range(unit_count):
-        r = row_order[base + uu]
+        r = rows.order[base + uu]
         k = r
         last = r
-        if r + 1 < end and row_kind[r + 1] == ROW_FRICTION:
+        if r + 1 < end and rows.kind[r + 1] == ROW_FRICTION:
             last = r + 2
         while k <= last:
-            if row_impulse[k] != 0.0:
-                _ensure_response(k, stride, cfm, use_tree, dof_parent, mass_factor, row_dof_start, row_dof_count,
-                                 row_mass_start, row_J, row_Y, row_inv_mass)
-                _apply(k, stride, row_impulse[k], row_dof_start, row_dof_count, row_Y, joint_qd)
+            if rows.impulse[k] != 0.0:
+                _ensure_response(rows, k, cfm, use_tree, dof_parent, mass_factor)
+                _apply(rows, k, rows.impulse[k], joint_qd)
             k += 1
     for it in range(iterations):
         # Alternate the direction of the sweep over groups (symmetric Gauss-Seidel).
@@ -277,7 +230,7 @@ def _sweep(
             at = done
             if it % 2 == 1:
                 at = unit_count - 1 - done
-            other = row_span[base + at]
+            other = rows.span[base + at]
             first = wp.min(at, other)
             last = wp.max(at, other)
             done += last - first + 1
@@ -287,44 +240,38 @@ def _sweep(
             moved = float(0.0)  # delta . (J qd before)
             any_step = int(0)
             for g in range(first, last + 1):
-                r = row_order[base + g]
-                step = _normal_step(r, stride, relaxation, cfm, use_tree, dof_parent, mass_factor, row_dof_start,
-                                    row_dof_count, row_mass_start, row_J, row_target, row_Y, row_inv_mass,
-                                    row_impulse, joint_qd)
-                row_step[r] = step[0]
+                r = rows.order[base + g]
+                step = _normal_step(rows, r, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+                rows.step[r] = step[0]
                 gain += step[0] * step[1]
                 moved += step[0] * step[2]
                 if step[0] != 0.0:
                     any_step = 1
             if any_step != 0:
                 for g in range(first, last + 1):
-                    r = row_order[base + g]
-                    if row_step[r] != 0.0:
-                        _apply(r, stride, row_step[r], row_dof_start, row_dof_count, row_Y, joint_qd)
+                    r = rows.order[base + g]
+                    if rows.step[r] != 0.0:
+                        _apply(rows, r, rows.step[r], joint_qd)
                 alpha = float(1.0)
                 if last > first:
                     curvature = -moved  # delta^T A delta = delta . (J qd after - J qd before)
                     for g in range(first, last + 1):
-                        r = row_order[base + g]
-                        if row_step[r] != 0.0:
-                            curvature += row_step[r] * _row_velocity(r, stride, row_dof_start, row_dof_count,
-                                                                     row_J, joint_qd)
+                        r = rows.order[base + g]
+                        if rows.step[r] != 0.0:
+                            curvature += rows.step[r] * _row_velocity(rows, r, joint_qd)
                     if curvature > 0.0 and gain < curvature:
                         alpha = wp.max(gain / curvature, 0.0)
                 for g in range(first, last + 1):
-                    r = row_order[base + g]
-                    if row_step[r] != 0.0:
+                    r = rows.order[base + g]
+                    if rows.step[r] != 0.0:
                         if alpha < 1.0:
-                            _apply(r, stride, (alpha - 1.0) * row_step[r], row_dof_start, row_dof_count, row_Y,
-                                   joint_qd)
-                        row_impulse[r] = row_impulse[r] + alpha * row_step[r]
+                            _apply(rows, r, (alpha - 1.0) * rows.step[r], joint_qd)
+                        rows.impulse[r] = rows.impulse[r] + alpha * rows.step[r]
             # Friction pairs of the group, on the disks of the updated normal rows.
             for g in range(first, last + 1):
-                r = row_order[base + g]
-                if r + 1 < end and row_kind[r + 1] == ROW_FRICTION:
-                    _solve_friction(r, stride, relaxation, cfm, use_tree, dof_parent, mass_factor, row_dof_start,
-                                    row_dof_count, row_mass_start, row_J, row_target, row_mu, row_Y, row_inv_mass,
-                                    row_impulse, joint_qd)
+                r = rows.order[base + g]
+                if r + 1 < end and rows.kind[r + 1] == ROW_FRICTION:
+                    _solve_friction(rows, r, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
 
 
 def sweep(solver, joint_qd: wp.array) -> None:
@@ -342,21 +289,7 @@ def sweep(solver, joint_qd: wp.array) -> None:
             int(solver.core.plan.tree_factor_ok),
             solver.core.plan.dof_parent,
             solver.core.data.mass_factor,
-            rows.articulation_capacity,
-            rows.free_body_capacity,
-            rows.stride,
-            rows.world_row_count,
-            rows.row_kind,
-            rows.row_dof_start,
-            rows.row_dof_count,
-            rows.row_mass_start,
-            rows.row_J,
-            rows.row_target,
-            rows.row_mu,
-            rows.row_key,
-            rows.row_body,
         ],
-        outputs=[rows.row_order, rows.row_span, rows.row_step, rows.row_Y, rows.row_inv_mass, rows.row_impulse,
-                 joint_qd],
+        outputs=[rows.buffers, joint_qd],
         device=solver.model.device,
     )

@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..data import FAMILY_ARTICULATED, FAMILY_FREE_BODY, ROW_CONTACT, ROW_FRICTION
-from .common import reserve_rows, write_point_jacobian
+from ..data import FAMILY_ARTICULATED, FAMILY_FREE_BODY, ROW_CONTACT, ROW_FRICTION, RowBuffers
+from .common import reserve_rows, side_offset, write_point_jacobian
 from .history import find_record
 
 EXPERIMENT = False
@@ -70,15 +70,15 @@ def _point_velocity(body: int, point: wp.vec3, body_q: wp.array[wp.transform], b
     return wp.spatial_top(tw) + wp.cross(wp.spatial_bottom(tw), point - com)
 
 
-@wp.func
+@wp.func(inline=True)
 def _write_side(
+    rows: RowBuffers,
     r: int,
     s: int,
     body: int,
     point: wp.vec3,
     direction: wp.vec3,
     sign: float,
-    stride: int,
     body_articulation: wp.array[int],
     body_responds: wp.array[wp.int32],
     art_dof_start: wp.array[int],
@@ -89,17 +89,13 @@ def _write_side(
     joint_parent_joint: wp.array[int],
     joint_qd_start: wp.array[int],
     dof_S: wp.array[wp.spatial_vector],
-    row_dof_start: wp.array2d[wp.int32],
-    row_dof_count: wp.array2d[wp.int32],
-    row_mass_start: wp.array2d[wp.int32],
-    row_J: wp.array[float],
 ):
     """Fill side ``s`` of row ``r`` for ``body``: its DOF range, Jacobian and factor block.
 
     A prescribed (kinematic) side keeps its J, so the row sees its motion, but gets no factor
-    block (``row_mass_start = -1``): it takes no impulse. The response is formed lazily by the sweep.
+    block (``rows.mass_start = -1``): it takes no impulse. The response is formed lazily by the sweep.
     """
-    row_dof_count[r, s] = 0
+    rows.dof_count[r, s] = 0
     if body < 0:
         return
     art = body_articulation[body]
@@ -107,14 +103,13 @@ def _write_side(
         return
     d0 = art_dof_start[art]
     n = art_dof_count[art]
-    row_dof_start[r, s] = d0
-    row_dof_count[r, s] = n
-    row_mass_start[r, s] = -1
+    rows.dof_start[r, s] = d0
+    rows.dof_count[r, s] = n
+    rows.mass_start[r, s] = -1
     if body_responds[body] != 0:
-        row_mass_start[r, s] = art_mass_start[art]
-    offset = (r * 2 + s) * stride
-    write_point_jacobian(body, point - articulation_origin[art], direction, sign, d0, n, body_joint,
-                         joint_parent_joint, joint_qd_start, dof_S, offset, row_J)
+        rows.mass_start[r, s] = art_mass_start[art]
+    write_point_jacobian(rows, side_offset(rows, r, s), body, point - articulation_origin[art], direction, sign, d0,
+                         n, body_joint, joint_parent_joint, joint_qd_start, dof_S)
 
 
 @wp.kernel
@@ -128,9 +123,6 @@ def _contact_rows(
     friction_scale: float,
     restitution_enabled: int,
     restitution_threshold: float,
-    articulation_capacity: int,
-    free_body_capacity: int,
-    stride: int,
     # Model:
     shape_body: wp.array[int],
     shape_mu: wp.array[float],
@@ -179,23 +171,8 @@ def _contact_rows(
     body_qd: wp.array[wp.spatial_vector],
     articulation_origin: wp.array[wp.vec3],
     dof_S: wp.array[wp.spatial_vector],
-    # Data out:
-    world_row_count: wp.array2d[wp.int32],
-    world_rows_dropped: wp.array2d[wp.int32],
-    constraint_overflow: wp.array[wp.bool],
-    row_kind: wp.array[wp.int32],
-    row_dof_start: wp.array2d[wp.int32],
-    row_dof_count: wp.array2d[wp.int32],
-    row_mass_start: wp.array2d[wp.int32],
-    row_J: wp.array[float],
-    row_inv_mass: wp.array[float],
-    row_target: wp.array[float],
-    row_mu: wp.array[float],
-    row_impulse: wp.array[float],
-    row_contact: wp.array[wp.int32],
-    row_dir: wp.array[wp.vec3],
-    row_key: wp.array[float],
-    row_body: wp.array2d[wp.int32],
+    # Data out (reserved rows and their accounting, then per contact):
+    rows: RowBuffers,
     contact_row_out: wp.array[wp.int32],
     contact_row_count_out: wp.array[wp.int32],
     contact_world_out: wp.array[wp.int32],
@@ -226,8 +203,8 @@ def _contact_rows(
         world = body_row_world[b0]
     if moves0 and moves1 and body_row_world[b0] != body_row_world[b1]:
         # A dynamic body shared by worlds would couple two worlds' sweeps: drop and report.
-        wp.atomic_add(world_rows_dropped, world, FAMILY_ARTICULATED, 1)
-        constraint_overflow[world] = True
+        wp.atomic_add(rows.world_rows_dropped, world, FAMILY_ARTICULATED, 1)
+        rows.constraint_overflow[world] = True
         return
 
     X0 = _body_pose(b0, body_q)
@@ -248,8 +225,7 @@ def _contact_rows(
     family = FAMILY_FREE_BODY
     if (moves0 and body_is_free[b0] == 0) or (moves1 and body_is_free[b1] == 0):
         family = FAMILY_ARTICULATED
-    r = reserve_rows(world, family, count, articulation_capacity, free_body_capacity, world_row_count,
-                     world_rows_dropped, constraint_overflow)
+    r = reserve_rows(rows, world, family, count)
     if r < 0:
         return
     contact_row_out[c] = r
@@ -302,23 +278,21 @@ def _contact_rows(
         elif k == 2:
             d = t2
             kind = ROW_FRICTION
-        _write_side(row, 0, b0, a0, d, -1.0, stride, body_articulation, body_responds, art_dof_start,
-                    art_dof_count, art_mass_start, articulation_origin, body_joint, joint_parent_joint,
-                    joint_qd_start, dof_S, row_dof_start, row_dof_count, row_mass_start, row_J)
-        _write_side(row, 1, b1, a1, d, 1.0, stride, body_articulation, body_responds, art_dof_start,
-                    art_dof_count, art_mass_start, articulation_origin, body_joint, joint_parent_joint,
-                    joint_qd_start, dof_S, row_dof_start, row_dof_count, row_mass_start, row_J)
-        row_kind[row] = kind
-        row_inv_mass[row] = -1.0  # response not formed yet (see pgs.py)
-        row_target[row] = 0.0
-        row_mu[row] = mu
-        row_impulse[row] = 0.0
-        row_contact[row] = c
-        row_dir[row] = d
-        row_key[row] = key
-        row_body[row, 0] = b0
-        row_body[row, 1] = b1
-    row_target[r] = target
+        _write_side(rows, row, 0, b0, a0, d, -1.0, body_articulation, body_responds, art_dof_start, art_dof_count,
+                    art_mass_start, articulation_origin, body_joint, joint_parent_joint, joint_qd_start, dof_S)
+        _write_side(rows, row, 1, b1, a1, d, 1.0, body_articulation, body_responds, art_dof_start, art_dof_count,
+                    art_mass_start, articulation_origin, body_joint, joint_parent_joint, joint_qd_start, dof_S)
+        rows.kind[row] = kind
+        rows.inv_mass[row] = -1.0  # response not formed yet (see pgs.py)
+        rows.target[row] = 0.0
+        rows.mu[row] = mu
+        rows.impulse[row] = 0.0
+        rows.contact[row] = c
+        rows.dir[row] = d
+        rows.key[row] = key
+        rows.body[row, 0] = b0
+        rows.body[row, 1] = b1
+    rows.target[r] = target
 
     # Friction history: warm start and anchors (see rows/history.py).
     anchor0 = contact_point0[c] + contact_offset0[c]
@@ -331,20 +305,20 @@ def _contact_rows(
     if rec >= 0:
         age = history_age[rec] + 1
         if age >= SETTLED_AGE:
-            row_impulse[r] = WARM_NORMAL * history_force_n[rec] * dt
+            rows.impulse[r] = WARM_NORMAL * history_force_n[rec] * dt
     contact_age_out[c] = age
     if rec >= 0 and friction:
         anchor0 = history_anchor0[rec]
         anchor1 = history_anchor1[rec]
         ft = history_force_t[rec] * dt
-        row_impulse[r + 1] = wp.dot(ft, t1)  # clamped to the disk by the sweep's first pass
-        row_impulse[r + 2] = wp.dot(ft, t2)
+        rows.impulse[r + 1] = wp.dot(ft, t1)  # clamped to the disk by the sweep's first pass
+        rows.impulse[r + 2] = wp.dot(ft, t2)
     contact_anchor0_out[c] = anchor0
     contact_anchor1_out[c] = anchor1
     if friction and anchor_beta > 0.0:
         slip = wp.transform_point(X1, anchor1) - wp.transform_point(X0, anchor0)
-        row_target[r + 1] = -anchor_beta * wp.dot(slip, t1) / dt
-        row_target[r + 2] = -anchor_beta * wp.dot(slip, t2) / dt
+        rows.target[r + 1] = -anchor_beta * wp.dot(slip, t1) / dt
+        rows.target[r + 2] = -anchor_beta * wp.dot(slip, t2) / dt
 
 
 def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float) -> None:
@@ -365,9 +339,6 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             float(opts.contact_friction_scale),
             int(opts.enable_restitution),
             float(opts.restitution_velocity_threshold),
-            rows.articulation_capacity,
-            rows.free_body_capacity,
-            rows.stride,
             model.shape_body,
             model.shape_material_mu,
             model.shape_material_restitution,
@@ -413,22 +384,7 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             core.data.dof_S,
         ],
         outputs=[
-            rows.world_row_count,
-            rows.world_rows_dropped,
-            rows.constraint_overflow,
-            rows.row_kind,
-            rows.row_dof_start,
-            rows.row_dof_count,
-            rows.row_mass_start,
-            rows.row_J,
-            rows.row_inv_mass,
-            rows.row_target,
-            rows.row_mu,
-            rows.row_impulse,
-            rows.row_contact,
-            rows.row_dir,
-            rows.row_key,
-            rows.row_body,
+            rows.buffers,
             solver.contact_row,
             solver.contact_row_count,
             solver.contact_world,

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import warp as wp
 
+from ..data import RowBuffers
+
 MATCH_DISTANCE = wp.constant(0.02)  # [m] largest drift of a contact point between steps to match it
 NO_KEY = wp.constant(2147483647)
 
@@ -105,9 +107,7 @@ def _record_contacts(
     contact_anchor0: wp.array[wp.vec3],
     contact_anchor1: wp.array[wp.vec3],
     contact_age: wp.array[wp.int32],
-    row_impulse: wp.array[float],
-    row_dir: wp.array[wp.vec3],
-    row_mu: wp.array[float],
+    rows: RowBuffers,
     # Data out:
     key_out: wp.array[wp.int32],
     index_out: wp.array[wp.int32],
@@ -131,17 +131,17 @@ def _record_contacts(
     key_out[c] = contact_shape0[c] * shape_count + contact_shape1[c]
     point0_out[c] = contact_point0[c]
     point1_out[c] = contact_point1[c]
-    force_n_out[c] = row_impulse[r] / dt
+    force_n_out[c] = rows.impulse[r] / dt
     ft = wp.vec3(0.0)
     for k in range(r + 1, r + contact_row_count[c]):
-        ft += row_dir[k] * (row_impulse[k] / dt)
+        ft += rows.dir[k] * (rows.impulse[k] / dt)
     force_t_out[c] = ft
     world_out[c] = contact_world[c]
     age_out[c] = contact_age[c]
     # A sticking contact keeps its anchors; one that slides at the Coulomb limit or carries no
     # load releases them to where it is now.
-    lam_n = row_impulse[r]
-    sticking = lam_n > 0.0 and wp.length(ft) * dt < 0.999 * row_mu[r] * lam_n
+    lam_n = rows.impulse[r]
+    sticking = lam_n > 0.0 and wp.length(ft) * dt < 0.999 * rows.mu[r] * lam_n
     if sticking:
         anchor0_out[c] = contact_anchor0[c]
         anchor1_out[c] = contact_anchor1[c]
@@ -174,9 +174,7 @@ def record_contacts(solver, contacts, dt: float) -> None:
             solver.contact_anchor0,
             solver.contact_anchor1,
             solver.contact_age,
-            solver.rows.row_impulse,
-            solver.rows.row_dir,
-            solver.rows.row_mu,
+            solver.rows.buffers,
         ],
         outputs=[hist.key, hist.index, hist.point0, hist.point1, hist.force_n, hist.force_t, hist.anchor0,
                  hist.anchor1, hist.world, hist.age],

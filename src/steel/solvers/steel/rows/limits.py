@@ -14,8 +14,8 @@ from __future__ import annotations
 import warp as wp
 
 from ....articulation.kinematics import JOINT_D6, JOINT_PRISMATIC, JOINT_REVOLUTE
-from ..data import FAMILY_ARTICULATED, ROW_LIMIT
-from .common import reserve_rows
+from ..data import FAMILY_ARTICULATED, ROW_LIMIT, RowBuffers
+from .common import reserve_rows, side_offset
 
 
 @wp.kernel
@@ -24,9 +24,6 @@ def _limit_rows(
     dt: float,
     baumgarte: float,
     activation_gap: float,
-    articulation_capacity: int,
-    free_body_capacity: int,
-    stride: int,
     # Model:
     joint_type: wp.array[int],
     joint_articulation: wp.array[int],
@@ -42,21 +39,8 @@ def _limit_rows(
     dof_is_kinematic: wp.array[wp.int32],
     # Data in:
     joint_q: wp.array[float],
-    # Data out:
-    world_row_count: wp.array2d[wp.int32],
-    world_rows_dropped: wp.array2d[wp.int32],
-    constraint_overflow: wp.array[wp.bool],
-    row_kind: wp.array[wp.int32],
-    row_dof_start: wp.array2d[wp.int32],
-    row_dof_count: wp.array2d[wp.int32],
-    row_mass_start: wp.array2d[wp.int32],
-    row_J: wp.array[float],
-    row_inv_mass: wp.array[float],
-    row_target: wp.array[float],
-    row_impulse: wp.array[float],
-    row_contact: wp.array[wp.int32],
-    row_key: wp.array[float],
-    row_body: wp.array2d[wp.int32],
+    # Data out (reserved rows and their accounting):
+    rows: RowBuffers,
 ):
     j = wp.tid()  # one thread per joint
     art = joint_articulation[j]
@@ -86,31 +70,30 @@ def _limit_rows(
             phi = sign * (q - bound)  # distance to the bound, negative when crossed
             if phi > activation_gap:
                 continue
-            r = reserve_rows(world, FAMILY_ARTICULATED, 1, articulation_capacity, free_body_capacity,
-                             world_row_count, world_rows_dropped, constraint_overflow)
+            r = reserve_rows(rows, world, FAMILY_ARTICULATED, 1)
             if r < 0:
                 continue
-            offset = r * 2 * stride
+            offset = side_offset(rows, r, 0)
             for i in range(n):
-                row_J[offset + i] = 0.0
-            row_J[offset + dof - d0] = sign
-            row_dof_start[r, 0] = d0
-            row_dof_count[r, 0] = n
-            row_mass_start[r, 0] = art_mass_start[art]
-            row_dof_count[r, 1] = 0
+                rows.J[offset + i] = 0.0
+            rows.J[offset + dof - d0] = sign
+            rows.dof_start[r, 0] = d0
+            rows.dof_count[r, 0] = n
+            rows.mass_start[r, 0] = art_mass_start[art]
+            rows.dof_count[r, 1] = 0
             target = float(0.0)
             if phi > 0.0:
                 target = -phi / dt
             else:
                 target = -baumgarte * phi / dt
-            row_kind[r] = ROW_LIMIT
-            row_inv_mass[r] = -1.0  # response formed lazily by the sweep
-            row_target[r] = target
-            row_impulse[r] = 0.0
-            row_contact[r] = -1
-            row_key[r] = 1.0e30  # internal rows first, before the contacts
-            row_body[r, 0] = -1  # a limit row is never grouped with others
-            row_body[r, 1] = -1
+            rows.kind[r] = ROW_LIMIT
+            rows.inv_mass[r] = -1.0  # response formed lazily by the sweep
+            rows.target[r] = target
+            rows.impulse[r] = 0.0
+            rows.contact[r] = -1
+            rows.key[r] = 1.0e30  # internal rows first, before the contacts
+            rows.body[r, 0] = -1  # a limit row is never grouped with others
+            rows.body[r, 1] = -1
 
 
 def build_limit_rows(solver, joint_q, dt: float) -> None:
@@ -123,9 +106,6 @@ def build_limit_rows(solver, joint_q, dt: float) -> None:
             float(dt),
             float(opts.baumgarte),
             float(min(opts.joint_limit_activation_gap, 1.0e30)),
-            rows.articulation_capacity,
-            rows.free_body_capacity,
-            rows.stride,
             model.joint_type,
             model.joint_articulation,
             model.joint_q_start,
@@ -139,21 +119,6 @@ def build_limit_rows(solver, joint_q, dt: float) -> None:
             solver.tables.dof_is_kinematic,
             joint_q,
         ],
-        outputs=[
-            rows.world_row_count,
-            rows.world_rows_dropped,
-            rows.constraint_overflow,
-            rows.row_kind,
-            rows.row_dof_start,
-            rows.row_dof_count,
-            rows.row_mass_start,
-            rows.row_J,
-            rows.row_inv_mass,
-            rows.row_target,
-            rows.row_impulse,
-            rows.row_contact,
-            rows.row_key,
-            rows.row_body,
-        ],
+        outputs=[rows.buffers],
         device=model.device,
     )
