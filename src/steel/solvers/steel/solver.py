@@ -162,7 +162,10 @@ class SolverSteel(SolverBase):
             wp.copy(state_out.body_qd, state_in.body_qd)
         core.kinematics(state_out.joint_q, state_out.joint_qd, state_out.body_q, state_out.body_qd)
         self._step_count += 1
-        if self.options.warn_constraint_overflow and not self._warned_overflow and rows.world_count:
+        if (self.options.warn_constraint_overflow and not self._warned_overflow and rows.world_count
+                and self.model.device.is_cpu):
+            # On the CPU the flag read is free; on CUDA it would synchronize every step and break
+            # graph capture, so there the flags are read by check_constraint_capacity() only.
             self._warn_overflow_once()
         return state_out
 
