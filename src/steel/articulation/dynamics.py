@@ -30,9 +30,19 @@ import warp as wp
 import newton
 
 from .data import ArticulationData
+from .joint_model import JointModel
 from .kinematics import JOINT_DISTANCE, JOINT_FREE
 from .spatial import force_cross, motion_dot_force, spatial_inertia, wrench_at_point, wrench_from_point
 from .topology import ArticulationPlan
+
+
+@wp.func
+def body_spatial_inertia(joints: JointModel, body: int, X: wp.transform, origin: wp.vec3):
+    """Spatial inertia of ``body`` at pose ``X`` about the reference point ``origin``, world axes;
+    also returns the COM relative to ``origin`` [m]."""
+    R = wp.quat_to_matrix(wp.transform_get_rotation(X))
+    com = wp.transform_point(X, joints.body_com[body]) - origin
+    return spatial_inertia(joints.body_mass[body], com, R * joints.body_inertia[body] * wp.transpose(R)), com
 
 
 @wp.kernel
@@ -46,14 +56,8 @@ def _bias_and_mass_matrix(
     mass_start: wp.array[int],
     gravity_index: wp.array[int],
     # Model:
-    joint_type: wp.array[int],
-    joint_parent: wp.array[int],
-    joint_child: wp.array[int],
-    joint_qd_start: wp.array[int],
+    joints: JointModel,
     joint_armature: wp.array[float],
-    body_com: wp.array[wp.vec3],
-    body_mass: wp.array[float],
-    body_inertia: wp.array[wp.mat33],
     gravity: wp.array[wp.vec3],
     # Data in:
     body_q: wp.array[wp.transform],
@@ -83,17 +87,14 @@ def _bias_and_mass_matrix(
     # 1. Forward pass.
     for t in range(start, end):
         j = tree_joint[t]
-        child = joint_child[j]
+        child = joints.child[j]
         a = base_accel
         if joint_parent_joint[j] >= 0:
-            a = body_a_out[joint_parent[j]]
+            a = body_a_out[joints.parent[j]]
         a = a + body_c[child]
         body_a_out[child] = a
 
-        X = body_q[child]
-        R = wp.quat_to_matrix(wp.transform_get_rotation(X))
-        com = wp.transform_point(X, body_com[child]) - origin
-        I = spatial_inertia(body_mass[child], com, R * body_inertia[child] * wp.transpose(R))
+        I, com = body_spatial_inertia(joints, child, body_q[child], origin)
         v = body_v[child]
         f = I * a + force_cross(v, I * v)
         if body_f_ext:
@@ -105,14 +106,14 @@ def _bias_and_mass_matrix(
     # 2. Backward pass.
     for s in range(end - start):
         j = tree_joint[end - 1 - s]
-        child = joint_child[j]
+        child = joints.child[j]
         f = body_f_out[child]
-        jtype = joint_type[j]
-        d0 = joint_qd_start[j]
-        d1 = joint_qd_start[j + 1]
+        jtype = joints.kind[j]
+        d0 = joints.qd_start[j]
+        d1 = joints.qd_start[j + 1]
         wrench = wp.spatial_vector()
         if joint_f and (jtype == JOINT_FREE or jtype == JOINT_DISTANCE):
-            com = wp.transform_point(body_q[child], body_com[child]) - origin
+            com = wp.transform_point(body_q[child], joints.body_com[child]) - origin
             wrench = wrench_from_point(
                 wp.vec3(joint_f[d0], joint_f[d0 + 1], joint_f[d0 + 2]),
                 wp.vec3(joint_f[d0 + 3], joint_f[d0 + 4], joint_f[d0 + 5]),
@@ -128,7 +129,7 @@ def _bias_and_mass_matrix(
                     tau -= joint_f[d]
             dof_bias_out[d] = tau
         if joint_parent_joint[j] >= 0:
-            parent = joint_parent[j]
+            parent = joints.parent[j]
             body_f_out[parent] = body_f_out[parent] + f
             body_Ic_out[parent] = body_Ic_out[parent] + body_Ic_out[child]
 
@@ -143,13 +144,13 @@ def _bias_and_mass_matrix(
         mass_matrix_out[base + i] = 0.0
     for t in range(start, end):
         j = tree_joint[t]
-        Ic = body_Ic_out[joint_child[j]]
-        for k in range(joint_qd_start[j], joint_qd_start[j + 1]):
+        Ic = body_Ic_out[joints.child[j]]
+        for k in range(joints.qd_start[j], joints.qd_start[j + 1]):
             F = Ic * dof_S[k]
             row = k - first_dof
             m = j
             while m >= 0:
-                for l in range(joint_qd_start[m], joint_qd_start[m + 1]):
+                for l in range(joints.qd_start[m], joints.qd_start[m + 1]):
                     col = l - first_dof
                     h = motion_dot_force(dof_S[l], F)
                     mass_matrix_out[base + row * n + col] = h
@@ -198,14 +199,8 @@ def eval_articulation_dynamics(
             plan.dof_count_per_articulation,
             plan.mass_start,
             plan.gravity_index,
-            model.joint_type,
-            model.joint_parent,
-            model.joint_child,
-            model.joint_qd_start,
+            plan.joints,
             model.joint_armature,
-            model.body_com,
-            model.body_mass,
-            model.body_inertia,
             model.gravity,
             body_q,
             data.articulation_origin,
@@ -229,12 +224,7 @@ def _body_parent_wrench(
     tree_joint: wp.array[int],
     joint_parent_joint: wp.array[int],
     # Model:
-    joint_parent: wp.array[int],
-    joint_child: wp.array[int],
-    joint_qd_start: wp.array[int],
-    body_com: wp.array[wp.vec3],
-    body_mass: wp.array[float],
-    body_inertia: wp.array[wp.mat33],
+    joints: JointModel,
     # Data in:
     body_q: wp.array[wp.transform],
     articulation_origin: wp.array[wp.vec3],
@@ -255,17 +245,14 @@ def _body_parent_wrench(
     # Forward: the acceleration each body gains from qdd, and the force I_i times it.
     for t in range(start, end):
         j = tree_joint[t]
-        child = joint_child[j]
+        child = joints.child[j]
         a = wp.spatial_vector()
         if joint_parent_joint[j] >= 0:
-            a = body_a_out[joint_parent[j]]
-        for d in range(joint_qd_start[j], joint_qd_start[j + 1]):
+            a = body_a_out[joints.parent[j]]
+        for d in range(joints.qd_start[j], joints.qd_start[j + 1]):
             a = a + dof_S[d] * joint_qdd[d]
         body_a_out[child] = a
-        X = body_q[child]
-        R = wp.quat_to_matrix(wp.transform_get_rotation(X))
-        com = wp.transform_point(X, body_com[child]) - origin
-        I = spatial_inertia(body_mass[child], com, R * body_inertia[child] * wp.transpose(R))
+        I, com = body_spatial_inertia(joints, child, body_q[child], origin)
         f = I * a
         if body_f_extra:
             fe = body_f_extra[child]
@@ -274,13 +261,13 @@ def _body_parent_wrench(
     # Backward: subtree sums, then add the (already subtree-summed) bias force and move to the COM.
     for s in range(end - start):
         j = tree_joint[end - 1 - s]
-        child = joint_child[j]
+        child = joints.child[j]
         if joint_parent_joint[j] >= 0:
-            parent = joint_parent[j]
+            parent = joints.parent[j]
             body_parent_f_out[parent] = body_parent_f_out[parent] + body_parent_f_out[child]
     for t in range(start, end):
-        child = joint_child[tree_joint[t]]
-        com = wp.transform_point(body_q[child], body_com[child]) - origin
+        child = joints.child[tree_joint[t]]
+        com = wp.transform_point(body_q[child], joints.body_com[child]) - origin
         body_parent_f_out[child] = wrench_at_point(body_f_bias[child] + body_parent_f_out[child], com)
 
 
@@ -313,12 +300,7 @@ def eval_body_parent_f(
             plan.tree_start,
             plan.tree_joint,
             plan.joint_parent_joint,
-            model.joint_parent,
-            model.joint_child,
-            model.joint_qd_start,
-            model.body_com,
-            model.body_mass,
-            model.body_inertia,
+            plan.joints,
             body_q,
             data.articulation_origin,
             data.dof_S,

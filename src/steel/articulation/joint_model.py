@@ -1,4 +1,4 @@
-"""``JointModel``: the Newton joint arrays the articulation kernels read, as one Warp struct.
+"""``JointModel``: the Newton joint (and body inertial) arrays the articulation kernels read, as one struct.
 
 Kinematics, integration and the solvers' fused kernels all need the same nine joint arrays plus
 the body COMs. Passing them as one struct keeps kernel signatures short and lets every kernel
@@ -27,6 +27,8 @@ class JointModel:
     X_c: wp.array[wp.transform]  # joint frame in the child body frame [m, quaternion]
     axis: wp.array[wp.vec3]  # per-DOF axis in the joint frame
     body_com: wp.array[wp.vec3]  # body COM in the body frame [m]
+    body_mass: wp.array[float]  # body mass [kg]
+    body_inertia: wp.array[wp.mat33]  # rotational inertia about the COM, body frame [kg·m²]
 
 
 def joint_model(model: newton.Model) -> JointModel:
@@ -50,5 +52,12 @@ def joint_model(model: newton.Model) -> JointModel:
         joints.X_p = model.joint_X_p
         joints.X_c = model.joint_X_c
         joints.axis = model.joint_axis
-    joints.body_com = model.body_com if model.body_count else wp.zeros(1, dtype=wp.vec3, device=dev)
+    if model.body_count:
+        joints.body_com = model.body_com
+        joints.body_mass = model.body_mass
+        joints.body_inertia = model.body_inertia
+    else:
+        joints.body_com = wp.zeros(1, dtype=wp.vec3, device=dev)
+        joints.body_mass = wp.zeros(1, dtype=float, device=dev)
+        joints.body_inertia = wp.zeros(1, dtype=wp.mat33, device=dev)
     return joints

@@ -56,7 +56,8 @@ import warp as wp
 
 import newton
 
-from ...articulation.spatial import spatial_inertia
+from ...articulation.dynamics import body_spatial_inertia
+from ...articulation.joint_model import JointModel
 
 CUDA_BLOCK_DIM = 64  # threads per articulation on CUDA; the CPU runs tile kernels with one
 
@@ -74,11 +75,7 @@ def _jacobian_products(
     jac_start: wp.array[int],
     jac_rows: wp.array[int],
     # Model:
-    joint_child: wp.array[int],
-    joint_qd_start: wp.array[int],
-    body_com: wp.array[wp.vec3],
-    body_mass: wp.array[float],
-    body_inertia: wp.array[wp.mat33],
+    joints: JointModel,
     # Data in:
     body_q: wp.array[wp.transform],
     articulation_origin: wp.array[wp.vec3],
@@ -97,15 +94,12 @@ def _jacobian_products(
     base = jac_start[art]
     origin = articulation_origin[art]
     for t in range(start, tree_start[art + 1]):
-        child = joint_child[tree_joint[t]]
-        X = body_q[child]
-        R = wp.quat_to_matrix(wp.transform_get_rotation(X))
-        com = wp.transform_point(X, body_com[child]) - origin
-        I = spatial_inertia(body_mass[child], com, R * body_inertia[child] * wp.transpose(R))
+        child = joints.child[tree_joint[t]]
+        I, _com = body_spatial_inertia(joints, child, body_q[child], origin)
         row0 = 6 * (t - start)
         m = tree_joint[t]
         while m >= 0:  # the DOFs that move this body: its own joint's and every ancestor joint's
-            for k in range(joint_qd_start[m], joint_qd_start[m + 1]):
+            for k in range(joints.qd_start[m], joints.qd_start[m + 1]):
                 col = k - first
                 S = dof_S[k]
                 F = I * S
@@ -276,11 +270,7 @@ class TileMassMatrix:
                 plan.dof_count_per_articulation,
                 self.jac_start,
                 self.jac_rows,
-                model.joint_child,
-                model.joint_qd_start,
-                model.body_com,
-                model.body_mass,
-                model.body_inertia,
+                plan.joints,
                 body_q,
                 data.articulation_origin,
                 data.dof_S,
