@@ -220,3 +220,13 @@ def test_constructor_signature_matches_the_reference_except_the_documented_capac
             assert ours[name].default is None  # sized from the model (see rows/capacity.py)
         else:
             assert ours[name].default == p.default or (p.default != p.default), name
+
+
+def test_numpy_float_time_steps_are_accepted():
+    """dt may be any real number type (numpy float32 included); a non-number is rejected."""
+    model = single_box(z=0.5)
+    solver = SolverSteel(model)
+    state = model.state()
+    solver.step(state, state, None, None, np.float32(DT))
+    with pytest.raises(ValueError, match="dt"):
+        solver.step(state, state, None, None, "0.01")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 import inspect
+import numbers
 from dataclasses import MISSING, fields
 
 import numpy as np
@@ -237,7 +238,7 @@ class SolverSteel(SolverBase):
         self._refresh_mass_matrix = True
 
     def _check_step(self, contacts, dt) -> None:
-        if not isinstance(dt, (int, float)) or isinstance(dt, bool) or not np.isfinite(dt) or dt <= 0.0:
+        if not isinstance(dt, numbers.Real) or isinstance(dt, bool) or not np.isfinite(dt) or dt <= 0.0:
             raise ValueError(f"dt must be a positive finite number of seconds, got {dt!r}")
         if contacts is not None and contacts.rigid_contact_max > self.rigid_contact_capacity:
             raise ValueError(
