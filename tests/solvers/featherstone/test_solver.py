@@ -185,3 +185,18 @@ def test_unsupported_constraints_warn_once_at_construction(equality, sparse_mimi
 def test_model_without_unsupported_constraints_does_not_warn():
     """A plain two-hinge model constructs and steps without the unsupported-constraint warning."""
     assert _warnings_of_construction_and_steps(_hinges()) == []
+
+
+def test_a_non_finite_or_negative_time_step_is_rejected_before_any_change():
+    """step() raises ValueError naming dt for NaN or negative dt, leaving the state untouched."""
+    builder = newton.ModelBuilder()
+    body = builder.add_body()
+    builder.add_shape_box(body, hx=0.1, hy=0.1, hz=0.1)
+    free_box = builder.finalize(device="cpu")
+    solver = steel.solvers.SolverFeatherstone(free_box)
+    state = free_box.state()
+    before = state.joint_q.numpy().copy()
+    for bad in (float("nan"), -0.01):
+        with pytest.raises(ValueError, match="dt"):
+            solver.step(state, state, None, None, bad)
+    np.testing.assert_array_equal(state.joint_q.numpy(), before)

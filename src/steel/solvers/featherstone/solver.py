@@ -23,6 +23,7 @@ group (fused) or the same (unfused, factor in the solve launch).
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 
 import numpy as np
@@ -276,6 +277,8 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
         """
         self.validate_observables(observables, contacts)
         self._require_unreduced_contacts(contacts)
+        if not isinstance(dt, numbers.Real) or isinstance(dt, bool) or not math.isfinite(dt) or dt < 0.0:
+            raise ValueError(f"dt must be a finite, non-negative number of seconds, got {dt!r}")
         self._apply_module_options()
         model, plan, data, work = self.model, self.plan, self.data, self.work
         control = self._default_control if control is None else control
