@@ -10,6 +10,11 @@ Owns ``state_out.joint_qd`` and ``state_out.joint_q``. Per joint:
 * joints outside every articulation pass their coordinates through.
 
 Positions then follow from the finished velocities by the core's symplectic integrator.
+
+With ``velocity_iterations > 0`` the step carries two velocities: the position-solve velocity
+``solver.qd_position``, which alone advances the positions, and the refined velocity ``solver.qd``
+that ``state_out.joint_qd`` publishes. Both are finished by the same rules (damping and clamps
+apply identically).
 """
 
 from __future__ import annotations
@@ -77,11 +82,8 @@ def _finish_velocities(
             joint_qd_out[d0 + 3 + k] = w[k]
 
 
-def finish_step(solver, state_in, state_out, dt: float) -> None:
-    """Write ``state_out.joint_qd`` from the solved velocities, then integrate ``state_out.joint_q``."""
+def _finish(solver, state_in, dt: float, qd_solved, qd_out) -> None:
     model = solver.model
-    if model.joint_count == 0:
-        return
     attrs = solver.attributes
     wp.launch(
         _finish_velocities,
@@ -100,11 +102,29 @@ def finish_step(solver, state_in, state_out, dt: float) -> None:
             attrs.max_linear_velocity,
             attrs.max_angular_velocity,
             state_in.joint_qd,
-            solver.qd,
+            qd_solved,
         ],
-        outputs=[state_out.joint_qd],
+        outputs=[qd_out],
         device=model.device,
     )
-    # Zero acceleration: the integrator only advances positions with the finished velocities.
-    integrate_joints(model, state_in.joint_q, state_out.joint_qd, solver.zero_dof, dt, state_out.joint_q,
-                     state_out.joint_qd)
+
+
+def finish_step(solver, state_in, state_out, dt: float, qd_position=None) -> None:
+    """Write ``state_out.joint_qd`` from the solved velocities, then integrate ``state_out.joint_q``.
+
+    ``qd_position`` (``velocity_iterations > 0``): the position-solve velocity, finished into itself and
+    used for the positions; ``state_out.joint_qd`` then publishes the finished refined ``solver.qd``.
+    """
+    model = solver.model
+    if model.joint_count == 0:
+        return
+    if qd_position is None:
+        _finish(solver, state_in, dt, solver.qd, state_out.joint_qd)
+        # Zero acceleration: the integrator only advances positions with the finished velocities.
+        integrate_joints(model, state_in.joint_q, state_out.joint_qd, solver.zero_dof, dt, state_out.joint_q,
+                         state_out.joint_qd)
+        return
+    # Read state_in.joint_qd (prescribed DOFs) before an in-place output overwrites it.
+    _finish(solver, state_in, dt, qd_position, qd_position)
+    integrate_joints(model, state_in.joint_q, qd_position, solver.zero_dof, dt, state_out.joint_q, qd_position)
+    _finish(solver, state_in, dt, solver.qd, state_out.joint_qd)

@@ -113,7 +113,6 @@ NOT_IMPLEMENTED = (
     "use_parallel_streams",
     "double_buffer",
     "contact_regularization",
-    "velocity_iterations",
     "contact_warmstart",
     "contact_friction_position_iterations",
     "contact_shared_anchor",
@@ -234,6 +233,11 @@ def build_options(**kwargs) -> SteelOptions:
             raise TypeError(f"SolverSteel() got an unexpected keyword argument {name!r}")
     defaults = SteelOptions()
     values = {f.name: validate_option(f.name, kwargs.get(f.name, getattr(defaults, f.name))) for f in fields(SteelOptions)}
+    if values["velocity_iterations"] > 0:
+        # Spec C6: the velocity sweeps are incompatible with these (checked before the unbuilt-feature test).
+        for name in ("enable_sleeping", "contact_compliance"):
+            if values[name]:
+                raise ValueError(f"velocity_iterations={values['velocity_iterations']} is incompatible with {name}=True")
     for name in NOT_IMPLEMENTED:
         if values[name] != getattr(defaults, name):
             raise NotImplementedError(f"SolverSteel option {name}={values[name]!r} is not implemented yet")

@@ -38,6 +38,16 @@ Responses are formed lazily: a row's ``Y = H^-1 J^T`` (a tree-sparse solve) is c
 time the row must apply an impulse. A speculative contact that stays open, or a friction pair whose
 normal carries no load, costs only its ``J qd`` (measured on nv_humanoid lying down: 11 % of the
 normal rows ever activate).
+
+Velocity sweeps (``velocity_iterations``, :func:`velocity_sweep`). After the position solve the
+step keeps its velocity for the positions, then runs ``velocity_iterations`` more passes from the
+same impulses with every row's ``velocity_target`` instead of its ``target``: penetrating
+contacts and crossed limits ask for 0 instead of ``baumgarte * depth / dt``, friction rows for 0
+(no anchor correction), an impact keeps its rebound, and a positive gap keeps its allowance
+``-scale * phi / dt`` only while its linearized end-of-step gap stays open under the position-solve
+velocity (``J qd > gap_speed``, tested once before the passes), else it is arrested (0). The pass
+direction keeps alternating from where the position solve stopped. Its output is the published
+velocity; the impulses it ends with are the step's contact forces.
 """
 
 from __future__ import annotations
@@ -166,23 +176,9 @@ def _normal_step(
     return wp.vec3(delta, rows.target[r] - v, v)
 
 
-@wp.kernel
-def _sweep(
-    # Options:
-    iterations: int,
-    relaxation: float,
-    cfm: float,
-    # Factor of the core:
-    use_tree: int,
-    dof_parent: wp.array[int],
-    mass_factor: wp.array[float],
-    # Data in/out: the rows (impulses, responses and sweep scratch written), then the velocities.
-    rows: RowBuffers,
-    joint_qd: wp.array[float],
-):
-    world = wp.tid()  # one thread per world
-    base = world * rows.world_row_capacity
-    end = base + rows.world_row_capacity
+@wp.func(inline=True)
+def _order_units(rows: RowBuffers, world: int, base: int):
+    """Sort the world's row units into ``rows.order``, mark its groups in ``rows.span``; return the unit count."""
     # Order the world's row units (a normal or limit row, with the friction pair that follows it)
     # by descending key, so a stack's weight travels down it within one iteration; a body pair's
     # contacts share a key and end up side by side.
@@ -211,7 +207,22 @@ def _sweep(
         rows.span[base + u] = last
         rows.span[base + last] = u
         u = last + 1
-    # Warm start: apply the impulses the rows start from (cold rows start at zero and are skipped).
+    return unit_count
+
+
+@wp.func(inline=True)
+def _warm_start(
+    rows: RowBuffers,
+    base: int,
+    end: int,
+    unit_count: int,
+    cfm: float,
+    use_tree: int,
+    dof_parent: wp.array[int],
+    mass_factor: wp.array[float],
+    joint_qd: wp.array[float],
+):
+    """Apply the impulses the rows start from (cold rows start at zero and are skipped)."""
     for uu in range(unit_count):
         r = rows.order[base + uu]
         k = r
@@ -223,55 +234,139 @@ def _sweep(
                 _ensure_response(rows, k, cfm, use_tree, dof_parent, mass_factor)
                 _apply(rows, k, rows.impulse[k], joint_qd)
             k += 1
+
+
+@wp.func(inline=True)
+def _iterate(
+    rows: RowBuffers,
+    base: int,
+    end: int,
+    unit_count: int,
+    it: int,
+    relaxation: float,
+    cfm: float,
+    use_tree: int,
+    dof_parent: wp.array[int],
+    mass_factor: wp.array[float],
+    joint_qd: wp.array[float],
+):
+    """One Gauss-Seidel pass over the world's groups, forward on even ``it`` and backward on odd."""
+    # Alternate the direction of the sweep over groups (symmetric Gauss-Seidel).
+    done = int(0)
+    while done < unit_count:
+        at = done
+        if it % 2 == 1:
+            at = unit_count - 1 - done
+        other = rows.span[base + at]
+        first = wp.min(at, other)
+        last = wp.max(at, other)
+        done += last - first + 1
+        # Normal rows of the group: one projected Jacobi step from the same velocities, then
+        # an exact line search along it (see the module docstring).
+        gain = float(0.0)  # delta . residual
+        moved = float(0.0)  # delta . (J qd before)
+        any_step = int(0)
+        for g in range(first, last + 1):
+            r = rows.order[base + g]
+            step = _normal_step(rows, r, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+            rows.step[r] = step[0]
+            gain += step[0] * step[1]
+            moved += step[0] * step[2]
+            if step[0] != 0.0:
+                any_step = 1
+        if any_step != 0:
+            for g in range(first, last + 1):
+                r = rows.order[base + g]
+                if rows.step[r] != 0.0:
+                    _apply(rows, r, rows.step[r], joint_qd)
+            alpha = float(1.0)
+            if last > first:
+                curvature = -moved  # delta^T A delta = delta . (J qd after - J qd before)
+                for g in range(first, last + 1):
+                    r = rows.order[base + g]
+                    if rows.step[r] != 0.0:
+                        curvature += rows.step[r] * _row_velocity(rows, r, joint_qd)
+                if curvature > 0.0 and gain < curvature:
+                    alpha = wp.max(gain / curvature, 0.0)
+            for g in range(first, last + 1):
+                r = rows.order[base + g]
+                if rows.step[r] != 0.0:
+                    if alpha < 1.0:
+                        _apply(rows, r, (alpha - 1.0) * rows.step[r], joint_qd)
+                    rows.impulse[r] = rows.impulse[r] + alpha * rows.step[r]
+        # Friction pairs of the group, on the disks of the updated normal rows.
+        for g in range(first, last + 1):
+            r = rows.order[base + g]
+            if r + 1 < end and rows.kind[r + 1] == ROW_FRICTION:
+                _solve_friction(rows, r, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+
+
+@wp.kernel
+def _sweep(
+    # Options:
+    iterations: int,
+    relaxation: float,
+    cfm: float,
+    # Factor of the core:
+    use_tree: int,
+    dof_parent: wp.array[int],
+    mass_factor: wp.array[float],
+    # Data in/out: the rows (impulses, responses and sweep scratch written), then the velocities.
+    rows: RowBuffers,
+    joint_qd: wp.array[float],
+):
+    world = wp.tid()  # one thread per world
+    base = world * rows.world_row_capacity
+    end = base + rows.world_row_capacity
+    unit_count = _order_units(rows, world, base)
+    _warm_start(rows, base, end, unit_count, cfm, use_tree, dof_parent, mass_factor, joint_qd)
     for it in range(iterations):
-        # Alternate the direction of the sweep over groups (symmetric Gauss-Seidel).
-        done = int(0)
-        while done < unit_count:
-            at = done
-            if it % 2 == 1:
-                at = unit_count - 1 - done
-            other = rows.span[base + at]
-            first = wp.min(at, other)
-            last = wp.max(at, other)
-            done += last - first + 1
-            # Normal rows of the group: one projected Jacobi step from the same velocities, then
-            # an exact line search along it (see the module docstring).
-            gain = float(0.0)  # delta . residual
-            moved = float(0.0)  # delta . (J qd before)
-            any_step = int(0)
-            for g in range(first, last + 1):
-                r = rows.order[base + g]
-                step = _normal_step(rows, r, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
-                rows.step[r] = step[0]
-                gain += step[0] * step[1]
-                moved += step[0] * step[2]
-                if step[0] != 0.0:
-                    any_step = 1
-            if any_step != 0:
-                for g in range(first, last + 1):
-                    r = rows.order[base + g]
-                    if rows.step[r] != 0.0:
-                        _apply(rows, r, rows.step[r], joint_qd)
-                alpha = float(1.0)
-                if last > first:
-                    curvature = -moved  # delta^T A delta = delta . (J qd after - J qd before)
-                    for g in range(first, last + 1):
-                        r = rows.order[base + g]
-                        if rows.step[r] != 0.0:
-                            curvature += rows.step[r] * _row_velocity(rows, r, joint_qd)
-                    if curvature > 0.0 and gain < curvature:
-                        alpha = wp.max(gain / curvature, 0.0)
-                for g in range(first, last + 1):
-                    r = rows.order[base + g]
-                    if rows.step[r] != 0.0:
-                        if alpha < 1.0:
-                            _apply(rows, r, (alpha - 1.0) * rows.step[r], joint_qd)
-                        rows.impulse[r] = rows.impulse[r] + alpha * rows.step[r]
-            # Friction pairs of the group, on the disks of the updated normal rows.
-            for g in range(first, last + 1):
-                r = rows.order[base + g]
-                if r + 1 < end and rows.kind[r + 1] == ROW_FRICTION:
-                    _solve_friction(rows, r, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+        _iterate(rows, base, end, unit_count, it, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+
+
+@wp.kernel
+def _velocity_sweep(
+    # Options:
+    iterations: int,
+    velocity_iterations: int,
+    relaxation: float,
+    cfm: float,
+    # Factor of the core:
+    use_tree: int,
+    dof_parent: wp.array[int],
+    mass_factor: wp.array[float],
+    # Data in/out: the rows (targets replaced, impulses refined), then the velocities.
+    rows: RowBuffers,
+    joint_qd: wp.array[float],
+):
+    world = wp.tid()  # one thread per world
+    base = world * rows.world_row_capacity
+    end = base + rows.world_row_capacity
+    unit_count = int(0)
+    if iterations == 0:
+        # No position sweep ran: order and warm-start here.
+        unit_count = _order_units(rows, world, base)
+        _warm_start(rows, base, end, unit_count, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+    # Replace every target by its velocity target. A positive gap whose linearized end-of-step gap
+    # closes under the position-solve velocity (J qd <= -phi / dt) is arrested (target 0).
+    for family in range(2):
+        start = base
+        count = wp.min(rows.world_row_count[world, 0], rows.articulation_capacity)
+        if family == 1:
+            start = base + rows.articulation_capacity
+            count = wp.min(rows.world_row_count[world, 1], rows.free_body_capacity)
+        for i in range(count):
+            r = start + i
+            target = rows.velocity_target[r]
+            if rows.kind[r] != ROW_FRICTION:
+                if iterations != 0:
+                    unit_count += 1
+                if rows.gap_speed[r] > -1.0e29 and _row_velocity(rows, r, joint_qd) <= rows.gap_speed[r]:
+                    target = 0.0
+            rows.target[r] = target
+    for k in range(velocity_iterations):
+        _iterate(rows, base, end, unit_count, iterations + k, relaxation, cfm, use_tree, dof_parent, mass_factor,
+                 joint_qd)
 
 
 def sweep(solver, joint_qd: wp.array) -> None:
@@ -284,6 +379,31 @@ def sweep(solver, joint_qd: wp.array) -> None:
         dim=rows.world_count,
         inputs=[
             int(solver.options.iterations),
+            float(solver.options.relaxation),
+            float(solver.options.cfm),
+            int(solver.core.plan.tree_factor_ok),
+            solver.core.plan.dof_parent,
+            solver.core.data.mass_factor,
+        ],
+        outputs=[rows.buffers, joint_qd],
+        device=solver.model.device,
+    )
+
+
+def velocity_sweep(solver, joint_qd: wp.array) -> None:
+    """Run ``velocity_iterations`` PGS iterations on the velocity targets (no position bias), after :func:`sweep`.
+
+    Continues from the position solve's impulses and velocities in ``joint_qd`` (in place).
+    """
+    rows = solver.rows
+    if solver.options.velocity_iterations == 0 or rows.world_count == 0:
+        return
+    wp.launch(
+        _velocity_sweep,
+        dim=rows.world_count,
+        inputs=[
+            int(solver.options.iterations),
+            int(solver.options.velocity_iterations),
             float(solver.options.relaxation),
             float(solver.options.cfm),
             int(solver.core.plan.tree_factor_ok),

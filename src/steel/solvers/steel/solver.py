@@ -20,7 +20,7 @@ from .data import SteelRows
 from .finish import finish_step
 from .observables import write_observables
 from .options import STEP_OPTIONS, SteelOptions, build_options, validate_option
-from .pgs import sweep
+from .pgs import sweep, velocity_sweep
 from .predict import eval_joint_forces, predict_velocity
 from .rows.capacity import resolved_rigid_contact_max, row_capacities
 from .rows.contacts import build_contact_rows
@@ -37,7 +37,9 @@ class SolverSteel(SolverBase):
     drive and passive terms into it, factors it and predicts the unconstrained velocity. Contacts
     and joint limits then become rows solved by projected Gauss-Seidel in impulse space with the
     generalized response ``Y = H^-1 J^T`` (Catto, GDC 2005-2013), and positions follow from the
-    solved velocities by symplectic Euler. See ``docs/architecture.md`` for the stages.
+    solved velocities by symplectic Euler. With ``velocity_iterations > 0`` the positions follow the
+    position-solve velocity and further sweeps without the position bias refine the published
+    velocity (see :mod:`steel.solvers.steel.pgs`). See ``docs/architecture.md`` for the stages.
 
     The options are those of ``newton.solvers.SolverSteel`` (all keyword-only, same names and
     defaults); see :mod:`steel.solvers.steel.options` for the two deliberate differences
@@ -82,6 +84,8 @@ class SolverSteel(SolverBase):
         dev, nd = model.device, max(model.joint_dof_count, 1)
         self.qd = wp.zeros(nd, dtype=float, device=dev)
         self.qdd = wp.zeros(nd, dtype=float, device=dev)
+        # The position-solve velocity, which advances the positions when velocity sweeps follow it.
+        self.qd_position = wp.zeros(nd, dtype=float, device=dev) if opts.velocity_iterations > 0 else None
         self.zero_dof = wp.zeros(nd, dtype=float, device=dev)
         self.dof_f = wp.zeros(nd, dtype=float, device=dev)
         self.dof_diag = wp.zeros(nd, dtype=float, device=dev)
@@ -152,12 +156,17 @@ class SolverSteel(SolverBase):
             build_limit_rows(self, state_in.joint_q, dt)
         # 4. Projected Gauss-Seidel on the predicted velocity.
         sweep(self, self.qd)
+        if self.qd_position is not None:
+            # 4b. velocity_iterations: keep the position-solve velocity for the positions, then
+            # refine the velocity without the position bias (pgs.velocity_sweep).
+            wp.copy(self.qd_position, self.qd)
+            velocity_sweep(self, self.qd)
         # 5. Observables and contact history of this step (before an in-place output overwrites the input).
         write_observables(self, observables, contacts, state_in, dt)
         if contacts is not None and contacts.rigid_contact_max > 0:
             record_contacts(self, contacts, dt)
         # 6. Velocities -> positions, then publish body poses and twists.
-        finish_step(self, state_in, state_out, dt)
+        finish_step(self, state_in, state_out, dt, self.qd_position)
         if state_out is not state_in and self.model.body_count:
             wp.copy(state_out.body_q, state_in.body_q)  # bodies outside every articulation pass through
             wp.copy(state_out.body_qd, state_in.body_qd)

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..data import FAMILY_ARTICULATED, FAMILY_FREE_BODY, ROW_CONTACT, ROW_FRICTION, RowBuffers
+from ..data import FAMILY_ARTICULATED, FAMILY_FREE_BODY, GAP_OPEN_FRACTION, ROW_CONTACT, ROW_FRICTION, RowBuffers
 from .common import reserve_rows, side_offset, write_point_jacobian
 from .history import find_record
 
@@ -250,10 +250,19 @@ def _contact_rows(
                 - _point_velocity(b0, a0, body_q, body_qd, body_com, body_articulation))
     reaches = phi + dt * u0 <= 0.0
     contact_impact_out[c] = int(-u0 >= wp.min(restitution_threshold, IMPACT_SPEED) and reaches)
+    # Velocity-only sweeps (velocity_iterations): no position bias. A positive gap keeps its
+    # allowance while its linearized end-of-step gap stays open (the sweep tests gap_speed).
+    velocity_target = float(0.0)
+    gap_speed = float(-1.0e30)
+    if phi > 0.0:
+        velocity_target = target
+        gap_speed = -(1.0 - GAP_OPEN_FRACTION) * phi / dt
     if restitution_enabled != 0 and -u0 >= restitution_threshold and reaches:
         e = wp.clamp(0.5 * (shape_restitution[s0] + shape_restitution[s1]), 0.0, 1.0)
         if e > 0.0:
             target = -e * u0
+            velocity_target = target  # an impact keeps its rebound target
+            gap_speed = -1.0e30
 
     # Sweep key: the mean height of the two bodies (a static side counts at its contact point).
     # Every contact of one body pair gets the same key, so the sweep finds them side by side and
@@ -285,6 +294,8 @@ def _contact_rows(
         rows.kind[row] = kind
         rows.inv_mass[row] = -1.0  # response not formed yet (see pgs.py)
         rows.target[row] = 0.0
+        rows.velocity_target[row] = 0.0  # friction: no anchor correction in the velocity sweeps
+        rows.gap_speed[row] = -1.0e30
         rows.mu[row] = mu
         rows.impulse[row] = 0.0
         rows.contact[row] = c
@@ -293,6 +304,8 @@ def _contact_rows(
         rows.body[row, 0] = b0
         rows.body[row, 1] = b1
     rows.target[r] = target
+    rows.velocity_target[r] = velocity_target
+    rows.gap_speed[r] = gap_speed
 
     # Friction history: warm start and anchors (see rows/history.py).
     anchor0 = contact_point0[c] + contact_offset0[c]

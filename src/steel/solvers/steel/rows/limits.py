@@ -14,7 +14,7 @@ from __future__ import annotations
 import warp as wp
 
 from ....articulation.kinematics import JOINT_D6, JOINT_PRISMATIC, JOINT_REVOLUTE
-from ..data import FAMILY_ARTICULATED, ROW_LIMIT, RowBuffers
+from ..data import FAMILY_ARTICULATED, GAP_OPEN_FRACTION, ROW_LIMIT, RowBuffers
 from .common import reserve_rows, side_offset
 
 
@@ -82,13 +82,19 @@ def _limit_rows(
             rows.mass_start[r, 0] = art_mass_start[art]
             rows.dof_count[r, 1] = 0
             target = float(0.0)
+            velocity_target = float(0.0)  # velocity-only sweeps: no position bias
+            gap_speed = float(-1.0e30)
             if phi > 0.0:
                 target = -phi / dt
+                velocity_target = target
+                gap_speed = -(1.0 - GAP_OPEN_FRACTION) * phi / dt
             else:
                 target = -baumgarte * phi / dt
             rows.kind[r] = ROW_LIMIT
             rows.inv_mass[r] = -1.0  # response formed lazily by the sweep
             rows.target[r] = target
+            rows.velocity_target[r] = velocity_target
+            rows.gap_speed[r] = gap_speed
             rows.impulse[r] = 0.0
             rows.contact[r] = -1
             rows.key[r] = 1.0e30  # internal rows first, before the contacts
