@@ -369,6 +369,17 @@ def _velocity_sweep(
                  joint_qd)
 
 
+def _factor_inputs(solver) -> list:
+    """Sweep arguments after the iteration counts: relaxation, cfm and the factor for lazy responses."""
+    return [
+        float(solver.options.relaxation),
+        float(solver.options.cfm),
+        int(solver.core.plan.tree_factor_ok),
+        solver.core.plan.dof_parent,
+        solver.core.data.mass_factor,
+    ]
+
+
 def sweep(solver, joint_qd: wp.array) -> None:
     """Run ``iterations`` PGS iterations of every world's rows on ``joint_qd`` in place."""
     rows = solver.rows
@@ -377,14 +388,7 @@ def sweep(solver, joint_qd: wp.array) -> None:
     wp.launch(
         _sweep,
         dim=rows.world_count,
-        inputs=[
-            int(solver.options.iterations),
-            float(solver.options.relaxation),
-            float(solver.options.cfm),
-            int(solver.core.plan.tree_factor_ok),
-            solver.core.plan.dof_parent,
-            solver.core.data.mass_factor,
-        ],
+        inputs=[int(solver.options.iterations), *_factor_inputs(solver)],
         outputs=[rows.buffers, joint_qd],
         device=solver.model.device,
     )
@@ -401,15 +405,7 @@ def velocity_sweep(solver, joint_qd: wp.array) -> None:
     wp.launch(
         _velocity_sweep,
         dim=rows.world_count,
-        inputs=[
-            int(solver.options.iterations),
-            int(solver.options.velocity_iterations),
-            float(solver.options.relaxation),
-            float(solver.options.cfm),
-            int(solver.core.plan.tree_factor_ok),
-            solver.core.plan.dof_parent,
-            solver.core.data.mass_factor,
-        ],
+        inputs=[int(solver.options.iterations), int(solver.options.velocity_iterations), *_factor_inputs(solver)],
         outputs=[rows.buffers, joint_qd],
         device=solver.model.device,
     )
