@@ -52,3 +52,25 @@ def test_invalid_attribute_values_raise_at_construction_and_on_notify(name, valu
     getattr(model.steel, attr).fill_(value)
     with pytest.raises(ValueError, match=attr):
         solver.notify_model_changed(newton.ModelFlags.BODY_PROPERTIES)
+
+
+def test_attribute_edited_in_place_takes_effect_next_step_without_notify():
+    """A steel: value written into the model's array is read by the next step, as in the reference.
+
+    A box floating without gravity at 1 m/s: with linear damping d the speed after one step is
+    exactly (1 - d dt) times the speed before (float32 rounding only).
+    """
+    model = single_box(z=2.0, gravity=(0.0, 0.0, 0.0), attributes={"steel:rigid_body_linear_damping": 0.0})
+    solver = SolverSteel(model)
+    s0, s1 = model.state(), model.state()
+    s0.joint_qd.assign(np.array([1.0, 0, 0, 0, 0, 0], np.float32))
+    dt = 0.01
+    solver.step(s0, s1, None, None, dt)
+    assert float(s1.joint_qd.numpy()[0]) == pytest.approx(1.0, abs=1e-6)
+    model.steel.rigid_body_linear_damping.fill_(2.0)  # no notify_model_changed
+    solver.step(s1, s0, None, None, dt)
+    assert float(s0.joint_qd.numpy()[0]) == pytest.approx(1.0 - 2.0 * dt, abs=1e-6)
+    # Validation of edited values stays at notify_model_changed.
+    model.steel.rigid_body_linear_damping.fill_(-1.0)
+    with pytest.raises(ValueError, match="rigid_body_linear_damping"):
+        solver.notify_model_changed(newton.ModelFlags.BODY_PROPERTIES)

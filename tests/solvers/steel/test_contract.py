@@ -47,8 +47,8 @@ def test_unknown_and_unbuilt_options_are_never_silently_ignored():
         SolverSteel(model, bogus=1)
     with pytest.raises(NotImplementedError, match="enable_sleeping"):
         SolverSteel(model, enable_sleeping=True)
-    with pytest.raises(NotImplementedError, match="solve_mode"):
-        SolverSteel(model, solve_mode="colored")
+    with pytest.raises(NotImplementedError, match="drive_mode"):
+        SolverSteel(model, drive_mode="rows")
 
 
 def test_step_options_are_assignable_and_validated_construction_options_are_not():

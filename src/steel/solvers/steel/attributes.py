@@ -62,29 +62,40 @@ def register_custom_attributes(builder: newton.ModelBuilder) -> None:
 
 
 class RigidBodyAttributes:
-    """Device copies of the rigid-body attributes, validated on the host."""
+    """The per-body attribute arrays the step kernels read, validated on the host.
+
+    Where the model carries a registered ``steel:`` attribute as a float32 array, the kernels read
+    the model's own array, so a value edited in place (``model.steel.rigid_body_linear_damping``)
+    takes effect on the next step without ``notify_model_changed``, as in the reference. The
+    host validation runs at construction and on ``notify_model_changed(BODY_PROPERTIES)``; an
+    unregistered attribute is a device array filled with its default.
+    """
 
     def __init__(self, model: newton.Model):
         self.model = model
-        n = max(model.body_count, 1)
-        dev = model.device
-        self.angular_damping = wp.zeros(n, dtype=float, device=dev)
-        self.linear_damping = wp.zeros(n, dtype=float, device=dev)
-        self.max_linear_velocity = wp.zeros(n, dtype=float, device=dev)
-        self.max_angular_velocity = wp.zeros(n, dtype=float, device=dev)
-        self.max_depenetration_velocity = wp.zeros(n, dtype=float, device=dev)
         self.refresh()
 
-    def _read(self, name: str) -> np.ndarray:
-        default = RIGID_BODY_ATTRIBUTES[name][0]
+    def _source(self, name: str):
         ns = getattr(self.model, NAMESPACE, None)
-        values = getattr(ns, name, None) if ns is not None else None
+        return getattr(ns, name, None) if ns is not None else None
+
+    def _read(self, name: str) -> np.ndarray:
+        values = self._source(name)
         if values is None:
-            return np.full(self.model.body_count, default, dtype=np.float64)
+            return np.full(self.model.body_count, RIGID_BODY_ATTRIBUTES[name][0], dtype=np.float64)
         return values.numpy().astype(np.float64)
 
+    def _device_array(self, name: str, values: np.ndarray) -> wp.array:
+        source = self._source(name)
+        if (self.model.body_count and source is not None and source.dtype == wp.float32
+                and source.shape == (self.model.body_count,) and source.device == self.model.device):
+            return source  # read live every step
+        padded = values if len(values) else np.zeros(1)
+        # inf is kept as float32 inf: the clamps compare against it directly.
+        return wp.array(padded.astype(np.float32), dtype=float, device=self.model.device)
+
     def refresh(self) -> None:
-        """Read, validate (ValueError naming the attribute and body) and upload every attribute."""
+        """Read and validate every attribute (ValueError naming the attribute and body), then bind the arrays."""
         arrays = {}
         for name in RIGID_BODY_ATTRIBUTES:
             values = self._read(name)
@@ -99,11 +110,12 @@ class RigidBodyAttributes:
                     f"{' and finite' if name.endswith('damping') else ''}, got {values[b]!r}"
                 )
             arrays[name] = values
-        if self.model.body_count == 0:
-            return
-        self.angular_damping.assign(arrays["rigid_body_angular_damping"].astype(np.float32))
-        self.linear_damping.assign(arrays["rigid_body_linear_damping"].astype(np.float32))
-        # inf is kept as float32 inf: the clamps compare against it directly.
-        self.max_linear_velocity.assign(arrays["rigid_body_max_linear_velocity"].astype(np.float32))
-        self.max_angular_velocity.assign(arrays["rigid_body_max_angular_velocity"].astype(np.float32))
-        self.max_depenetration_velocity.assign(arrays["rigid_body_max_depenetration_velocity"].astype(np.float32))
+        # Bind only after every attribute validated, so a failed refresh keeps the previous arrays.
+        self.angular_damping = self._device_array("rigid_body_angular_damping", arrays["rigid_body_angular_damping"])
+        self.linear_damping = self._device_array("rigid_body_linear_damping", arrays["rigid_body_linear_damping"])
+        self.max_linear_velocity = self._device_array(
+            "rigid_body_max_linear_velocity", arrays["rigid_body_max_linear_velocity"])
+        self.max_angular_velocity = self._device_array(
+            "rigid_body_max_angular_velocity", arrays["rigid_body_max_angular_velocity"])
+        self.max_depenetration_velocity = self._device_array(
+            "rigid_body_max_depenetration_velocity", arrays["rigid_body_max_depenetration_velocity"])

@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from dataclasses import dataclass, field, fields
 
 import warp as wp
+
+import newton
 
 INF = float("inf")
 
@@ -122,13 +125,35 @@ NOT_IMPLEMENTED = (
     "enable_sleeping",
     "propagation_same_articulation_rows",
 )
+# The row solve built so far is the serial sweep over immediate (dense) rows. On the CPU the
+# reference runs "colored" as its serial sweep too, and the propagation response converges to the
+# immediate one, so both are accepted there and solved by the serial immediate sweep with a
+# warning; on CUDA they select parallel solves that are not built yet.
+SERIAL_FALLBACK_VALUES = {
+    "solve_mode": ("colored",),
+    "articulated_contact_response": ("propagation",),
+}
+# Deprecated spellings: name -> {old value: (replacements, message)}.
+DEPRECATED_VALUES = {
+    "solve_mode": {
+        "matrix_free": ({"solve_mode": "serial"}, "solve_mode='matrix_free' is deprecated; use solve_mode='serial' "
+                        "(the default)"),
+        "split": ({"solve_mode": "serial"}, "solve_mode='split' is deprecated and runs solve_mode='serial'; omit "
+                  "solve_mode"),
+    },
+    "articulated_contact_response": {
+        "propagation_colored": ({"solve_mode": "colored", "articulated_contact_response": "propagation"},
+                                "articulated_contact_response='propagation_colored' is deprecated; use "
+                                "solve_mode='colored' with articulated_contact_response='propagation'"),
+    },
+}
 # Enumerations with a single implemented value so far: name -> implemented values.
 NOT_IMPLEMENTED_VALUES = {
-    "solve_mode": ("serial",),
+    "solve_mode": ("serial", "colored"),
     "drive_mode": ("augmented",),
     "row_schedule": ("interleaved",),
     "friction_mode": ("fixed_normal",),
-    "articulated_contact_response": ("immediate",),
+    "articulated_contact_response": ("immediate", "propagation"),
 }
 ENUMS = {
     "solve_mode": ("serial", "colored"),
@@ -225,23 +250,62 @@ def validate_option(name: str, value):
     return _bool(name, value)
 
 
+def _replace_deprecated_spellings(kwargs: dict) -> dict:
+    """Map deprecated option values to their replacements with a ``NewtonDeprecationWarning``."""
+    kwargs = dict(kwargs)
+    for name, spellings in DEPRECATED_VALUES.items():
+        value = kwargs.get(name)
+        if isinstance(value, str) and value in spellings:
+            replacements, message = spellings[value]
+            warnings.warn(f"SolverSteel: {message}.", newton.NewtonDeprecationWarning, stacklevel=4)
+            kwargs.update(replacements)
+    return kwargs
+
+
 def build_options(**kwargs) -> SteelOptions:
     """Validate every option (unknown names → TypeError), then reject unbuilt features."""
     names = {f.name for f in fields(SteelOptions)}
     for name in kwargs:
         if name not in names:
             raise TypeError(f"SolverSteel() got an unexpected keyword argument {name!r}")
+    kwargs = _replace_deprecated_spellings(kwargs)
     defaults = SteelOptions()
     values = {f.name: validate_option(f.name, kwargs.get(f.name, getattr(defaults, f.name))) for f in fields(SteelOptions)}
+    propagation = values["articulated_contact_response"] == "propagation"
+    if values["solve_mode"] == "colored" and not propagation:
+        raise ValueError(
+            "solve_mode='colored' colors the propagation contact rows and requires "
+            "articulated_contact_response='propagation', got articulated_contact_response='immediate'"
+        )
+    if values["propagation_constraint_max"] is not None and not propagation:
+        raise ValueError(
+            f"propagation_constraint_max={values['propagation_constraint_max']} requires "
+            "articulated_contact_response='propagation'"
+        )
     if values["velocity_iterations"] > 0:
         # Spec C6: the velocity sweeps are incompatible with these (checked before the unbuilt-feature test).
         for name in ("enable_sleeping", "contact_compliance"):
             if values[name]:
                 raise ValueError(f"velocity_iterations={values['velocity_iterations']} is incompatible with {name}=True")
     for name in NOT_IMPLEMENTED:
-        if values[name] != getattr(defaults, name):
+        if values[name] != getattr(defaults, name) and not (name == "propagation_constraint_max" and propagation):
             raise NotImplementedError(f"SolverSteel option {name}={values[name]!r} is not implemented yet")
     for name, allowed in NOT_IMPLEMENTED_VALUES.items():
         if values[name] not in allowed:
             raise NotImplementedError(f"SolverSteel option {name}={values[name]!r} is not implemented yet")
     return SteelOptions(**values)
+
+
+def check_options_on_device(opts: SteelOptions, device) -> None:
+    """Warn about the CPU's serial fallbacks; refuse on CUDA the parallel solves not built yet."""
+    chosen = [f"{name}={getattr(opts, name)!r}" for name, values in SERIAL_FALLBACK_VALUES.items()
+              if getattr(opts, name) in values]
+    if not chosen:
+        return
+    if device.is_cuda:
+        raise NotImplementedError(f"SolverSteel option {', '.join(chosen)} is not implemented on CUDA yet")
+    warnings.warn(
+        f"SolverSteel: {', '.join(chosen)} runs the serial sweep over immediate (dense) rows on CPU, so row "
+        "order and results differ from the colored/propagation solve on CUDA",
+        newton.NewtonWarning, stacklevel=3,
+    )

@@ -19,7 +19,7 @@ from . import attributes as _attributes
 from .data import SteelRows
 from .finish import finish_step
 from .observables import write_observables
-from .options import STEP_OPTIONS, SteelOptions, build_options, validate_option
+from .options import STEP_OPTIONS, SteelOptions, build_options, check_options_on_device, validate_option
 from .pgs import sweep, velocity_sweep
 from .predict import eval_joint_forces, predict_velocity
 from .rows.capacity import resolved_rigid_contact_max, row_capacities
@@ -61,6 +61,7 @@ class SolverSteel(SolverBase):
     def __init__(self, model: newton.Model, **options):
         opts = build_options(**options)  # validate everything before allocating anything
         _check_model(model)
+        check_options_on_device(opts, model.device)
         if opts.deterministic is not None and model.device.is_cuda:
             # On the CPU each launch runs serially, so rows are reserved in contact order and runs
             # repeat bitwise. On CUDA the atomic reservation order varies; the sorted reservation
