@@ -107,6 +107,8 @@ class SolverSteel(SolverBase):
         self._last_dt = None
         self._refresh_mass_matrix = True
         self._warned_overflow = False
+        self._status_snapshot = None  # (overflow flags, dropped counts) copied by snapshot_constraint_status
+        self._status_snapshot_checked = False
 
     # -- options as attributes -------------------------------------------------------------------
 
@@ -193,21 +195,63 @@ class SolverSteel(SolverBase):
         return self.rows.constraint_overflow
 
     def check_constraint_capacity(self, *, snapshot: bool = False) -> None:
-        """Raise ``RuntimeError`` naming every world that dropped rows since the last reset (host read)."""
-        del snapshot
-        flags = self.rows.constraint_overflow.numpy()
-        dropped = self.rows.world_rows_dropped.numpy()
+        """Raise ``RuntimeError`` naming every world that dropped rows since its last reset (host read).
+
+        Args:
+            snapshot: report the status copied by the last :meth:`snapshot_constraint_status`
+                instead of reading the live status.
+
+        Raises:
+            RuntimeError: called during graph capture, ``snapshot`` set before any snapshot, or
+                any world (or the global entry, index ``world_count``) is flagged.
+        """
+        self._refuse_during_capture("check_constraint_capacity")
+        if snapshot:
+            if self._status_snapshot is None:
+                raise RuntimeError(
+                    "check_constraint_capacity(snapshot=True) needs a snapshot: call snapshot_constraint_status() first"
+                )
+            flags_array, dropped_array = self._status_snapshot
+            self._status_snapshot_checked = True
+        else:
+            flags_array, dropped_array = self.rows.constraint_overflow, self.rows.world_rows_dropped
+        flags, dropped = flags_array.numpy(), dropped_array.numpy()
         worlds = np.nonzero(flags)[0]
         if len(worlds):
             detail = ", ".join(
                 f"world {w}: {int(dropped[w, 0])} articulated and {int(dropped[w, 1])} free-body rows dropped"
-                if w < len(dropped) else f"world {w}" for w in worlds
+                if w < len(dropped) else "global entry: contacts lost" for w in worlds
             )
             raise RuntimeError(
                 f"SolverSteel dropped constraint rows ({detail}); capacities per world are "
                 f"articulation_constraint_max={self.rows.articulation_capacity}, "
                 f"free_body_constraint_max={self.rows.free_body_capacity}"
             )
+
+    def snapshot_constraint_status(self) -> None:
+        """Copy the status :meth:`check_constraint_capacity` reports, on the device, without waiting.
+
+        ``check_constraint_capacity(snapshot=True)`` then reports this copy. A new snapshot
+        replaces the previous one; a :meth:`reset` retakes a checked snapshot and keeps an
+        unchecked one, so a check after the reset still reports the steps before it.
+
+        Raises:
+            RuntimeError: called during graph capture.
+        """
+        self._refuse_during_capture("snapshot_constraint_status")
+        self._take_status_snapshot()
+
+    def _take_status_snapshot(self) -> None:
+        if self._status_snapshot is None:
+            self._status_snapshot = (wp.empty_like(self.rows.constraint_overflow),
+                                     wp.empty_like(self.rows.world_rows_dropped))
+        wp.copy(self._status_snapshot[0], self.rows.constraint_overflow)
+        wp.copy(self._status_snapshot[1], self.rows.world_rows_dropped)
+        self._status_snapshot_checked = False
+
+    def _refuse_during_capture(self, what: str) -> None:
+        if self.model.device.is_cuda and self.model.device.is_capturing:
+            raise RuntimeError(f"SolverSteel.{what}() reads the device on the host; call it outside graph capture")
 
     def _warn_overflow_once(self) -> None:
         # One host read per step only while nothing has been reported yet; cheap next to the step.
@@ -223,18 +267,35 @@ class SolverSteel(SolverBase):
     # -- model and state changes ------------------------------------------------------------------
 
     def reset(self, state, world_mask=None, flags=None) -> None:
-        """Clear solver history (overflow flags and counters) of the selected worlds, or all."""
+        """Clear solver-owned state of the selected worlds; ``state`` is not modified (``flags`` unused).
+
+        For the selected worlds (mask of length ``world_count + 1``, the last entry the global
+        entry) this clears the capacity status and the contact friction history and requests a
+        mass-matrix refresh. A full reset (``world_mask=None``) also restarts the host-side
+        cadence (mass-matrix interval, ``dt`` change detection, the once-only overflow warning),
+        so the following eager steps equal those of a freshly constructed solver bit for bit.
+
+        Raises:
+            TypeError: ``world_mask`` is not a Warp bool array.
+            ValueError: ``world_mask`` is not 1-D, not on the solver's device, or its length is not
+                ``world_count + 1``.
+        """
         del state, flags
-        mask = self._normalize_reset_world_mask(world_mask)
+        mask = self._normalize_reset_world_mask(world_mask)  # validates before anything changes
         if mask is None:
             self.rows.constraint_overflow.zero_()
             self.rows.world_rows_dropped.zero_()
             self.history.clear()
             self._warned_overflow = False
+            self._step_count = 0
+            self._last_dt = None
         else:
             forget_worlds(self, mask)
             wp.launch(_reset_worlds, dim=self.rows.world_count + 1, inputs=[mask],
                       outputs=[self.rows.constraint_overflow, self.rows.world_rows_dropped], device=self.model.device)
+        if self._status_snapshot is not None and self._status_snapshot_checked and not (
+                self.model.device.is_cuda and self.model.device.is_capturing):
+            self._take_status_snapshot()
         self._refresh_mass_matrix = True
 
     def notify_model_changed(self, flags, *, world_mask=None) -> None:
@@ -252,8 +313,9 @@ class SolverSteel(SolverBase):
             raise ValueError(f"dt must be a positive finite number of seconds, got {dt!r}")
         if contacts is not None and contacts.rigid_contact_max > self.rigid_contact_capacity:
             raise ValueError(
-                f"contacts.rigid_contact_max={contacts.rigid_contact_max} exceeds the model's rigid_contact_max="
-                f"{self.rigid_contact_capacity} that SolverSteel sized its buffers for"
+                f"SolverSteel contact capacity exceeded: contacts.rigid_contact_max={contacts.rigid_contact_max} "
+                f"slots, but the solver was built for model.rigid_contact_max={self.rigid_contact_capacity}; "
+                "set model.rigid_contact_max (or build the CollisionPipeline) before constructing the solver"
             )
         if dt != self._last_dt:
             self._refresh_mass_matrix = True  # the implicit drive terms depend on dt
