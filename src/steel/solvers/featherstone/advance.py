@@ -6,8 +6,9 @@ and (when ``publish``) the output ``body_q``/``body_qd``. Needs the dynamics sta
 :mod:`.forces`. One thread per articulation does, in order:
 
 1. unless the tile path already solved (``solved``): on refactor steps, the Cholesky factor of
-   ``A = H + diag(D)`` (``D = dof_implicit``, the implicit joint-force term; see :mod:`.forces` for
-   when an articulation refactors), with mimic joints after folding a copy of ``A`` and
+   ``A = H + K + diag(D)`` (``D = dof_implicit``, the implicit joint-force term, see :mod:`.forces`
+   for when an articulation refactors; ``K = contact_mass``, the implicit contact term of
+   :mod:`.contacts`, only in articulations with contacts this step), with mimic joints after folding a copy of ``A`` and
    ``dof_bias`` onto the leaders (:mod:`.mimic`); then ``qdd = -A^-1 dof_bias`` (Featherstone,
    *Rigid Body Dynamics Algorithms*, sec. 6.1) with the current (possibly reused) factor. ``H``
    itself is never modified, so a stale ``H`` can be refactored with a new ``D`` on any later step;
@@ -58,6 +59,8 @@ def _advance(
     # Data in (dof_bias is folded in place when there are mimic joints):
     mass_matrix: wp.array[float],
     dof_implicit: wp.array[float],
+    contact_mass: wp.array[float],
+    articulation_contact: wp.array[int],
     dof_bias: wp.array[float],
     joint_q: wp.array[float],
     joint_qd: wp.array[float],
@@ -93,30 +96,33 @@ def _advance(
     first = dof_start[art]
     if solved == 0:
         refactor = articulation_refactor[art]
-        if has_mimic == 0:
+        in_contact = articulation_contact[art]
+        if has_mimic == 0 and in_contact == 0:
             if refactor != 0:
                 cholesky_factor_shifted(n, base, first, mass_matrix, dof_implicit, 1, mass_factor_out)
         else:
-            # The fold edits whole rows and columns, so it works on a copy A = H + diag(D) in the factor buffer.
+            # The fold edits whole rows and columns, and the contact term is a full block, so both work on
+            # a copy A = H + K + diag(D) in the factor buffer.
             if refactor != 0:
                 for r in range(n):
                     for c in range(n):
-                        mass_factor_out[base + r * n + c] = mass_matrix[base + r * n + c]
-                    mass_factor_out[base + r * n + r] = mass_matrix[base + r * n + r] + dof_implicit[first + r]
-            fold_mimic_rows(
-                start,
-                end,
-                n,
-                base,
-                first,
-                tree_joint,
-                joint_qd_start,
-                mimic_leader,
-                mimic_coeffs,
-                refactor,
-                mass_factor_out,
-                dof_bias,
-            )
+                        mass_factor_out[base + r * n + c] = mass_matrix[base + r * n + c] + contact_mass[base + r * n + c]
+                    mass_factor_out[base + r * n + r] = mass_factor_out[base + r * n + r] + dof_implicit[first + r]
+            if has_mimic != 0:
+                fold_mimic_rows(
+                    start,
+                    end,
+                    n,
+                    base,
+                    first,
+                    tree_joint,
+                    joint_qd_start,
+                    mimic_leader,
+                    mimic_coeffs,
+                    refactor,
+                    mass_factor_out,
+                    dof_bias,
+                )
             if refactor != 0:
                 cholesky_factor(n, base, mass_factor_out, mass_factor_out)  # in place: reads only the lower triangle
         cholesky_solve(n, base, first, mass_factor_out, dof_bias, -1.0, joint_qdd_out)
@@ -213,6 +219,8 @@ def advance_joints(
             int(publish),
             mass_matrix,
             work.dof_implicit,
+            work.contact_mass,
+            work.articulation_contact,
             data.dof_bias,
             state_in.joint_q,
             state_in.joint_qd,

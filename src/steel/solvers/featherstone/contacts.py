@@ -26,6 +26,35 @@ pipeline provides them):
 B receives ``f = f_n n + f_t`` at ``p_B`` and A receives ``-f`` at ``p_A``. Kinematic bodies and
 static shapes (body -1) receive nothing. Forces are accumulated with atomics (order-dependent in
 float32 unless the solver's ``deterministic`` mode is set on this module).
+
+Time discretization: linearly implicit, as the joint penalties of :mod:`.forces`, and why. Taken
+explicitly, the normal damper is unstable wherever ``dt kd / m > 2`` (``m`` the effective mass of
+the articulation at the contact point along ``n``, ``1 / (J_n H^-1 J_n^T)``), and the spring where
+``dt^2 ke / m + 2 dt kd / m > 4``. nv_ant's foot tips have ``m = 0.058 kg`` (a 0.07 kg foot
+swinging about its ankle) against the MJCF default ``ke = 2500 N/m``, ``kd = 100 N·s/m``: at
+``dt = 1/240 s`` that is ``dt kd / m = 7.2`` (``dt^2 ke / m = 0.75``), so each step reverses the
+tip's normal velocity and amplifies it about 6x, and the ant goes NaN within two seconds of landing
+(at ``1/600 s``, ``dt kd / m = 2.9`` still overshoots but the one-sided damper bounds it). The
+same spring-damper is therefore evaluated at the end of the step, ``d' = d + dt v_n'``,
+``v_n' = v_n + dt J_n qdd``, with the active set (``d < ka``; damping while ``d < 0`` and
+``v_n < 0``) and the friction slope ``c_t = min(kf, mu f_n / s)`` frozen at the start:
+
+    f_n' = f_n - ke dt v_n - (dt kd + dt^2 ke) J_n qdd,    f_t' = f_t - dt c_t J_t qdd
+
+so every active contact adds ``(dt kd + dt^2 ke) J_n^T J_n + dt c_t J_t^T J_t`` to the
+articulation's matrix (``contact_mass``, same layout as ``H``), keeps the explicit force above plus
+``-ke dt v_n`` on the right-hand side, and flags the articulation for a refactor. ``J_n``/``J_t``
+are the normal/tangential point-velocity rows over the DOF chain of each body (``dof_S`` about
+``articulation_origin``), ``J_B - J_A`` when both bodies are in the same articulation. A contact
+between two articulations (or with a body outside every articulation) gives each side its own
+term with the other side's velocity taken explicitly, a Jacobi split whose relative damping
+still contracts (``|1 - b| / (1 + b) < 1`` for two equal sides). Same force law, same equilibria
+(the added terms vanish at rest), and the damper cannot reverse ``v_n``, whatever ``dt kd / m``.
+Costs: the spring and friction forces can differ from the explicit law by ``O(dt)`` within a step
+(a contact that opens during the step can pull by up to ``ke dt v_n'``, and ``|f_t'|`` follows
+``v_t'``, not ``v_t``), and an articulation in contact refactors every step, whatever
+``update_mass_matrix_interval``. Rejected: clamping ``kd`` to ``2 m / dt`` per contact (changes
+the documented law and needs ``H^-1`` per contact before the solve) and substepping (cost).
 """
 
 from __future__ import annotations
@@ -43,6 +72,66 @@ def _huber_speed(vt: wp.vec3, delta: float):
     return wp.norm_huber(vt, delta) / delta + 0.5 * delta
 
 
+@wp.func
+def _chain_tip(
+    body: int,
+    body_joint: wp.array[int],
+    joint_qd_start: wp.array[int],
+    joint_parent_joint: wp.array[int],
+):
+    """Last DOF of the nearest joint at or above ``body`` that has DOFs (-1: none, or no articulated body)."""
+    if body < 0:
+        return -1
+    j = body_joint[body]
+    while j >= 0:
+        if joint_qd_start[j + 1] > joint_qd_start[j]:
+            return joint_qd_start[j + 1] - 1
+        j = joint_parent_joint[j]
+    return -1
+
+
+@wp.func
+def _point_rate(S: wp.spatial_vector, r: wp.vec3):
+    """Velocity [m/s] per unit ``qd`` of the point at ``r`` from the reference point, for motion column ``S``."""
+    return wp.spatial_top(S) + wp.cross(wp.spatial_bottom(S), r)
+
+
+@wp.func
+def _add_contact_mass(
+    tip_x: int,
+    r_x: wp.vec3,
+    tip_y: int,
+    r_y: wp.vec3,
+    sign: float,
+    n: wp.vec3,
+    c_n: float,
+    c_t: float,
+    first: int,
+    count: int,
+    base: int,
+    dof_S: wp.array[wp.spatial_vector],
+    dof_parent: wp.array[int],
+    contact_mass_out: wp.array[float],
+):
+    """``sign (c_n J_n,x^T J_n,y + c_t J_t,x^T J_t,y)`` over the DOF chains ending at ``tip_x``/``tip_y``.
+
+    For point rows ``u = J_x e_i`` and ``w = J_y e_k`` (velocities [m/s]), the normal product is
+    ``(n.u)(n.w)`` and the tangential one, summed over both tangent directions, ``u.w - (n.u)(n.w)``.
+    """
+    i = tip_x
+    while i >= 0:
+        u = _point_rate(dof_S[i], r_x)
+        un = wp.dot(n, u)
+        k = tip_y
+        while k >= 0:
+            w = _point_rate(dof_S[k], r_y)
+            wn = wp.dot(n, w)
+            value = sign * (c_n * un * wn + c_t * (wp.dot(u, w) - un * wn))
+            wp.atomic_add(contact_mass_out, base + (i - first) * count + (k - first), value)
+            k = dof_parent[k]
+        i = dof_parent[i]
+
+
 @wp.kernel
 def _contact_forces(
     # Model:
@@ -55,6 +144,16 @@ def _contact_forces(
     shape_material_mu: wp.array[float],
     body_kinematic: wp.array[int],
     friction_smoothing: float,
+    dt: float,
+    # Plan:
+    body_articulation: wp.array[int],
+    body_joint: wp.array[int],
+    joint_qd_start: wp.array[int],
+    joint_parent_joint: wp.array[int],
+    dof_parent: wp.array[int],
+    dof_start: wp.array[int],
+    dof_count: wp.array[int],
+    contact_start: wp.array[int],
     # Contacts:
     contact_count: wp.array[int],
     contact_normal: wp.array[wp.vec3],
@@ -71,8 +170,13 @@ def _contact_forces(
     # Data in:
     body_q: wp.array[wp.transform],
     body_qd: wp.array[wp.spatial_vector],
+    articulation_origin: wp.array[wp.vec3],
+    dof_S: wp.array[wp.spatial_vector],
     # Data out:
     body_f_out: wp.array[wp.spatial_vector],
+    contact_mass_out: wp.array[float],
+    articulation_contact_out: wp.array[int],
+    articulation_refactor_out: wp.array[int],
 ):
     c = wp.tid()  # one thread per contact slot
     if c >= contact_count[0]:
@@ -156,13 +260,54 @@ def _contact_forces(
     vt = v - n * vn
 
     fn = -ke * gap
+    c_n = dt * dt * ke  # implicit normal coefficient [kg/s^2 * s^2 = kg]: spring always, damper below
     if gap < 0.0:
         fn -= kd * wp.min(vn, 0.0)
+        if vn < 0.0:
+            c_n += dt * kd
     f = n * fn
+    c_t = float(0.0)
     if fn > 0.0 and mu > 0.0:
         s = _huber_speed(vt, friction_smoothing)
         if s > 0.0:
-            f -= vt * wp.min(kf, mu * fn / s)
+            c_t = wp.min(kf, mu * fn / s)  # friction slope [N·s/m], frozen for the step
+            f -= vt * c_t
+    # Linearly implicit: the spring at the predicted gap d + dt v_n (see the module docstring).
+    f -= n * (ke * dt * vn)
+    c_t = dt * c_t
+
+    # Articulated, non-kinematic sides and their DOF chains.
+    art_a = int(-1)
+    art_b = int(-1)
+    if ba >= 0 and body_kinematic[ba] == 0:
+        art_a = body_articulation[ba]
+    if bb >= 0 and body_kinematic[bb] == 0:
+        art_b = body_articulation[bb]
+    tip_a = _chain_tip(wp.where(art_a >= 0, ba, -1), body_joint, joint_qd_start, joint_parent_joint)
+    tip_b = _chain_tip(wp.where(art_b >= 0, bb, -1), body_joint, joint_qd_start, joint_parent_joint)
+    if tip_b >= 0:
+        first = dof_start[art_b]
+        count = dof_count[art_b]
+        rb_ref = pb - articulation_origin[art_b]
+        base = contact_start[art_b]
+        _add_contact_mass(tip_b, rb_ref, tip_b, rb_ref, 1.0, n, c_n, c_t, first, count, base, dof_S, dof_parent,
+                          contact_mass_out)
+        if art_a == art_b and tip_a >= 0:
+            # One articulation on both sides: J = J_B - J_A, cross terms included.
+            ra_ref = pa - articulation_origin[art_a]
+            _add_contact_mass(tip_a, ra_ref, tip_b, rb_ref, -1.0, n, c_n, c_t, first, count, base, dof_S,
+                              dof_parent, contact_mass_out)
+            _add_contact_mass(tip_b, rb_ref, tip_a, ra_ref, -1.0, n, c_n, c_t, first, count, base, dof_S,
+                              dof_parent, contact_mass_out)
+        articulation_contact_out[art_b] = 1
+        articulation_refactor_out[art_b] = 1
+    if tip_a >= 0:
+        first = dof_start[art_a]
+        ra_ref = pa - articulation_origin[art_a]
+        _add_contact_mass(tip_a, ra_ref, tip_a, ra_ref, 1.0, n, c_n, c_t, first, dof_count[art_a],
+                          contact_start[art_a], dof_S, dof_parent, contact_mass_out)
+        articulation_contact_out[art_a] = 1
+        articulation_refactor_out[art_a] = 1
 
     if bb >= 0 and body_kinematic[bb] == 0:
         wp.atomic_add(body_f_out, bb, wp.spatial_vector(f, wp.cross(rb, f)))
@@ -172,15 +317,22 @@ def _contact_forces(
 
 def eval_contact_forces(
     model: newton.Model,
+    plan,
+    data,
     work,
     contacts: newton.Contacts,
     body_q: wp.array,
     body_qd: wp.array,
     friction_smoothing: float,
+    dt: float,
+    contact_start: wp.array,
 ) -> None:
-    """Add every active rigid contact's penalty wrench to ``work.body_f_work`` (one launch).
+    """Add every active rigid contact's penalty wrench to ``work.body_f_work`` and its implicit term to
+    ``work.contact_mass`` (flagging the articulations it touches for a refactor); one launch.
 
-    ``body_q``/``body_qd`` are the poses [m] and COM twists [m/s, rad/s] of the step's input state.
+    ``body_q``/``body_qd`` are the poses [m] and COM twists [m/s, rad/s] of the step's input state,
+    ``data`` holds its kinematics (``dof_S``, ``articulation_origin``), ``dt`` is the step [s] and
+    ``contact_start`` the per-articulation offset of the mass-matrix layout in use.
     """
     if contacts is None or contacts.rigid_contact_max == 0 or model.body_count == 0:
         return
@@ -197,6 +349,15 @@ def eval_contact_forces(
             model.shape_material_mu,
             work.body_kinematic,
             float(friction_smoothing),
+            float(dt),
+            plan.body_articulation,
+            plan.body_joint,
+            model.joint_qd_start,
+            plan.joint_parent_joint,
+            plan.dof_parent,
+            plan.dof_start,
+            plan.dof_count_per_articulation,
+            contact_start,
             contacts.rigid_contact_count,
             contacts.rigid_contact_normal,
             contacts.rigid_contact_shape0,
@@ -211,7 +372,9 @@ def eval_contact_forces(
             contacts.rigid_contact_surface_velocity,
             body_q,
             body_qd,
+            data.articulation_origin,
+            data.dof_S,
         ],
-        outputs=[work.body_f_work],
+        outputs=[work.body_f_work, work.contact_mass, work.articulation_contact, work.articulation_refactor],
         device=model.device,
     )

@@ -104,6 +104,7 @@ def _kinematics_and_joint_forces(
     has_mimic: int,
     dt: float,
     rebuild: int,
+    contact_start: wp.array[int],
     # Data in (joint_q/joint_qd: mimic followers are overwritten in place):
     joint_q: wp.array[float],
     joint_qd: wp.array[float],
@@ -123,6 +124,8 @@ def _kinematics_and_joint_forces(
     dof_implicit_factored_out: wp.array[float],
     articulation_refactor_out: wp.array[int],
     body_f_work_out: wp.array[wp.spatial_vector],
+    contact_mass_out: wp.array[float],
+    articulation_contact_out: wp.array[int],
 ):
     joint_type = joints.kind
     joint_parent = joints.parent
@@ -217,9 +220,17 @@ def _kinematics_and_joint_forces(
             joint_tau_out[d] = tau
             dof_implicit_out[d] = extra
 
-    # Refactor on rebuild steps and wherever D differs from the D of the current factor.
+    # Refactor on rebuild steps, wherever D differs from the D of the current factor, and where the
+    # current factor holds last step's contact term (cleared here; .contacts adds this step's).
     first = dof_start[art]
     refactor = rebuild
+    if articulation_contact_out[art] != 0:
+        n = dof_count[art]
+        base = contact_start[art]
+        for e in range(n * n):
+            contact_mass_out[base + e] = 0.0
+        articulation_contact_out[art] = 0
+        refactor = 1
     for d in range(first, first + dof_count[art]):
         if dof_implicit_out[d] != dof_implicit_factored_out[d]:
             refactor = 1
@@ -230,7 +241,15 @@ def _kinematics_and_joint_forces(
 
 
 def eval_kinematics_and_joint_forces(
-    model: newton.Model, plan, data, work, state: newton.State, control: newton.Control, dt: float, rebuild: bool
+    model: newton.Model,
+    plan,
+    data,
+    work,
+    state: newton.State,
+    control: newton.Control,
+    dt: float,
+    rebuild: bool,
+    contact_start: wp.array,
 ) -> None:
     """Mimic followers of ``state`` from their leaders, FK of ``state`` (writes its ``body_q``/``body_qd``
     and the core's kinematic buffers), joint forces into ``work.joint_tau``/``work.dof_implicit``, the
@@ -244,6 +263,8 @@ def eval_kinematics_and_joint_forces(
         control: targets and ``joint_f`` [N or N·m].
         dt: time step [s].
         rebuild: whether this step rebuilds ``H`` (every articulation then refactors).
+        contact_start: per-articulation offset of ``work.contact_mass`` (the mass-matrix layout in use);
+            last step's contact blocks are cleared here.
     """
     if plan.articulation_count == 0:
         return
@@ -271,6 +292,7 @@ def eval_kinematics_and_joint_forces(
             int(work.has_mimic),
             float(dt),
             int(rebuild),
+            contact_start,
             state.joint_q,
             state.joint_qd,
             control.joint_f,
@@ -290,6 +312,8 @@ def eval_kinematics_and_joint_forces(
             work.dof_implicit_factored,
             work.articulation_refactor,
             work.body_f_work,
+            work.contact_mass,
+            work.articulation_contact,
         ],
         device=model.device,
     )

@@ -76,6 +76,11 @@ class FeatherstoneData:
       factored      [kg or kg·m²]
     articulation_   1 where this step refactors the articulation's mass matrix (rebuild, or         (art.,)
       refactor      ``dof_implicit`` changed; see :mod:`steel.solvers.featherstone.forces`)
+    contact_mass    implicit contact term ``sum (dt kd + dt^2 ke) J_n^T J_n + dt c_t J_t^T J_t``   (sum n²,)
+                    of this step's contacts, one dense block per articulation in the layout of
+                    the mass matrix in use [kg, kg·m, kg·m²] (see :mod:`.contacts`)
+    articulation_   1 where ``contact_mass`` of the articulation is nonzero (this step's          (art.,)
+      contact       contacts; cleared, with the block, by :mod:`.forces` the next step)
     dof_zero        zeros: the core's extra mass-matrix diagonal (``D`` joins ``H`` only in the     (dof,)
                     factor, see :mod:`steel.solvers.featherstone.advance`)
     joint_qdd       joint accelerations of the last step [m/s² or rad/s²]                      (dof,)
@@ -95,6 +100,8 @@ class FeatherstoneData:
         # An array rather than None: Warp packs a None array argument ~10 us slower per launch on the CPU.
         self.dof_zero = wp.zeros(nd, dtype=float, device=dev)
         self.articulation_refactor = wp.zeros(max(plan.articulation_count, 1), dtype=wp.int32, device=dev)
+        self.contact_mass = wp.zeros(max(plan.mass_size, 1), dtype=float, device=dev)
+        self.articulation_contact = wp.zeros(max(plan.articulation_count, 1), dtype=wp.int32, device=dev)
         self.joint_qdd = wp.zeros(nd, dtype=float, device=dev)
         leader, coeffs, self.has_mimic = mimic_tables(model, plan)
         self.mimic_leader = wp.array(leader[:nj], dtype=wp.int32, device=dev)
@@ -124,9 +131,12 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
     Floating bodies need a FREE joint; bodies outside every articulation are not moved.
     Particles, cloth and soft bodies are stepped with Newton's SolverSemiImplicit routines.
 
-    Not unconditionally stable: ``dt`` must resolve the contact penalties (``ke``, ``kd`` of the
-    shapes). Joint-space penalties (limits, drives, springs, damping) are linearly implicit and
-    stable at any gain (see :mod:`steel.solvers.featherstone.forces`).
+    Joint-space penalties (limits, drives, springs, damping) and the contact spring, damper and
+    friction slope are taken linearly implicitly (evaluated at the end of the step through the
+    factored matrix), so light links under stiff penalties do not diverge where the explicit form
+    would (see :mod:`steel.solvers.featherstone.forces` and :mod:`steel.solvers.featherstone.contacts`);
+    the force laws and equilibria are the explicit ones. An articulation in contact refactors its
+    matrix every step.
 
     Args:
         model: the model to simulate.
@@ -287,8 +297,11 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
 
         tiles = self._tiles
 
-        eval_kinematics_and_joint_forces(model, plan, data, work, state_in, control, dt, rebuild)
-        eval_contact_forces(model, work, contacts, state_in.body_q, state_in.body_qd, self.friction_smoothing)
+        layout = plan.mass_start if tiles is None else tiles.mass_start
+        eval_kinematics_and_joint_forces(model, plan, data, work, state_in, control, dt, rebuild, layout)
+        eval_contact_forces(
+            model, plan, data, work, contacts, state_in.body_q, state_in.body_qd, self.friction_smoothing, dt, layout
+        )
         eval_particle_forces(self, model, state_in, control, contacts)
         build_crba = rebuild and tiles is None  # the tile path builds H itself
         eval_articulation_dynamics(

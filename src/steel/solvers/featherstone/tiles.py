@@ -21,7 +21,8 @@ jac_T          ``J^T``: row ``k`` holds, for each body ``b`` below DOF ``k``, th
 jac_F          ``M J``: rows ``6b..6b+5`` hold ``I_b S_k`` for those pairs,          ``(rows, n)``
                ``I_b`` the spatial inertia of body ``b`` [kg·m/s ... per unit qd]
 mass_matrix    ``H = J^T M J + diag(armature)`` [kg, kg·m, kg·m²]                     ``(n, n)``
-mass_factor    lower Cholesky factor of ``H + diag(D)`` (``D`` as in :mod:`.forces`)  ``(n, n)``
+mass_factor    lower Cholesky factor of ``H + K + diag(D)`` (``D`` as in :mod:`.forces`,  ``(n, n)``
+               ``K`` the solver's ``contact_mass`` of :mod:`.contacts`, same layout)
 =============  ===================================================================  ===================
 
 Stages. On steps that rebuild ``H``: one launch over all articulations fills ``jac_T``/``jac_F``
@@ -154,11 +155,13 @@ def _factor_solve_kernel(n: int):
             articulations: wp.array[int],
             dof_start: wp.array[int],
             articulation_refactor: wp.array[int],
+            articulation_contact: wp.array[int],
             allow_factor: int,
             # Data in:
             dof_implicit: wp.array[float],
             dof_bias: wp.array[float],
             mass_matrix: wp.array3d[float],
+            contact_mass: wp.array3d[float],
             # Data out:
             mass_factor_out: wp.array3d[float],
             joint_qdd_out: wp.array[float],
@@ -167,10 +170,11 @@ def _factor_solve_kernel(n: int):
             a = articulations[i]
             first = dof_start[a]
             b = wp.tile_load(dof_bias, shape=n, offset=first)
-            if allow_factor != 0 and articulation_refactor[a] != 0:
-                A = wp.tile_diag_add(
-                    wp.tile_load(mass_matrix[i], shape=(n, n)), wp.tile_load(dof_implicit, shape=n, offset=first)
-                )
+            # A fused build factored H + D without the contact term, so contacts refactor here regardless.
+            contact = articulation_contact[a] != 0
+            if articulation_refactor[a] != 0 and (allow_factor != 0 or contact):
+                H = wp.tile_load(mass_matrix[i], shape=(n, n)) + wp.tile_load(contact_mass[i], shape=(n, n))
+                A = wp.tile_diag_add(H, wp.tile_load(dof_implicit, shape=n, offset=first))
                 L = wp.tile_cholesky(A)
                 wp.tile_store(mass_factor_out[i], L)
                 wp.tile_store(joint_qdd_out, -wp.tile_cholesky_solve(L, b), offset=first)
@@ -236,6 +240,7 @@ class TileMassMatrix:
         for g in self.groups:  # batched 3-D views of each group's blocks
             g.H = self._view(self.mass_matrix, g.mass_offset, (g.count, g.n, g.n))
             g.L = self._view(self.mass_factor, g.mass_offset, (g.count, g.n, g.n))
+            g.K = None  # the contact term's view, bound on the first solve (the buffer is the solver's)
             g.JT = self._view(self.jac_T, g.jac_offset, (g.count, g.n, g.rows))
             g.MJ = self._view(self.jac_F, g.jac_offset, (g.count, g.rows, g.n))
             g.mass_kernel = _mass_matrix_kernel(g.n, g.rows, self.fuse)
@@ -294,6 +299,8 @@ class TileMassMatrix:
             return
         allow_factor = 0 if (rebuilt and self.fuse) else 1
         for g in self.groups:
+            if g.K is None:
+                g.K = self._view(work.contact_mass, g.mass_offset, (g.count, g.n, g.n))
             wp.launch_tiled(
                 g.solve_kernel,
                 dim=g.count,
@@ -301,10 +308,12 @@ class TileMassMatrix:
                     g.articulations,
                     plan.dof_start,
                     work.articulation_refactor,
+                    work.articulation_contact,
                     allow_factor,
                     work.dof_implicit,
                     data.dof_bias,
                     g.H,
+                    g.K,
                 ],
                 outputs=[g.L, work.joint_qdd],
                 block_dim=self.block_dim,
