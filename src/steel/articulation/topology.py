@@ -197,7 +197,9 @@ class ArticulationPlan:
         self.tree_factor_ok = bool((self.dof_parent_np < np.arange(self.dof_count)).all())
         self.dof_parent = wp.array(dof_parent, dtype=wp.int32, device=dev)
         # body -> inbound articulated joint / articulation (-1 for bodies outside every articulation)
-        body_articulation = np.where(body_joint >= 0, joint_art[np.maximum(body_joint, 0)], -1).astype(np.int32)
+        body_articulation = np.full(self.body_count, -1, dtype=np.int32)
+        inside = body_joint >= 0
+        body_articulation[inside] = joint_art[body_joint[inside]]
         self.body_articulation_np = body_articulation
         self.body_joint = wp.array(body_joint, dtype=wp.int32, device=dev)
         self.body_articulation = wp.array(body_articulation, dtype=wp.int32, device=dev)

@@ -16,6 +16,7 @@ from newton.solvers import SolverBase
 from ...articulation import ArticulationCore
 from ...articulation.factor import tree_factor_mass_matrix
 from . import attributes as _attributes
+from .coupling import SteelCoupling
 from .data import SteelRows
 from .finish import finish_step
 from .observables import write_observables
@@ -26,10 +27,10 @@ from .rows.capacity import resolved_rigid_contact_max, row_capacities
 from .rows.contacts import build_contact_rows
 from .rows.history import ContactHistory, forget_worlds, record_contacts
 from .rows.limits import build_limit_rows
-from .tables import SteelTables
+from .tables import SteelTables, cross_world_global_bodies
 
 
-class SolverSteel(SolverBase):
+class SolverSteel(SolverBase, SteelCoupling):
     """Reduced-coordinate articulated dynamics with a projected Gauss-Seidel impulse solve.
 
     Each step evaluates forward kinematics, RNEA bias forces and the CRBA mass matrix over every
@@ -72,6 +73,7 @@ class SolverSteel(SolverBase):
         self.core = ArticulationCore(model)
         self.tables = SteelTables(model, self.core.plan)
         self.attributes = _attributes.RigidBodyAttributes(model)
+        _warn_cross_world_global_bodies(model, self.tables)
         free = self.tables.articulation_is_free_body_np
         has_articulated = bool((free == 0).any()) if len(free) else False
         art_cap, free_cap = row_capacities(model, opts, has_articulated, bool(self.tables.body_is_free_np.any()))
@@ -184,7 +186,7 @@ class SolverSteel(SolverBase):
 
     def qdd_solved_from(self, state_in, dt: float) -> None:
         """``self.qdd = (qd_solved - qd_in) / dt``: the accelerations the step applies [per s²]."""
-        wp.launch(_difference_quotient, dim=self.qd.shape[0], inputs=[self.qd, state_in.joint_qd, float(dt)],
+        wp.launch(_difference_quotient, dim=self.model.joint_dof_count, inputs=[self.qd, state_in.joint_qd, float(dt)],
                   outputs=[self.qdd], device=self.model.device)
 
     # -- capacity ---------------------------------------------------------------------------------
@@ -356,6 +358,18 @@ def _reset_worlds(mask: wp.array[wp.bool], overflow: wp.array[wp.bool], dropped:
         if w < dropped.shape[0]:
             dropped[w, 0] = 0
             dropped[w, 1] = 0
+
+
+def _warn_cross_world_global_bodies(model: newton.Model, tables: SteelTables) -> None:
+    bodies = cross_world_global_bodies(model, tables)
+    if bodies:
+        names = ", ".join(f"{b} ('{model.body_label[b]}')" if b < len(model.body_label) else str(b) for b in bodies[:5])
+        warnings.warn(
+            f"SolverSteel: global (world -1) dynamic bodies {names} can touch moving bodies of several worlds; "
+            "such contacts cannot be solved (they would couple the worlds) and are dropped and flagged in "
+            "constraint_overflow. Use world geometry or a kinematic body for shared scenery.",
+            newton.NewtonWarning, stacklevel=3,
+        )
 
 
 def _check_model(model: newton.Model) -> None:

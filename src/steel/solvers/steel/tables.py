@@ -7,9 +7,11 @@ membership is read on the host). All arrays are small and indexed by body, artic
 table                      meaning                                                             shape
 =========================  ==================================================================  ==============
 body_row_world             world whose sweep solves the body's rows (global bodies: world 0)   (body,)
+body_is_global             1 for a body of world -1 (its lost rows also flag the global entry) (body,)
 body_responds              1 if an impulse on the body changes some non-prescribed DOF         (body,)
 body_is_free               1 for a free single body (one body on a world-rooted FREE joint)    (body,)
 articulation_row_world     the same world mapping per articulation                             (articulation,)
+articulation_is_global     1 for an articulation of world -1                                   (articulation,)
 articulation_is_free_body  1 for articulations that are one dynamic free single body           (articulation,)
 dof_is_kinematic           1 for DOFs of joints whose child body is kinematic (prescribed)     (dof,)
 =========================  ==================================================================  ==============
@@ -82,8 +84,51 @@ class SteelTables:
                                        dtype=wp.int32, device=dev)
         self.body_responds = wp.array(body_responds, dtype=wp.int32, device=dev)
         self.body_is_free = wp.array(body_free, dtype=wp.int32, device=dev)
+        self.body_is_global = wp.array((body_world < 0).astype(np.int32) if nb else np.zeros(1, np.int32),
+                                       dtype=wp.int32, device=dev)
+        self.articulation_is_global = wp.array(
+            (art_world < 0).astype(np.int32) if plan.articulation_count else np.zeros(1, np.int32),
+            dtype=wp.int32, device=dev)
         self.articulation_row_world = wp.array(
             np.maximum(art_world, 0).astype(np.int32) if plan.articulation_count else np.zeros(1, np.int32),
             dtype=wp.int32, device=dev)
         self.articulation_is_free_body = wp.array(art_free, dtype=wp.int32, device=dev)
         self.dof_is_kinematic = wp.array(dof_kin, dtype=wp.int32, device=dev)
+
+
+def groups_can_collide(group: int, others: np.ndarray) -> np.ndarray:
+    """Newton's documented collision-group rule: 0 never collides; a positive group meets itself
+    and negative groups; a negative group meets every group but itself."""
+    if group == 0:
+        return np.zeros(len(others), dtype=bool)
+    if group > 0:
+        return (others != 0) & ((others == group) | (others < 0))
+    return (others != 0) & (others != group)
+
+
+def cross_world_global_bodies(model: newton.Model, tables: SteelTables) -> list[int]:
+    """Moving global bodies whose shapes may touch a moving body of a world other than world 0.
+
+    Global articulations are solved in world 0's sweep, so such a contact would couple two worlds
+    and is dropped at run time; this host check lets the constructor warn about it once. Fully
+    kinematic global bodies are scenery with prescribed motion and are solved in every world.
+    """
+    if int(model.world_count) <= 1 or model.shape_count == 0 or model.body_count == 0:
+        return []
+    shape_body = model.shape_body.numpy()
+    collide = (model.shape_flags.numpy() & int(newton.ShapeFlags.COLLIDE_SHAPES)) != 0
+    group = model.shape_collision_group.numpy()
+    body_world = model.body_world.numpy()
+    responds = tables.body_responds_np.astype(bool)
+    on_body = shape_body >= 0
+    moving = np.zeros(len(shape_body), dtype=bool)
+    moving[on_body] = responds[shape_body[on_body]]
+    world_of = np.full(len(shape_body), -1)
+    world_of[on_body] = body_world[shape_body[on_body]]
+    global_shapes = np.nonzero(moving & collide & (world_of < 0))[0]
+    others = np.nonzero(moving & collide & (world_of > 0))[0]
+    found = []
+    for s in global_shapes:
+        if groups_can_collide(int(group[s]), group[others]).any():
+            found.append(int(shape_body[s]))
+    return sorted(set(found))

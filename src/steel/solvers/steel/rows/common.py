@@ -16,12 +16,14 @@ from ..data import FAMILY_FREE_BODY, RowBuffers
 
 
 @wp.func(inline=True)
-def reserve_rows(rows: RowBuffers, world: int, family: int, count: int):
+def reserve_rows(rows: RowBuffers, world: int, family: int, count: int, also_flag: int):
     """Reserve ``count`` consecutive rows of ``family`` in ``world``; return the first row or -1.
 
     Rows that do not fit are never written: the world's drop counter grows by ``count`` and its
-    ``constraint_overflow`` flag is set, so a drop is never silent. A reservation is all or
-    nothing, so a contact never loses its friction rows while keeping its normal row.
+    ``constraint_overflow`` flag is set, so a drop is never silent; ``also_flag`` (``-1`` for none)
+    names a second entry to flag, the global entry when the rows belong to a global articulation.
+    A reservation is all or nothing, so a contact never loses its friction rows while keeping its
+    normal row.
     """
     capacity = rows.articulation_capacity
     offset = int(0)
@@ -32,6 +34,8 @@ def reserve_rows(rows: RowBuffers, world: int, family: int, count: int):
     if slot + count > capacity:
         wp.atomic_add(rows.world_rows_dropped, world, family, count)
         rows.constraint_overflow[world] = True
+        if also_flag >= 0:
+            rows.constraint_overflow[also_flag] = True
         # Give the slots back only logically: readers clamp counts to the capacity.
         return -1
     return world * rows.world_row_capacity + offset + slot

@@ -137,6 +137,7 @@ def _contact_rows(
     art_dof_count: wp.array[int],
     art_mass_start: wp.array[int],
     body_row_world: wp.array[wp.int32],
+    body_is_global: wp.array[wp.int32],
     body_responds: wp.array[wp.int32],
     body_is_free: wp.array[wp.int32],
     body_max_depenetration: wp.array[float],
@@ -201,10 +202,24 @@ def _contact_rows(
         world = body_row_world[b1]
     else:
         world = body_row_world[b0]
+    # Rows of a moving global body (solved with world 0) also flag the global entry when lost.
+    global_entry = int(-1)
+    if (moves0 and body_is_global[b0] != 0) or (moves1 and body_is_global[b1] != 0):
+        global_entry = rows.constraint_overflow.shape[0] - 1
     if moves0 and moves1 and body_row_world[b0] != body_row_world[b1]:
-        # A dynamic body shared by worlds would couple two worlds' sweeps: drop and report.
-        wp.atomic_add(rows.world_rows_dropped, world, FAMILY_ARTICULATED, 1)
-        rows.constraint_overflow[world] = True
+        # A moving global body touching a moving body of another world would couple two worlds'
+        # sweeps: no capacity can solve it, so the contact is dropped, counted and flagged.
+        # Each side flags its own entry: the global entry for the global body, the world's otherwise.
+        for side in range(2):
+            b = b0
+            if side == 1:
+                b = b1
+            entry = body_row_world[b]
+            if body_is_global[b] != 0:
+                entry = rows.constraint_overflow.shape[0] - 1
+            else:
+                wp.atomic_add(rows.world_rows_dropped, entry, FAMILY_ARTICULATED, 1)
+            rows.constraint_overflow[entry] = True
         return
 
     X0 = _body_pose(b0, body_q)
@@ -225,7 +240,7 @@ def _contact_rows(
     family = FAMILY_FREE_BODY
     if (moves0 and body_is_free[b0] == 0) or (moves1 and body_is_free[b1] == 0):
         family = FAMILY_ARTICULATED
-    r = reserve_rows(rows, world, family, count)
+    r = reserve_rows(rows, world, family, count, global_entry)
     if r < 0:
         return
     contact_row_out[c] = r
@@ -364,6 +379,7 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             core.plan.dof_count_per_articulation,
             core.plan.mass_start,
             solver.tables.body_row_world,
+            solver.tables.body_is_global,
             solver.tables.body_responds,
             solver.tables.body_is_free,
             solver.attributes.max_depenetration_velocity,

@@ -36,6 +36,7 @@ def _limit_rows(
     art_dof_count: wp.array[int],
     art_mass_start: wp.array[int],
     art_row_world: wp.array[wp.int32],
+    art_is_global: wp.array[wp.int32],
     dof_is_kinematic: wp.array[wp.int32],
     # Data in:
     joint_q: wp.array[float],
@@ -50,6 +51,9 @@ def _limit_rows(
     if jtype != JOINT_PRISMATIC and jtype != JOINT_REVOLUTE and jtype != JOINT_D6:
         return
     world = art_row_world[art]
+    global_entry = int(-1)
+    if art_is_global[art] != 0:
+        global_entry = rows.constraint_overflow.shape[0] - 1
     d0 = art_dof_start[art]
     n = art_dof_count[art]
     q0 = joint_q_start[j]
@@ -70,7 +74,7 @@ def _limit_rows(
             phi = sign * (q - bound)  # distance to the bound, negative when crossed
             if phi > activation_gap:
                 continue
-            r = reserve_rows(rows, world, FAMILY_ARTICULATED, 1)
+            r = reserve_rows(rows, world, FAMILY_ARTICULATED, 1, global_entry)
             if r < 0:
                 continue
             offset = side_offset(rows, r, 0)
@@ -122,6 +126,7 @@ def build_limit_rows(solver, joint_q, dt: float) -> None:
             core.plan.dof_count_per_articulation,
             core.plan.mass_start,
             solver.tables.articulation_row_world,
+            solver.tables.articulation_is_global,
             solver.tables.dof_is_kinematic,
             joint_q,
         ],
