@@ -11,7 +11,7 @@ bias + mass matrix    :func:`steel.articulation.eval_articulation_dynamics` (RNE
 tile path (option)    :mod:`.tiles` (``H`` by tile GEMM, tile Cholesky and solve)
 factor/solve/integ.   :mod:`.advance` (Cholesky, ``qdd``, symplectic Euler, mimic, FK publish)
 body_parent_f         :func:`steel.articulation.eval_body_parent_f` (only when requested)
-particles             :mod:`.particles` (Newton's SolverSemiImplicit routines)
+particles             :mod:`.particles` (Newton's public SolverSemiImplicit; body reactions ours)
 ====================  ===========================================================================
 
 A step is four launches for an articulated scene without particles (FK+forces, contacts,
@@ -39,13 +39,11 @@ from .advance import advance_joints
 from .contacts import eval_contact_forces
 from .forces import eval_kinematics_and_joint_forces
 from .mimic import mimic_tables
-from .particles import eval_particle_forces, step_particles
+from . import particles as particles_module
+from .particles import ParticleStepper
 from .tiles import TileMassMatrix
 
-try:  # CouplingInterface is a base of Newton's reference class; keep the same bases where it exists.
-    from newton._src.solvers.coupled.interface import CouplingInterface
-except ImportError:  # pragma: no cover - older/newer Newton layouts
-    CouplingInterface = object
+from newton.solvers.experimental.coupled import CouplingInterface
 
 _REBUILD_FLAGS = (
     newton.ModelFlags.BODY_PROPERTIES
@@ -129,7 +127,9 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
     armature (Featherstone, *Rigid Body Dynamics Algorithms*, 2008, ch. 5-6); Cholesky;
     ``qdd = H^-1 (tau - C)``; ``qd += dt qdd``, ``q += dt map(qd)``; FK of the output state.
     Floating bodies need a FREE joint; bodies outside every articulation are not moved.
-    Particles, cloth and soft bodies are stepped with Newton's SolverSemiImplicit routines.
+    Particles, cloth and soft bodies are stepped by a private :class:`newton.solvers.SolverSemiImplicit`
+    (public API only), with the particle-shape contact reactions on bodies evaluated here
+    (see :mod:`steel.solvers.featherstone.particles`).
 
     Joint-space penalties (limits, drives, springs, damping) and the contact spring, damper and
     friction slope are taken linearly implicitly (evaluated at the end of the step through the
@@ -159,7 +159,8 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
             solve kernel; not used with mimic joints (their fold sits between build and factor).
             The loop path always fuses factor and solve into one launch. Default True.
         deterministic: a :class:`warp.DeterministicMode` for the atomic-emitting kernels (contact
-            accumulation, borrowed particle routines), or None to inherit ``wp.config.deterministic``.
+            accumulation; passed on to the particle stage's SolverSemiImplicit), or None to inherit
+            ``wp.config.deterministic``.
 
     Raises:
         ValueError: an option is out of range (the message names it), the model has a ROD joint or
@@ -208,8 +209,9 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
         self.fuse_cholesky = bool(fuse_cholesky)
         self.deterministic = deterministic
         mode = deterministic if deterministic is not None else wp.config.deterministic
-        for module in (contacts_module, *_particle_modules(model)):
+        for module in (contacts_module, particles_module):
             self._set_module_options({"deterministic": mode, "deterministic_max_records": 0}, module=module)
+        self._particles = ParticleStepper(model, deterministic)
         self._step_count = 0
         self._mass_matrix_dirty = True
         self._default_control = model.control(clone_variables=False)
@@ -302,7 +304,8 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
         eval_contact_forces(
             model, plan, data, work, contacts, state_in.body_q, state_in.body_qd, self.friction_smoothing, dt, layout
         )
-        eval_particle_forces(self, model, state_in, control, contacts)
+        self._particles.eval_body_reactions(state_in, contacts, work.body_kinematic, work.body_f_work)
+        self._particles.step(state_in, control, contacts, dt)  # before any output is written (in place)
         build_crba = rebuild and tiles is None  # the tile path builds H itself
         eval_articulation_dynamics(
             model, plan, data, state_in.body_q, work.body_f_work, work.joint_tau, work.dof_zero, build_crba
@@ -332,7 +335,7 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
                 model, plan, data, state_out.joint_q, state_out.joint_qd, state_out.body_q, state_out.body_qd
             )
         self._outside.copy(state_in, state_out)
-        step_particles(self, model, state_in, state_out, dt)
+        self._particles.publish(state_out)
 
         self._mass_matrix_dirty = self._mass_matrix_dirty and not rebuild
         self._step_count += 1
@@ -415,11 +418,3 @@ def _equality_constraint_count(model: newton.Model) -> int:
     except (AttributeError, KeyError, ValueError):
         return 0
 
-
-def _particle_modules(model: newton.Model) -> tuple:
-    """Newton's semi-implicit kernel modules this solver borrows (for the deterministic option)."""
-    if model.particle_count == 0:
-        return ()
-    from newton._src.solvers.semi_implicit import kernels_contact, kernels_particle  # noqa: PLC0415
-
-    return (kernels_contact, kernels_particle)
