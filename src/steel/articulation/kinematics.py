@@ -51,8 +51,12 @@ JOINT_D6 = wp.constant(int(newton.JointType.D6))
 
 @wp.func
 def _quat_at(joint_q: wp.array[float], i: int):
-    # Normalized so that a slightly drifted coordinate still gives a rigid transform.
-    return wp.normalize(wp.quat(joint_q[i], joint_q[i + 1], joint_q[i + 2], joint_q[i + 3]))
+    # Normalized so that a drifted or user-scaled coordinate still gives a rigid transform; an
+    # all-zero quaternion (no rotation can be read from it) is taken as the identity.
+    q = wp.quat(joint_q[i], joint_q[i + 1], joint_q[i + 2], joint_q[i + 3])
+    if wp.dot(q, q) == 0.0:
+        return wp.quat_identity()
+    return wp.normalize(q)
 
 
 @wp.func

@@ -14,7 +14,9 @@ import newton
 from newton.solvers import SolverBase
 
 from ...articulation import ArticulationCore
+from ...articulation.checks import body_name, inverted_limits, joint_name, massless_dofs
 from ...articulation.factor import tree_factor_mass_matrix
+from ..inputs import check_control, check_state
 from . import attributes as _attributes
 from .coupling import SteelCoupling
 from .data import SteelRows
@@ -53,7 +55,15 @@ class SolverSteel(SolverBase, SteelCoupling):
     Raises:
         NotImplementedError: the model has particles, requires gradients or has a ROD joint,
             or an option selects a feature not built yet.
-        ValueError, TypeError: an option value is invalid (the message names it).
+        ValueError, TypeError: an option value is invalid (the message names it); a joint's
+            finite lower limit exceeds its upper limit; a dynamic DOF moves no mass (its subtree
+            is massless along it and it has no armature), naming the joint and body.
+
+    Models without joints step too: bodies outside every articulation pass their input pose and
+    velocity through and report a zero ``body_parent_f``. Global entities (world -1) are solved
+    with world 0; a kinematic global body supports every world, and a dynamic global body that
+    can touch moving bodies of several worlds warns at construction (those contacts are dropped
+    and flag both the world's and the global entry of :attr:`constraint_overflow`).
     """
 
     SUPPORTED_OBSERVABLES = frozenset({"contact_f", "body_parent_f"})
@@ -72,6 +82,7 @@ class SolverSteel(SolverBase, SteelCoupling):
         object.__setattr__(self, "options", opts)
         self.core = ArticulationCore(model)
         self.tables = SteelTables(model, self.core.plan)
+        _check_articulations(model, self.core, self.tables)
         self.attributes = _attributes.RigidBodyAttributes(model)
         _warn_cross_world_global_bodies(model, self.tables)
         free = self.tables.articulation_is_free_body_np
@@ -137,9 +148,32 @@ class SolverSteel(SolverBase, SteelCoupling):
     # -- the step ---------------------------------------------------------------------------------
 
     def step(self, state_in, state_out, control, contacts, dt, *, observables=None):
-        """Advance ``state_in`` by ``dt`` [s] into ``state_out`` (which may be the same object)."""
+        """Advance ``state_in`` by ``dt`` [s] into ``state_out`` (which may be the same object).
+
+        Input handling, checked on the host before anything is launched (array shapes are host
+        metadata, so the checks never synchronize the device):
+
+        * ``state_in``, ``state_out`` or ``control`` made by another model (arrays of other
+          lengths or on another device) raise ``ValueError`` naming the argument and array.
+        * FREE/BALL quaternions in ``state_in.joint_q`` are normalized on read (an all-zero
+          quaternion reads as the identity); the output quaternions are unit length.
+        * Non-finite values in ``state_in`` are not searched for (that would cost a device read
+          per step). They are contained: each world's rows and DOFs are solved apart, so a NaN in
+          one world's coordinates never reaches another world; that world's output turns
+          non-finite and the caller can reset it.
+
+        Returns:
+            ``state_out``.
+
+        Raises:
+            ValueError: ``dt`` is not a positive finite number, ``contacts`` holds more contacts
+                than the capacity sized at construction, or a state/control does not fit the model.
+        """
         self.validate_observables(observables, contacts)
         self._check_step(contacts, dt)
+        check_state(self.model, state_in, "state_in")
+        check_state(self.model, state_out, "state_out")
+        check_control(self.model, control)
         control = self._default_control if control is None else control
         core, rows = self.core, self.rows
 
@@ -358,6 +392,24 @@ def _reset_worlds(mask: wp.array[wp.bool], overflow: wp.array[wp.bool], dropped:
         if w < dropped.shape[0]:
             dropped[w, 0] = 0
             dropped[w, 1] = 0
+
+
+def _check_articulations(model: newton.Model, core: ArticulationCore, tables: SteelTables) -> None:
+    """Inverted joint limits and DOFs without inertia raise ``ValueError`` at construction."""
+    for j, d in inverted_limits(model):
+        raise ValueError(
+            f"{joint_name(model, j)} has joint_limit_lower {model.joint_limit_lower.numpy()[d]!r} above "
+            f"joint_limit_upper {model.joint_limit_upper.numpy()[d]!r} (DOF {d})"
+        )
+    for d in massless_dofs(model, core.plan, tables.dof_is_kinematic_np):
+        qd_start = model.joint_qd_start.numpy()
+        j = int(np.searchsorted(qd_start, d, side="right") - 1)
+        child = int(model.joint_child.numpy()[j])
+        raise ValueError(
+            f"{joint_name(model, j)} DOF {d} moves no mass: {body_name(model, child)} and its subtree have zero "
+            "mass or inertia along it and the DOF has no armature; give the bodies mass and inertia, add "
+            "joint_armature, or make the body kinematic"
+        )
 
 
 def _warn_cross_world_global_bodies(model: newton.Model, tables: SteelTables) -> None:
