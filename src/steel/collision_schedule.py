@@ -33,13 +33,18 @@ Before substep ``i`` (``0 <= i < substeps``) and once more after the last one:
    speed of every point of the shape (``|v_p| <= |v_o| + |omega x (p - o)|``).
 2. Pairwise travel per substep ``t = 2 v h`` (two shapes closing head-on).
 3. Correction: if ``v`` exceeds the previous evaluation's ``v_prev``, the substep just completed
-   was under-estimated; bound it by its larger endpoint speed: ``T += 2 (v - v_prev) h``.
-4. Refresh ("due") when ``i == 0``, or ``i >= deadline``, or ``T + t > B``. On refresh the horizon
-   ``k`` is the largest whole number of substeps with ``k t <= B`` (at least 1, at most
+   was under-estimated; bound it by its larger endpoint speed: ``T += 2 (v - v_prev) h``. The rise
+   ``r = max(v - v_prev, 0)`` is kept (substep 0 keeps the previous frame's last one: a change
+   between frames is the user's, not an observed rise).
+4. Planned travel of the coming substep ``t' = 2 (v + r) h``: a substep's travel follows its *end*
+   speed, so the last observed rise is carried one substep ahead (``t' = t`` at constant or falling
+   speed). Refresh ("due") when ``i == 0``, or ``i >= deadline``, or ``T + t' > B``. On refresh the
+   horizon ``k`` is the largest whole number of substeps with ``k t' <= B`` (at least 1, at most
    ``K = interval cap``), ``deadline = i + k``, ``T = 0``, and the callback gets
    ``min(k, substeps - i) h``. A deadline is only set on refresh: slowing down never extends it.
-5. ``T += t``; ``interval_overflow`` is set when ``t > B`` or ``T > B`` (substeps too coarse for
-   the budget), and cleared at substep 0 of each frame.
+5. ``T += t`` (observed, not planned); ``interval_overflow`` is set when ``t > B`` or ``T > B``
+   (substeps too coarse for the budget, or a rise beyond the one carried ahead), and cleared at
+   substep 0 of each frame.
 
 Hand check (the issue's example): ``substeps = 10``, ``B = 0.03``, ``v = 2``, ``h = 1/600``:
 ``t = 0.00667``, ``k = floor(4.5) = 4`` -> refreshes at substeps 0, 4, 8 (horizons 4, 4, 2).
@@ -182,6 +187,7 @@ def _plan_collision_refresh(
     # Data in/out (device scalars that persist across substeps and frames):
     speed_max_io: wp.array[float],
     speed_prev_io: wp.array[float],
+    speed_rise_io: wp.array[float],
     travel_io: wp.array[float],
     deadline_io: wp.array[int],
     # Data out:
@@ -193,28 +199,39 @@ def _plan_collision_refresh(
     speed_prev = speed_prev_io[0]
     speed_prev_io[0] = speed
     travel = travel_io[0]
+    rise = speed_rise_io[0]
 
     if substep == 0:
         # A new frame: substep 0 always refreshes, so a speed change between frames (a reset by the
-        # user, say) needs no correction and must not count as overflow of the previous frame.
+        # user, say) needs no correction, is no observed rise, and must not count as overflow of the
+        # previous frame. The rise observed over the previous frame's last substep still holds.
         interval_overflow_out[0] = 0
-    elif speed > speed_prev:
-        # The completed substep was estimated at 2 v_prev h; bound it by its larger endpoint speed.
-        travel += 2.0 * (speed - speed_prev) * substep_dt
-        if travel > travel_budget:
-            interval_overflow_out[0] = 1
+    else:
+        rise = wp.max(speed - speed_prev, 0.0)
+        speed_rise_io[0] = rise
+        if rise > 0.0:
+            # The completed substep was estimated at 2 v_prev h; bound it by its larger endpoint speed.
+            travel += 2.0 * rise * substep_dt
+            if travel > travel_budget:
+                interval_overflow_out[0] = 1
 
     if substep < substep_count:
         step_travel = 2.0 * speed * substep_dt
+        # A substep's travel follows its end speed, which is only observed afterwards. Planning with
+        # the start speed alone lets a steady rise (gravity, a tumbling body's |omega|) carry an
+        # interval planned to the edge of the budget over it; the last observed rise is carried one
+        # substep ahead instead. It is zero for constant or falling speeds, so those plan as before.
+        planned_travel = 2.0 * (speed + rise) * substep_dt
         horizon = int(0)
-        if substep == 0 or substep >= deadline_io[0] or travel + step_travel > travel_budget:
+        if substep == 0 or substep >= deadline_io[0] or travel + planned_travel > travel_budget:
             # Largest whole interval whose travel fits the budget; K when nothing moves.
             interval = interval_max
-            while interval > 1 and float(interval) * step_travel > travel_budget:
+            while interval > 1 and float(interval) * planned_travel > travel_budget:
                 interval -= 1
             deadline_io[0] = substep + interval
             horizon = wp.min(interval, substep_count - substep)
             travel = 0.0
+        # The flag counts observed travel only; a prediction that does not come true is no overflow.
         travel += step_travel
         if travel > travel_budget:
             interval_overflow_out[0] = 1
@@ -427,6 +444,7 @@ class CollisionSubstepScheduler:
         self.interval_overflow = wp.zeros(1, dtype=wp.int32, device=device)
         self._speed_max = wp.zeros(1, dtype=float, device=device)  # [m/s], this evaluation
         self._speed_prev = wp.zeros(1, dtype=float, device=device)  # [m/s], previous evaluation
+        self._speed_rise = wp.zeros(1, dtype=float, device=device)  # [m/s], rise over the last substep
         self._travel = wp.zeros(1, dtype=float, device=device)  # [m], since the last refresh
         self._deadline = wp.zeros(1, dtype=int, device=device)  # [substep index]
         # horizon_at_least[j] = 1 when this substep refreshes with a horizon of at least j substeps;
@@ -482,6 +500,7 @@ class CollisionSubstepScheduler:
                 self._substep_dt,
                 self._speed_max,
                 self._speed_prev,
+                self._speed_rise,
                 self._travel,
                 self._deadline,
             ],
