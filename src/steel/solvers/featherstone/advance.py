@@ -12,7 +12,8 @@ and (when ``publish``) the output ``body_q``/``body_qd``. Needs the dynamics sta
    ``dof_bias`` onto the leaders (:mod:`.mimic`); then ``qdd = -A^-1 dof_bias`` (Featherstone,
    *Rigid Body Dynamics Algorithms*, sec. 6.1) with the current (possibly reused) factor. ``H``
    itself is never modified, so a stale ``H`` can be refactored with a new ``D`` on any later step;
-2. per joint, symplectic Euler: ``qd' = qd + dt qdd``, then ``angular_damping`` on FREE and
+2. per joint, symplectic Euler (articulations flagged invalid by :mod:`.forces`, non-finite input,
+   skip step 1 and copy every joint like a kinematic one): ``qd' = qd + dt qdd``, then ``angular_damping`` on FREE and
    DISTANCE joints ``w' *= max(1 - d dt, 0)`` (the seed's free-body damping, applied before the
    position update as rigid-body integrators do), then ``q' = q + dt map(qd')``; kinematic joints
    (child flagged :attr:`newton.BodyFlags.KINEMATIC`) copy ``q``/``qd`` from the input instead;
@@ -64,6 +65,7 @@ def _advance(
     dof_bias: wp.array[float],
     joint_q: wp.array[float],
     joint_qd: wp.array[float],
+    articulation_invalid: wp.array[int],
     # Data out:
     mass_factor_out: wp.array[float],
     joint_qdd_out: wp.array[float],
@@ -94,7 +96,9 @@ def _advance(
     n = dof_count[art]
     base = mass_start[art]
     first = dof_start[art]
-    if solved == 0:
+    # Non-finite input (see .forces): not solved, and every joint carried over like a kinematic one.
+    invalid = articulation_invalid[art]
+    if solved == 0 and invalid == 0:
         refactor = articulation_refactor[art]
         in_contact = articulation_contact[art]
         if has_mimic == 0 and in_contact == 0:
@@ -136,8 +140,8 @@ def _advance(
         d0 = joint_qd_start[j]
         d1 = joint_qd_start[j + 1]
         jtype = joint_type[j]
-        if body_kinematic[joint_child[j]] != 0:
-            # Prescribed: the caller owns the coordinates of a kinematic joint.
+        if invalid != 0 or body_kinematic[joint_child[j]] != 0:
+            # Prescribed: the caller owns the coordinates of a kinematic joint (and of an invalid articulation).
             for i in range(q0, joint_q_start[j + 1]):
                 joint_q_out[i] = joint_q[i]
             for d in range(d0, d1):
@@ -152,7 +156,7 @@ def _advance(
         integrate_joint_coordinates(
             jtype, q0, d0, d1, joint_X_c[j], body_com[joint_child[j]], joint_q, joint_qd_out, dt, joint_q_out
         )
-    if has_mimic != 0:
+    if has_mimic != 0 and invalid == 0:
         apply_mimic_coordinates(
             start, end, tree_joint, joint_q_start, joint_qd_start, mimic_leader, mimic_coeffs, joint_q_out, joint_qd_out
         )
@@ -224,6 +228,7 @@ def advance_joints(
             data.dof_bias,
             state_in.joint_q,
             state_in.joint_qd,
+            work.articulation_invalid,
         ],
         outputs=[
             mass_factor,

@@ -24,7 +24,9 @@ pipeline provides them):
   ``|f_t| <= mu f_n`` always. With ``delta -> 0`` it is the classic ``kf``-regularized Coulomb law.
 
 B receives ``f = f_n n + f_t`` at ``p_B`` and A receives ``-f`` at ``p_A``. Kinematic bodies and
-static shapes (body -1) receive nothing. Forces are accumulated with atomics (order-dependent in
+static shapes (body -1) receive nothing. A contact touching a body of an articulation flagged
+invalid (non-finite input, see :mod:`.forces`), with a non-finite force, or with shape indices
+beyond the model's (a buffer filled for another model) is skipped on both sides. Forces are accumulated with atomics (order-dependent in
 float32 unless the solver's ``deterministic`` mode is set on this module).
 
 Time discretization: linearly implicit, as the joint penalties of :mod:`.forces`, and why. Taken
@@ -154,6 +156,7 @@ def _contact_forces(
     dof_start: wp.array[int],
     dof_count: wp.array[int],
     contact_start: wp.array[int],
+    articulation_invalid: wp.array[int],
     # Contacts:
     contact_count: wp.array[int],
     contact_normal: wp.array[wp.vec3],
@@ -183,8 +186,9 @@ def _contact_forces(
         return
     sa = contact_shape0[c]
     sb = contact_shape1[c]
-    if sa == sb:
-        return
+    shape_count = shape_body.shape[0]
+    if sa == sb or sa >= shape_count or sb >= shape_count:
+        return  # a buffer filled for another model: skip rather than read out of bounds
     ke = float(0.0)
     kd = float(0.0)
     kf = float(0.0)
@@ -195,6 +199,8 @@ def _contact_forces(
     bb = int(-1)
     if sa >= 0:
         ba = shape_body[sa]
+        if ba >= 0 and body_articulation[ba] >= 0 and articulation_invalid[body_articulation[ba]] != 0:
+            return  # non-finite articulation (see .forces): nothing computed from it reaches another body
         ke += shape_material_ke[sa]
         kd += shape_material_kd[sa]
         kf += shape_material_kf[sa]
@@ -203,6 +209,8 @@ def _contact_forces(
         shapes += 1.0
     if sb >= 0:
         bb = shape_body[sb]
+        if bb >= 0 and body_articulation[bb] >= 0 and articulation_invalid[body_articulation[bb]] != 0:
+            return
         ke += shape_material_ke[sb]
         kd += shape_material_kd[sb]
         kf += shape_material_kf[sb]
@@ -275,6 +283,8 @@ def _contact_forces(
     # Linearly implicit: the spring at the predicted gap d + dt v_n (see the module docstring).
     f -= n * (ke * dt * vn)
     c_t = dt * c_t
+    if not (wp.isfinite(wp.length_sq(f)) and wp.isfinite(c_n) and wp.isfinite(c_t)):
+        return  # non-finite contact data (e.g. a body outside every articulation with a NaN pose)
 
     # Articulated, non-kinematic sides and their DOF chains.
     art_a = int(-1)
@@ -358,6 +368,7 @@ def eval_contact_forces(
             plan.dof_start,
             plan.dof_count_per_articulation,
             contact_start,
+            work.articulation_invalid,
             contacts.rigid_contact_count,
             contacts.rigid_contact_normal,
             contacts.rigid_contact_shape0,

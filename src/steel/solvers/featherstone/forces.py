@@ -50,6 +50,17 @@ differs bitwise from the ``D`` of its current factor: a gain edit, a new ``dt``,
 or off (it swaps the drive gains for the limit gains), a body turning kinematic. Otherwise the
 factor is reused. ``dof_implicit_factored`` keeps the ``D`` of each DOF's current factor.
 
+Non-finite input, contained per articulation. A host check of every step's state would cost a
+device synchronization, so the kernel checks each articulation's own inputs instead: ``joint_q``,
+``joint_qd``, ``State.body_f`` of its bodies, the resulting ``joint_tau`` and diagonal (which
+covers ``Control.joint_f``, targets and gains), and the length of each FREE/DISTANCE/BALL
+quaternion (zero is invalid; any other length is fine, the kinematics and the integrator
+normalize on read). An articulation failing any of these is flagged in ``articulation_invalid``
+and not stepped: its output coordinates are its input ones (NaN stays NaN, nothing is repaired),
+its factor is left alone, and :mod:`.contacts` and :mod:`.particles` drop every contact that
+touches one of its bodies, so nothing computed from it reaches a body of another articulation or
+world. Worlds are replicated articulations, so the other worlds step exactly as without it.
+
 Kinematic bodies (:attr:`newton.BodyFlags.KINEMATIC`) get ``KINEMATIC_ARMATURE`` on the diagonal
 of their inbound joint's DOFs, so no force moves them; the integrator copies their state.
 """
@@ -64,6 +75,8 @@ from ...articulation.joint_model import JointModel
 from ...articulation.kinematics import (
     JOINT_BALL,
     JOINT_D6,
+    JOINT_DISTANCE,
+    JOINT_FREE,
     JOINT_PRISMATIC,
     JOINT_REVOLUTE,
     articulation_forward_kinematics,
@@ -126,6 +139,7 @@ def _kinematics_and_joint_forces(
     body_f_work_out: wp.array[wp.spatial_vector],
     contact_mass_out: wp.array[float],
     articulation_contact_out: wp.array[int],
+    articulation_invalid_out: wp.array[int],
 ):
     joint_type = joints.kind
     joint_parent = joints.parent
@@ -164,6 +178,9 @@ def _kinematics_and_joint_forces(
         body_c_out,
         dof_S_out,
     )
+    # Containment: any non-finite input of this articulation (coordinates, velocities, loads, gains
+    # through tau) or a FREE/BALL quaternion of zero length marks it invalid; see the module docstring.
+    finite = int(1)
     for t in range(tree_start[art], tree_start[art + 1]):
         j = tree_joint[t]
         child = joint_child[j]
@@ -172,6 +189,22 @@ def _kinematics_and_joint_forces(
         if body_f and not kinematic:
             f_ext = body_f[child]
         body_f_work_out[child] = f_ext
+        if not wp.isfinite(wp.length_sq(f_ext)):
+            finite = 0
+        for i in range(joint_q_start[j], joint_q_start[j + 1]):
+            if not wp.isfinite(joint_q[i]):
+                finite = 0
+        quat_at = int(-1)
+        if joint_type[j] == JOINT_BALL:
+            quat_at = joint_q_start[j]
+        elif joint_type[j] == JOINT_FREE or joint_type[j] == JOINT_DISTANCE:
+            quat_at = joint_q_start[j] + 3
+        if quat_at >= 0:
+            length_sq = float(0.0)
+            for i in range(4):
+                length_sq += joint_q[quat_at + i] * joint_q[quat_at + i]
+            if not (length_sq > 1.0e-12):
+                finite = 0
 
         jtype = joint_type[j]
         q0 = joint_q_start[j]
@@ -219,6 +252,8 @@ def _kinematics_and_joint_forces(
                 extra = KINEMATIC_ARMATURE
             joint_tau_out[d] = tau
             dof_implicit_out[d] = extra
+            if not (wp.isfinite(tau) and wp.isfinite(extra)):
+                finite = 0
 
     # Refactor on rebuild steps, wherever D differs from the D of the current factor, and where the
     # current factor holds last step's contact term (cleared here; .contacts adds this step's).
@@ -234,10 +269,17 @@ def _kinematics_and_joint_forces(
     for d in range(first, first + dof_count[art]):
         if dof_implicit_out[d] != dof_implicit_factored_out[d]:
             refactor = 1
+    if finite == 0:
+        # Not stepped (see .advance); its factor is not touched, and NaN as the factored D makes the
+        # first finite step after a repair refactor (NaN compares unequal to everything).
+        refactor = 0
+        for d in range(first, first + dof_count[art]):
+            dof_implicit_factored_out[d] = wp.nan
     if refactor != 0:
         for d in range(first, first + dof_count[art]):
             dof_implicit_factored_out[d] = dof_implicit_out[d]
     articulation_refactor_out[art] = refactor
+    articulation_invalid_out[art] = 1 - finite
 
 
 def eval_kinematics_and_joint_forces(
@@ -314,6 +356,7 @@ def eval_kinematics_and_joint_forces(
             work.body_f_work,
             work.contact_mass,
             work.articulation_contact,
+            work.articulation_invalid,
         ],
         device=model.device,
     )

@@ -49,6 +49,8 @@ def _soft_contact_reactions(
     shape_material_mu: wp.array[float],
     body_com: wp.array[wp.vec3],
     body_kinematic: wp.array[int],
+    body_articulation: wp.array[int],
+    articulation_invalid: wp.array[int],
     soft_ke: float,
     soft_kd: float,
     soft_kf: float,
@@ -72,11 +74,14 @@ def _soft_contact_reactions(
         return
     shape = contact_shape[k]
     i = contact_particle[k]
-    if shape < 0 or i < 0:
-        return
+    if shape < 0 or i < 0 or shape >= shape_body.shape[0] or i >= particle_q.shape[0]:
+        return  # nothing, or a buffer filled for another model
     body = shape_body[shape]
     if body < 0 or body_kinematic[body] != 0:
         return  # static shapes and kinematic bodies take no reaction
+    art = body_articulation[body]
+    if art >= 0 and articulation_invalid[art] != 0:
+        return  # non-finite articulation (see .forces)
     if (particle_flags[i] & PARTICLE_ACTIVE) == 0:
         return
     X = body_q[body]
@@ -99,6 +104,8 @@ def _soft_contact_reactions(
     speed = wp.length(ut)
     if speed > 0.0:
         f -= ut * wp.min(kf, mu * spring / speed)
+    if not wp.isfinite(wp.length_sq(f)):
+        return
     wp.atomic_sub(body_f_out, body, wp.spatial_vector(f, wp.cross(r, f)))
 
 
@@ -117,8 +124,11 @@ class ParticleStepper:
         if model.particle_count:
             self.oracle = newton.solvers.SolverSemiImplicit(model, deterministic=deterministic)
 
-    def eval_body_reactions(self, state_in: newton.State, contacts, body_kinematic, body_f_work) -> None:
-        """Add the reactions of every active particle-shape contact to ``body_f_work`` [N, N·m]; one launch."""
+    def eval_body_reactions(self, state_in: newton.State, contacts, plan, work) -> None:
+        """Add the reactions of every active particle-shape contact to ``work.body_f_work`` [N, N·m]; one launch.
+
+        Contacts with bodies of an articulation flagged invalid (non-finite input, see :mod:`.forces`)
+        give no reaction."""
         m = self.model
         if self.oracle is None or contacts is None or m.body_count == 0 or not contacts.soft_contact_max:
             return
@@ -134,7 +144,9 @@ class ParticleStepper:
                 m.shape_material_kf,
                 m.shape_material_mu,
                 m.body_com,
-                body_kinematic,
+                work.body_kinematic,
+                plan.body_articulation,
+                work.articulation_invalid,
                 float(m.soft_contact_ke),
                 float(m.soft_contact_kd),
                 float(m.soft_contact_kf),
@@ -149,7 +161,7 @@ class ParticleStepper:
                 state_in.body_q,
                 state_in.body_qd,
             ],
-            outputs=[body_f_work],
+            outputs=[work.body_f_work],
             device=m.device,
         )
 

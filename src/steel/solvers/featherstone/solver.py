@@ -42,6 +42,8 @@ from .mimic import mimic_tables
 from . import particles as particles_module
 from .particles import ParticleStepper
 from .tiles import TileMassMatrix
+from .validate import check_dof_inertia, check_joint_limits
+from ..inputs import check_control, check_state
 
 from newton.solvers.experimental.coupled import CouplingInterface
 
@@ -79,6 +81,8 @@ class FeatherstoneData:
                     the mass matrix in use [kg, kg·m, kg·m²] (see :mod:`.contacts`)
     articulation_   1 where ``contact_mass`` of the articulation is nonzero (this step's          (art.,)
       contact       contacts; cleared, with the block, by :mod:`.forces` the next step)
+    articulation_   1 where this step's input of the articulation was non-finite (or a zero      (art.,)
+      invalid       quaternion): not stepped, contacts dropped (see :mod:`.forces`)
     dof_zero        zeros: the core's extra mass-matrix diagonal (``D`` joins ``H`` only in the     (dof,)
                     factor, see :mod:`steel.solvers.featherstone.advance`)
     joint_qdd       joint accelerations of the last step [m/s² or rad/s²]                      (dof,)
@@ -100,6 +104,7 @@ class FeatherstoneData:
         self.articulation_refactor = wp.zeros(max(plan.articulation_count, 1), dtype=wp.int32, device=dev)
         self.contact_mass = wp.zeros(max(plan.mass_size, 1), dtype=float, device=dev)
         self.articulation_contact = wp.zeros(max(plan.articulation_count, 1), dtype=wp.int32, device=dev)
+        self.articulation_invalid = wp.zeros(max(plan.articulation_count, 1), dtype=wp.int32, device=dev)
         self.joint_qdd = wp.zeros(nd, dtype=float, device=dev)
         leader, coeffs, self.has_mimic = mimic_tables(model, plan)
         self.mimic_leader = wp.array(leader[:nj], dtype=wp.int32, device=dev)
@@ -162,9 +167,38 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
             accumulation; passed on to the particle stage's SolverSemiImplicit), or None to inherit
             ``wp.config.deterministic``.
 
+    Input handling (what a careless caller gets; construction and the host checks run before
+    anything is allocated or written):
+
+    * a joint DOF with ``joint_limit_lower > joint_limit_upper`` or a NaN limit: ``ValueError`` at
+      construction naming the joint and DOF;
+    * zero-mass or zero-inertia bodies: accepted wherever every DOF still has inertia (a massless
+      link with massive children, a massless kinematic body); a free DOF with ``H_ii + armature = 0``
+      at ``model.joint_q`` (a massless leaf on a revolute joint, a FREE body with a zero inertia
+      tensor) raises ``ValueError`` at construction naming the joint, DOF and body
+      (:mod:`steel.solvers.featherstone.validate`);
+    * models without joints, or whose bodies are all outside every articulation (a jointless
+      kinematic body): construct and step; those bodies' ``body_q``/``body_qd`` are carried from
+      ``state_in`` to ``state_out`` unchanged (their prescribed state) and ``body_parent_f`` reads 0;
+    * a ``State`` or ``Control`` of another model (array lengths or device differ): ``ValueError``
+      from :meth:`step` naming the argument and array, before anything changes
+      (:mod:`steel.solvers.inputs`; host metadata only, no device sync); a ``Contacts`` buffer whose
+      shape or particle indices exceed the model's has those contacts skipped;
+    * non-unit FREE/DISTANCE/BALL quaternions in ``state_in.joint_q``: normalized, not refused (the
+      kinematics and the integrator read them normalized; ``state_out`` holds unit quaternions and
+      the trajectory is that of the normalized input; ``state_in`` is not rewritten);
+    * NaN or Inf in an articulation's input (``joint_q``, ``joint_qd``, ``body_f``, ``joint_f``,
+      targets, gains) or a zero-length quaternion: contained, not refused (refusing needs a host
+      read per step). That articulation is not stepped (its output is its input, NaN included),
+      and no contact or reaction computed from it reaches any other body, so every other world
+      steps exactly as without it; :meth:`invalid_worlds` lists the affected worlds (one host
+      copy). With ``update_mass_matrix_interval > 1``, an ``H`` rebuilt from such a state stays
+      non-finite until the next rebuild after the state is repaired.
+
     Raises:
         ValueError: an option is out of range (the message names it), the model has a ROD joint or
-            another unsupported joint (named), or a mimic pair is invalid (both joints named).
+            another unsupported joint (named), a mimic pair is invalid (both joints named), a joint
+            limit is inverted or NaN, or a DOF has no inertia (joint, DOF and body named).
     """
 
     SUPPORTED_OBSERVABLES = frozenset({SolverBase.ObservableKind.BODY_PARENT_F})
@@ -194,8 +228,10 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
         if deterministic is not None and not isinstance(deterministic, wp.DeterministicMode):
             raise ValueError(f"deterministic must be a warp.DeterministicMode or None, got {deterministic!r}")
         self._reject_unsupported_joints(model)
+        check_joint_limits(model)
         plan = ArticulationPlan(model)  # raises on other unsupported topology
         work = FeatherstoneData(model, plan)  # raises on invalid mimic pairs
+        check_dof_inertia(model, plan, work.body_kinematic.numpy(), work.mimic_leader.numpy())
         self._warn_unsupported_constraints(model)
 
         super().__init__(model=model)
@@ -287,6 +323,11 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
             dt: time step [s].
             observables: container from :meth:`observables` (``body_parent_f``).
         """
+        particles = self.model.particle_count > 0
+        check_state(self.model, state_in, "state_in", particles=particles)
+        if state_out is not state_in:
+            check_state(self.model, state_out, "state_out", particles=particles)
+        check_control(self.model, control)
         self.validate_observables(observables, contacts)
         self._require_unreduced_contacts(contacts)
         if not isinstance(dt, numbers.Real) or isinstance(dt, bool) or not math.isfinite(dt) or dt < 0.0:
@@ -304,7 +345,7 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
         eval_contact_forces(
             model, plan, data, work, contacts, state_in.body_q, state_in.body_qd, self.friction_smoothing, dt, layout
         )
-        self._particles.eval_body_reactions(state_in, contacts, work.body_kinematic, work.body_f_work)
+        self._particles.eval_body_reactions(state_in, contacts, plan, work)
         self._particles.step(state_in, control, contacts, dt)  # before any output is written (in place)
         build_crba = rebuild and tiles is None  # the tile path builds H itself
         eval_articulation_dynamics(
@@ -339,6 +380,14 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
 
         self._mass_matrix_dirty = self._mass_matrix_dirty and not rebuild
         self._step_count += 1
+
+    def invalid_worlds(self) -> list[int]:
+        """Worlds with an articulation whose input to the last :meth:`step` was non-finite (or had a
+        zero-length quaternion) and was therefore not stepped; one host copy (-1: global articulations)."""
+        if self.plan.articulation_count == 0:
+            return []
+        flagged = self.work.articulation_invalid.numpy()[: self.plan.articulation_count] != 0
+        return sorted({int(w) for w in self.plan.articulation_world_np[flagged]})
 
     # -- step helpers --------------------------------------------------------------------------
 
