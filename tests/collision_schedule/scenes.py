@@ -99,10 +99,20 @@ def stack_model(box_count: int = 3, half: float = 0.1) -> newton.Model:
     return builder.finalize(device="cpu")
 
 
-def run_loop(model: newton.Model, solver, *, mode: str, scheduler_cls=None, substeps: int = 8, frames: int = 20):
+def run_loop(
+    model: newton.Model,
+    solver,
+    *,
+    mode: str,
+    scheduler_cls=None,
+    substeps: int = 8,
+    frames: int = 20,
+    overflow: list[int] | None = None,
+):
     """Run ``frames`` frames of ``solver`` on ``model`` with one collision strategy and return
     ``(collision calls per frame, final body_q)``. ``mode`` is "every" (collide before every substep,
-    velocity-adapted over one substep) or "scheduled" (``scheduler_cls``)."""
+    velocity-adapted over one substep) or "scheduled" (``scheduler_cls``, whose ``interval_overflow``
+    is appended to ``overflow`` after every frame when a list is given)."""
     pipeline = newton.CollisionPipeline(model, speculative_contact_gap_max=BUDGET)
     contacts = pipeline.contacts()
     states = (model.state(), model.state())
@@ -130,4 +140,6 @@ def run_loop(model: newton.Model, solver, *, mode: str, scheduler_cls=None, subs
         )
         for _ in range(frames):
             scheduler.step()
+            if overflow is not None:
+                overflow.append(int(scheduler.interval_overflow.numpy()[0]))
     return calls[0] / frames, states[0].body_q.numpy()
