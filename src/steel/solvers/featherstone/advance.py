@@ -108,9 +108,12 @@ def _advance(
             # The fold edits whole rows and columns, and the contact term is a full block, so both work on
             # a copy A = H + K + diag(D) in the factor buffer.
             if refactor != 0:
+                # K holds its lower triangle only (.contacts); mirror it so the mimic fold sees a symmetric A.
                 for r in range(n):
-                    for c in range(n):
-                        mass_factor_out[base + r * n + c] = mass_matrix[base + r * n + c] + contact_mass[base + r * n + c]
+                    for c in range(r + 1):
+                        value = mass_matrix[base + r * n + c] + contact_mass[base + r * n + c]
+                        mass_factor_out[base + r * n + c] = value
+                        mass_factor_out[base + c * n + r] = value
                     mass_factor_out[base + r * n + r] = mass_factor_out[base + r * n + r] + dof_implicit[first + r]
             if has_mimic != 0:
                 fold_mimic_rows(

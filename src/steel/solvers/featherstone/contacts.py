@@ -44,7 +44,7 @@ same spring-damper is therefore evaluated at the end of the step, ``d' = d + dt 
     f_n' = f_n - ke dt v_n - (dt kd + dt^2 ke) J_n qdd,    f_t' = f_t - dt c_t J_t qdd
 
 so every active contact adds ``(dt kd + dt^2 ke) J_n^T J_n + dt c_t J_t^T J_t`` to the
-articulation's matrix (``contact_mass``, same layout as ``H``), keeps the explicit force above plus
+articulation's matrix (``contact_mass``, same layout as ``H``, lower triangle only), keeps the explicit force above plus
 ``-ke dt v_n`` on the right-hand side, and flags the articulation for a refactor. ``J_n``/``J_t``
 are the normal/tangential point-velocity rows over the DOF chain of each body (``dof_S`` about
 ``articulation_origin``), ``J_B - J_A`` when both bodies are in the same articulation. A contact
@@ -111,11 +111,14 @@ def _add_contact_mass(
     first: int,
     count: int,
     base: int,
+    mirror: int,
     dof_S: wp.array[wp.spatial_vector],
     dof_parent: wp.array[int],
     contact_mass_out: wp.array[float],
 ):
-    """``sign (c_n J_n,x^T J_n,y + c_t J_t,x^T J_t,y)`` over the DOF chains ending at ``tip_x``/``tip_y``.
+    """``sign (c_n J_n,x^T J_n,y + c_t J_t,x^T J_t,y)`` over the DOF chains ending at ``tip_x``/``tip_y``,
+    lower triangle only (row ``i`` >= column ``k``: the loop path's factor reads nothing else), and the
+    upper one too when ``mirror`` (the tile path, whose factor is not documented to ignore it).
 
     For point rows ``u = J_x e_i`` and ``w = J_y e_k`` (velocities [m/s]), the normal product is
     ``(n.u)(n.w)`` and the tangential one, summed over both tangent directions, ``u.w - (n.u)(n.w)``.
@@ -126,10 +129,13 @@ def _add_contact_mass(
         un = wp.dot(n, u)
         k = tip_y
         while k >= 0:
-            w = _point_rate(dof_S[k], r_y)
-            wn = wp.dot(n, w)
-            value = sign * (c_n * un * wn + c_t * (wp.dot(u, w) - un * wn))
-            wp.atomic_add(contact_mass_out, base + (i - first) * count + (k - first), value)
+            if k <= i:
+                w = _point_rate(dof_S[k], r_y)
+                wn = wp.dot(n, w)
+                value = sign * (c_n * un * wn + c_t * (wp.dot(u, w) - un * wn))
+                wp.atomic_add(contact_mass_out, base + (i - first) * count + (k - first), value)
+                if mirror != 0 and k != i:
+                    wp.atomic_add(contact_mass_out, base + (k - first) * count + (i - first), value)
             k = dof_parent[k]
         i = dof_parent[i]
 
@@ -156,6 +162,7 @@ def _contact_forces(
     dof_start: wp.array[int],
     dof_count: wp.array[int],
     contact_start: wp.array[int],
+    contact_mirror: int,
     articulation_invalid: wp.array[int],
     # Contacts:
     contact_count: wp.array[int],
@@ -300,22 +307,22 @@ def _contact_forces(
         count = dof_count[art_b]
         rb_ref = pb - articulation_origin[art_b]
         base = contact_start[art_b]
-        _add_contact_mass(tip_b, rb_ref, tip_b, rb_ref, 1.0, n, c_n, c_t, first, count, base, dof_S, dof_parent,
-                          contact_mass_out)
+        _add_contact_mass(tip_b, rb_ref, tip_b, rb_ref, 1.0, n, c_n, c_t, first, count, base, contact_mirror, dof_S,
+                          dof_parent, contact_mass_out)
         if art_a == art_b and tip_a >= 0:
             # One articulation on both sides: J = J_B - J_A, cross terms included.
             ra_ref = pa - articulation_origin[art_a]
-            _add_contact_mass(tip_a, ra_ref, tip_b, rb_ref, -1.0, n, c_n, c_t, first, count, base, dof_S,
-                              dof_parent, contact_mass_out)
-            _add_contact_mass(tip_b, rb_ref, tip_a, ra_ref, -1.0, n, c_n, c_t, first, count, base, dof_S,
-                              dof_parent, contact_mass_out)
+            _add_contact_mass(tip_a, ra_ref, tip_b, rb_ref, -1.0, n, c_n, c_t, first, count, base, contact_mirror,
+                              dof_S, dof_parent, contact_mass_out)
+            _add_contact_mass(tip_b, rb_ref, tip_a, ra_ref, -1.0, n, c_n, c_t, first, count, base, contact_mirror,
+                              dof_S, dof_parent, contact_mass_out)
         articulation_contact_out[art_b] = 1
         articulation_refactor_out[art_b] = 1
     if tip_a >= 0:
         first = dof_start[art_a]
         ra_ref = pa - articulation_origin[art_a]
         _add_contact_mass(tip_a, ra_ref, tip_a, ra_ref, 1.0, n, c_n, c_t, first, dof_count[art_a],
-                          contact_start[art_a], dof_S, dof_parent, contact_mass_out)
+                          contact_start[art_a], contact_mirror, dof_S, dof_parent, contact_mass_out)
         articulation_contact_out[art_a] = 1
         articulation_refactor_out[art_a] = 1
 
@@ -336,13 +343,15 @@ def eval_contact_forces(
     friction_smoothing: float,
     dt: float,
     contact_start: wp.array,
+    contact_mirror: bool,
 ) -> None:
     """Add every active rigid contact's penalty wrench to ``work.body_f_work`` and its implicit term to
     ``work.contact_mass`` (flagging the articulations it touches for a refactor); one launch.
 
     ``body_q``/``body_qd`` are the poses [m] and COM twists [m/s, rad/s] of the step's input state,
     ``data`` holds its kinematics (``dof_S``, ``articulation_origin``), ``dt`` is the step [s] and
-    ``contact_start`` the per-articulation offset of the mass-matrix layout in use.
+    ``contact_start`` the per-articulation offset of the mass-matrix layout in use; ``contact_mirror``
+    fills both triangles of ``work.contact_mass`` (the tile path) instead of the lower one.
     """
     if contacts is None or contacts.rigid_contact_max == 0 or model.body_count == 0:
         return
@@ -368,6 +377,7 @@ def eval_contact_forces(
             plan.dof_start,
             plan.dof_count_per_articulation,
             contact_start,
+            int(contact_mirror),
             work.articulation_invalid,
             contacts.rigid_contact_count,
             contacts.rigid_contact_normal,

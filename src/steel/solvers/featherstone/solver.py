@@ -343,7 +343,17 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
         layout = plan.mass_start if tiles is None else tiles.mass_start
         eval_kinematics_and_joint_forces(model, plan, data, work, state_in, control, dt, rebuild, layout)
         eval_contact_forces(
-            model, plan, data, work, contacts, state_in.body_q, state_in.body_qd, self.friction_smoothing, dt, layout
+            model,
+            plan,
+            data,
+            work,
+            contacts,
+            state_in.body_q,
+            state_in.body_qd,
+            self.friction_smoothing,
+            dt,
+            layout,
+            contact_mirror=tiles is not None,
         )
         self._particles.eval_body_reactions(state_in, contacts, plan, work)
         self._particles.step(state_in, control, contacts, dt)  # before any output is written (in place)

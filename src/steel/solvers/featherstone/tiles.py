@@ -22,7 +22,8 @@ jac_F          ``M J``: rows ``6b..6b+5`` hold ``I_b S_k`` for those pairs,     
                ``I_b`` the spatial inertia of body ``b`` [kg·m/s ... per unit qd]
 mass_matrix    ``H = J^T M J + diag(armature)`` [kg, kg·m, kg·m²]                     ``(n, n)``
 mass_factor    lower Cholesky factor of ``H + K + diag(D)`` (``D`` as in :mod:`.forces`,  ``(n, n)``
-               ``K`` the solver's ``contact_mass`` of :mod:`.contacts`, same layout)
+               ``K`` the solver's ``contact_mass`` of :mod:`.contacts`, same layout,
+               both triangles on this path)
 =============  ===================================================================  ===================
 
 Stages. On steps that rebuild ``H``: one launch over all articulations fills ``jac_T``/``jac_F``
