@@ -142,3 +142,87 @@ def test_ant_dropped_at_240_hz_stays_finite_and_stands():
     assert highest < 0.76
     assert np.all((z > 0.30) & (z < 0.45))
     assert np.ptp(z) < 1.0e-3  # identical worlds stay identical
+
+
+def _contact_block_reference(model, state, contacts, dt, self_pairs):
+    """``dt^2 ke J_n^T J_n + dt c_t J_t^T J_t`` of every active contact from Newton's FK (unit ``qd`` columns),
+    per articulation, at rest (``v = 0``: no damper; Huber speed ``delta / 2``); split per side when the
+    bodies are in different articulations."""
+    nd = model.joint_dof_count
+    columns = []  # body twists (v_com, w) per unit qd of each DOF
+    probe = model.state()
+    for d in range(nd):
+        qd = np.zeros(nd, np.float32)
+        qd[d] = 1.0
+        newton.eval_fk(model, state.joint_q, wp.array(qd, dtype=float), probe)
+        columns.append(probe.body_qd.numpy().copy())
+    body_q = state.body_q.numpy()
+    com = model.body_com.numpy()
+    shape_body = model.shape_body.numpy()
+    ke, kf, mu = (float(getattr(model, f"shape_material_{k}").numpy()[0]) for k in ("ke", "kf", "mu"))
+    K = np.zeros((nd, nd))
+    count = int(contacts.rigid_contact_count.numpy()[0])
+    for c in range(count):
+        n = contacts.rigid_contact_normal.numpy()[c]
+        sides = []
+        for shape, point, margin, sign in (
+            (contacts.rigid_contact_shape0.numpy()[c], contacts.rigid_contact_point0.numpy()[c],
+             contacts.rigid_contact_margin0.numpy()[c], -1.0),
+            (contacts.rigid_contact_shape1.numpy()[c], contacts.rigid_contact_point1.numpy()[c],
+             contacts.rigid_contact_margin1.numpy()[c], 1.0),
+        ):
+            b = int(shape_body[shape])
+            X = wp.transform(wp.vec3(*body_q[b][:3]), wp.quat(*body_q[b][3:]))
+            p = np.array(wp.transform_point(X, wp.vec3(*point))) - sign * margin * n
+            r = p - np.array(wp.transform_point(X, wp.vec3(*com[b])))
+            J = np.stack([col[b, :3] + np.cross(col[b, 3:], r) for col in columns], axis=1)  # (3, nd)
+            sides.append((sign, p, J))
+        gap = float(n @ (sides[1][1] - sides[0][1]))
+        if gap >= 0.0:
+            continue
+        c_n, c_t = dt * dt * ke, dt * min(kf, mu * (-ke * gap) / 0.5)
+        blocks = [sides[1][2] - sides[0][2]] if self_pairs else [s[2] for s in sides]
+        for J in blocks:
+            Jn = n @ J
+            K += c_n * np.outer(Jn, Jn) + c_t * (J.T @ J - np.outer(Jn, Jn))
+    return K, count
+
+
+@pytest.mark.parametrize("self_pairs", [True, False], ids=["one_articulation", "two_articulations"])
+def test_implicit_contact_block_matches_the_contact_jacobians(self_pairs):
+    """The implicit contact term accumulated per articulation equals ``dt^2 ke J_n^T J_n + dt c_t J_t^T J_t``
+    built from Newton's FK (relative rows ``J_B - J_A`` within one articulation, one block per side across
+    two), within float32 rounding (1e-5 relative)."""
+    b = newton.ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    cfg = newton.ModelBuilder.ShapeConfig(ke=2500.0, kd=100.0, kf=1000.0, mu=0.5, collision_filter_parent=False)
+    if self_pairs:  # two links of one chain whose spheres overlap
+        a = b.add_link(com=wp.vec3(0.3, 0.0, 0.0), mass=1.0, inertia=wp.mat33(np.eye(3) * 1.0e-2))
+        c = b.add_link(com=wp.vec3(0.3, 0.0, 0.0), mass=0.5, inertia=wp.mat33(np.eye(3) * 1.0e-2))
+        b.add_shape_sphere(a, xform=wp.transform((0.5, 0.0, 0.0), wp.quat_identity()), radius=0.1, cfg=cfg)
+        b.add_shape_sphere(c, xform=wp.transform((-0.1, 0.02, 0.15), wp.quat_identity()), radius=0.1, cfg=cfg)
+        j0 = b.add_joint_revolute(-1, a, axis=(0.0, 0.0, 1.0))
+        j1 = b.add_joint_ball(
+            a, c, parent_xform=wp.transform((0.6, 0.0, 0.0), wp.quat_identity()), collision_filter_parent=False
+        )
+        b.add_articulation([j0, j1])
+    else:  # two free spheres overlapping
+        for x in (0.0, 0.19):
+            body = b.add_body(xform=wp.transform((x, 0.01, 0.02 * x), wp.quat_identity()))
+            b.add_shape_sphere(body, radius=0.1, cfg=cfg)
+    model = b.finalize(device="cpu")
+    solver = steel.solvers.SolverFeatherstone(model)
+    pipeline = newton.CollisionPipeline(model)
+    contacts = pipeline.contacts()
+    state_in, state_out = model.state(), model.state()
+    newton.eval_fk(model, state_in.joint_q, state_in.joint_qd, state_in)
+    pipeline.collide(state_in, contacts)
+    dt = 1.0 / 240.0
+    solver.step(state_in, state_out, None, contacts, dt)
+    K_ref, count = _contact_block_reference(model, state_in, contacts, dt, self_pairs)
+    assert count > 0 and np.abs(K_ref).max() > 0.0
+    ours = np.zeros_like(K_ref)
+    flat = solver.work.contact_mass.numpy()
+    for art in range(solver.plan.articulation_count):
+        n, base, first = (int(x[art]) for x in (solver.plan.dof_count_np, solver.plan.mass_start_np, solver.plan.dof_start_np))
+        ours[first : first + n, first : first + n] = np.tril(flat[base : base + n * n].reshape(n, n))
+    np.testing.assert_allclose(ours, np.tril(K_ref), rtol=1.0e-5, atol=1.0e-5 * np.abs(K_ref).max())
