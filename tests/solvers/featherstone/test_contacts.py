@@ -62,8 +62,8 @@ def test_humanoid_dropped_on_the_ground_stays_finite_and_settles():
 
     Newton's reference goes NaN on this scene at t ~ 1.3 s (its explicit joint-limit penalty,
     limit_ke = 1e4, is unstable on the light wrist and ankle DOFs at this dt); ours takes the joint-space
-    penalties (and, since, the contact terms) linearly implicitly. Measured: torso z 0.067 m at 5 s (the torso capsule lying on the
-    floor), joint speeds below 0.01 rad/s.
+    penalties (and the contact terms) linearly implicitly. Measured: torso z 0.067 m at 5 s (the torso
+    capsule lying on the floor), joint speeds below 0.01 rad/s.
     """
     scene = bench_scenes.build_humanoid(1, "cpu")
     model = scene.model
@@ -223,6 +223,7 @@ def test_implicit_contact_block_matches_the_contact_jacobians(self_pairs):
     ours = np.zeros_like(K_ref)
     flat = solver.work.contact_mass.numpy()
     for art in range(solver.plan.articulation_count):
-        n, base, first = (int(x[art]) for x in (solver.plan.dof_count_np, solver.plan.mass_start_np, solver.plan.dof_start_np))
+        plan = solver.plan
+        n, base, first = (int(x[art]) for x in (plan.dof_count_np, plan.mass_start_np, plan.dof_start_np))
         ours[first : first + n, first : first + n] = np.tril(flat[base : base + n * n].reshape(n, n))
     np.testing.assert_allclose(ours, np.tril(K_ref), rtol=1.0e-5, atol=1.0e-5 * np.abs(K_ref).max())

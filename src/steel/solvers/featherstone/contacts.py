@@ -26,8 +26,9 @@ pipeline provides them):
 B receives ``f = f_n n + f_t`` at ``p_B`` and A receives ``-f`` at ``p_A``. Kinematic bodies and
 static shapes (body -1) receive nothing. A contact touching a body of an articulation flagged
 invalid (non-finite input, see :mod:`.forces`), with a non-finite force, or with shape indices
-beyond the model's (a buffer filled for another model) is skipped on both sides. Forces are accumulated with atomics (order-dependent in
-float32 unless the solver's ``deterministic`` mode is set on this module).
+beyond the model's (a buffer filled for another model) is skipped on both sides. Forces are
+accumulated with atomics (order-dependent in float32 unless the solver's ``deterministic`` mode
+is set on this module).
 
 Time discretization: linearly implicit, as the joint penalties of :mod:`.forces`, and why. Taken
 explicitly, the normal damper is unstable wherever ``dt kd / m > 2`` (``m`` the effective mass of
