@@ -29,14 +29,25 @@ def body_name(model: newton.Model, b: int) -> str:
     return f"body {b} ('{label}')"
 
 
-def inverted_limits(model: newton.Model) -> list[tuple[int, int]]:
-    """``(joint, dof)`` pairs whose finite ``joint_limit_lower`` exceeds ``joint_limit_upper``."""
+def dof_joint(model: newton.Model, dof: int) -> int:
+    """The joint that owns DOF ``dof``."""
+    return int(np.searchsorted(model.joint_qd_start.numpy(), dof, side="right") - 1)
+
+
+def inverted_limits(model: newton.Model, *, include_nan: bool = False) -> list[tuple[int, int]]:
+    """``(joint, dof)`` pairs whose finite ``joint_limit_lower`` exceeds ``joint_limit_upper``.
+
+    With ``include_nan``, DOFs with a NaN bound are reported too (a NaN bound would silently
+    disable the limit), in DOF order.
+    """
     if model.joint_dof_count == 0:
         return []
     lower, upper = model.joint_limit_lower.numpy(), model.joint_limit_upper.numpy()
-    bad = np.nonzero(np.isfinite(lower) & np.isfinite(upper) & (lower > upper))[0]
-    qd_start = model.joint_qd_start.numpy()
-    return [(int(np.searchsorted(qd_start, d, side="right") - 1), int(d)) for d in bad]
+    invalid = np.isfinite(lower) & np.isfinite(upper) & (lower > upper)
+    if include_nan:
+        invalid |= np.isnan(lower) | np.isnan(upper)
+    bad = np.nonzero(invalid)[0]
+    return [(dof_joint(model, int(d)), int(d)) for d in bad]
 
 
 def massless_dofs(model: newton.Model, plan: ArticulationPlan, dof_is_prescribed: np.ndarray) -> list[int]:

@@ -97,6 +97,9 @@ def test_inverted_joint_limits_raise_naming_the_joint():
     builder.add_articulation([joint])
     with pytest.raises(ValueError, match="elbow.*joint_limit_lower"):
         SolverSteel(builder.finalize(device="cpu"))
+    builder.joint_limit_lower[0] = float("nan")  # a NaN bound would silently disable the limit
+    with pytest.raises(ValueError, match="elbow.*NaN"):
+        SolverSteel(builder.finalize(device="cpu"))
 
 
 @pytest.mark.parametrize("case", ["massless hinge link", "zero-mass free body"])

@@ -26,11 +26,7 @@ import numpy as np
 
 import newton
 
-from ...articulation.checks import body_name, inverted_limits, joint_name, massless_dofs
-
-
-def _dof_joint(model: newton.Model, dof: int) -> int:
-    return int(np.searchsorted(model.joint_qd_start.numpy(), dof, side="right") - 1)
+from ...articulation.checks import body_name, dof_joint, inverted_limits, joint_name, massless_dofs
 
 
 def check_joint_limits(model: newton.Model) -> None:
@@ -38,8 +34,7 @@ def check_joint_limits(model: newton.Model) -> None:
     if model.joint_dof_count == 0:
         return
     lower, upper = model.joint_limit_lower.numpy(), model.joint_limit_upper.numpy()
-    bad = [(_dof_joint(model, int(d)), int(d)) for d in np.nonzero(np.isnan(lower) | np.isnan(upper))[0]]
-    for j, d in sorted(bad + inverted_limits(model), key=lambda jd: jd[1])[:1]:
+    for j, d in inverted_limits(model, include_nan=True)[:1]:
         k = d - int(model.joint_qd_start.numpy()[j])
         problem = "a NaN limit" if np.isnan(lower[d]) or np.isnan(upper[d]) else "lower > upper"
         raise ValueError(
@@ -66,7 +61,7 @@ def check_dof_inertia(model: newton.Model, plan, body_kinematic: np.ndarray, mim
     bad = massless_dofs(model, plan, prescribed)
     if bad:
         d = bad[0]
-        j = _dof_joint(model, d)
+        j = dof_joint(model, d)
         raise ValueError(
             f"SolverFeatherstone: {joint_name(model, j)} DOF {d - int(qd_start[j])} has no inertia to move "
             f"(H_ii + armature = 0 at model.joint_q): {body_name(model, int(child[j]))} and every body below "

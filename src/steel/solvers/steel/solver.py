@@ -14,7 +14,7 @@ import newton
 from newton.solvers import SolverBase
 
 from ...articulation import ArticulationCore
-from ...articulation.checks import body_name, inverted_limits, joint_name, massless_dofs
+from ...articulation.checks import body_name, dof_joint, inverted_limits, joint_name, massless_dofs
 from ...articulation.factor import tree_factor_mass_matrix
 from ..inputs import check_control, check_state
 from . import attributes as _attributes
@@ -56,7 +56,7 @@ class SolverSteel(SolverBase, SteelCoupling):
         NotImplementedError: the model has particles, requires gradients or has a ROD joint,
             or an option selects a feature not built yet.
         ValueError, TypeError: an option value is invalid (the message names it); a joint's
-            finite lower limit exceeds its upper limit; a dynamic DOF moves no mass (its subtree
+            finite lower limit exceeds its upper limit or a limit is NaN; a dynamic DOF moves no mass (its subtree
             is massless along it and it has no armature), naming the joint and body.
 
     Models without joints step too: bodies outside every articulation pass their input pose and
@@ -396,14 +396,15 @@ def _reset_worlds(mask: wp.array[wp.bool], overflow: wp.array[wp.bool], dropped:
 
 def _check_articulations(model: newton.Model, core: ArticulationCore, tables: SteelTables) -> None:
     """Inverted joint limits and DOFs without inertia raise ``ValueError`` at construction."""
-    for j, d in inverted_limits(model):
+    for j, d in inverted_limits(model, include_nan=True)[:1]:
+        lower, upper = float(model.joint_limit_lower.numpy()[d]), float(model.joint_limit_upper.numpy()[d])
+        problem = "a NaN limit" if np.isnan(lower) or np.isnan(upper) else "joint_limit_lower above joint_limit_upper"
         raise ValueError(
-            f"{joint_name(model, j)} has joint_limit_lower {model.joint_limit_lower.numpy()[d]!r} above "
-            f"joint_limit_upper {model.joint_limit_upper.numpy()[d]!r} (DOF {d})"
+            f"{joint_name(model, j)} DOF {d} has {problem} (joint_limit_lower={lower!r}, joint_limit_upper={upper!r}); "
+            "no coordinate satisfies it"
         )
     for d in massless_dofs(model, core.plan, tables.dof_is_kinematic_np):
-        qd_start = model.joint_qd_start.numpy()
-        j = int(np.searchsorted(qd_start, d, side="right") - 1)
+        j = dof_joint(model, d)
         child = int(model.joint_child.numpy()[j])
         raise ValueError(
             f"{joint_name(model, j)} DOF {d} moves no mass: {body_name(model, child)} and its subtree have zero "
