@@ -1,0 +1,847 @@
+"""VBD element laws (steel.solvers.vbd.particles.elastic) against float64 NumPy twins of their energies.
+
+Every Warp function is evaluated in float32 at random non-degenerate configurations; the references
+are central finite differences of independent float64 NumPy energies: ``h = 1e-6`` for gradients
+and ``h = 1e-4`` for the 4-point second differences of Hessians (truncation ~h^2, roundoff
+~1e-16/h^2: both far below float32). Tolerances are relative to the element's largest block:
+
+* ``FORCE_RTOL = 1e-4``: positions ~1 m carry float32 rounding ~1e-7; strains of ~0.1 computed
+  from them lose a further factor ~10-100 to cancellation (``F^T F - I``, ``C(x) - C(p)``);
+* ``HESS_RTOL = 2e-4``: the same, with one more product of such terms.
+
+The observed worst cases are printed with ``pytest -s`` (a few 1e-6 at the time of writing).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import warp as wp
+
+from steel.solvers.vbd.particles import elastic
+
+FORCE_RTOL = 1.0e-4
+HESS_RTOL = 2.0e-4
+DT = 0.01  # [s]
+N_CONFIGS = 48
+
+
+# ------------------------------------------------------------------------------------------------
+# Warp evaluation kernels: one thread per (configuration, vertex)
+
+
+@wp.kernel
+def _eval_springs(
+    x: wp.array2d[wp.vec3],
+    p: wp.array2d[wp.vec3],
+    prm: wp.array[wp.vec3],  # rest length, ke, kd
+    dt: float,
+    force_out: wp.array2d[wp.vec3],
+    hess_out: wp.array2d[wp.mat33],
+    energy_out: wp.array[float],
+):
+    i, v = wp.tid()
+    f, h = elastic.spring_force_hessian(v, x[i, 0], x[i, 1], p[i, 0], p[i, 1], prm[i][0], prm[i][1], prm[i][2], dt)
+    force_out[i, v] = f
+    hess_out[i, v] = h
+    if v == 0:
+        energy_out[i] = elastic.spring_energy(x[i, 0], x[i, 1], p[i, 0], p[i, 1], prm[i][0], prm[i][1], prm[i][2], dt)
+
+
+@wp.kernel
+def _eval_triangles(
+    x: wp.array2d[wp.vec3],
+    p: wp.array2d[wp.vec3],
+    dm_inv: wp.array[wp.mat22],
+    area: wp.array[float],
+    prm: wp.array[wp.vec3],  # mu, lambda, kd
+    dt: float,
+    force_out: wp.array2d[wp.vec3],
+    hess_out: wp.array2d[wp.mat33],
+    exact_out: wp.array2d[wp.mat33],
+    energy_out: wp.array[float],
+):
+    i, v = wp.tid()
+    mu, lam, kd = prm[i][0], prm[i][1], prm[i][2]
+    f, h = elastic.triangle_force_hessian(
+        v, x[i, 0], x[i, 1], x[i, 2], p[i, 0], p[i, 1], p[i, 2], dm_inv[i], area[i], mu, lam, kd, dt
+    )
+    force_out[i, v] = f
+    hess_out[i, v] = h
+    g, he = elastic._triangle_elastic(v, x[i, 0], x[i, 1], x[i, 2], dm_inv[i], area[i], mu, lam)
+    exact_out[i, v] = he
+    if v == 0:
+        energy_out[i] = elastic.triangle_energy(
+            x[i, 0], x[i, 1], x[i, 2], p[i, 0], p[i, 1], p[i, 2], dm_inv[i], area[i], mu, lam, kd, dt
+        )
+
+
+@wp.kernel
+def _eval_bending(
+    x: wp.array2d[wp.vec3],
+    p: wp.array2d[wp.vec3],
+    prm: wp.array2d[float],  # rest angle, rest length, ke, kd
+    dt: float,
+    force_out: wp.array2d[wp.vec3],
+    hess_out: wp.array2d[wp.mat33],
+    energy_out: wp.array[float],
+    angle_out: wp.array[float],
+):
+    i, v = wp.tid()
+    x0, x1, x2, x3 = x[i, 0], x[i, 1], x[i, 2], x[i, 3]
+    p0, p1, p2, p3 = p[i, 0], p[i, 1], p[i, 2], p[i, 3]
+    angle, length, ke, kd = prm[i, 0], prm[i, 1], prm[i, 2], prm[i, 3]
+    f, h = elastic.bending_force_hessian(v, x0, x1, x2, x3, p0, p1, p2, p3, angle, length, ke, kd, dt)
+    force_out[i, v] = f
+    hess_out[i, v] = h
+    if v == 0:
+        energy_out[i] = elastic.bending_energy(x0, x1, x2, x3, p0, p1, p2, p3, angle, length, ke, kd, dt)
+        angle_out[i] = elastic.dihedral_angle(x0, x1, x2, x3)
+
+
+@wp.kernel
+def _eval_tets(
+    x: wp.array2d[wp.vec3],
+    p: wp.array2d[wp.vec3],
+    dm_inv: wp.array[wp.mat33],
+    prm: wp.array[wp.vec3],  # mu, lambda, kd
+    dt: float,
+    force_out: wp.array2d[wp.vec3],
+    hess_out: wp.array2d[wp.mat33],
+    energy_out: wp.array[float],
+    volume_out: wp.array[float],
+):
+    i, v = wp.tid()
+    mu, lam, kd = prm[i][0], prm[i][1], prm[i][2]
+    vol = elastic.tet_rest_volume(dm_inv[i])
+    x0, x1, x2, x3 = x[i, 0], x[i, 1], x[i, 2], x[i, 3]
+    p0, p1, p2, p3 = p[i, 0], p[i, 1], p[i, 2], p[i, 3]
+    f, h = elastic.tet_force_hessian(v, x0, x1, x2, x3, p0, p1, p2, p3, dm_inv[i], vol, mu, lam, kd, dt)
+    force_out[i, v] = f
+    hess_out[i, v] = h
+    if v == 0:
+        energy_out[i] = elastic.tet_energy(x0, x1, x2, x3, p0, p1, p2, p3, dm_inv[i], vol, mu, lam, kd, dt)
+        volume_out[i] = vol
+
+
+@wp.kernel
+def _eval_project(h: wp.array[wp.mat33], out: wp.array[wp.mat33]):
+    i = wp.tid()
+    out[i] = elastic.project_spd(h[i])
+
+
+def _f32(a):
+    return np.ascontiguousarray(a, dtype=np.float32)
+
+
+def _run(kernel, vertex_count, inputs, outputs):
+    """Launch ``kernel`` over (configuration, vertex); ``inputs`` are (array, dtype) or scalars,
+    ``outputs`` (dtype, per_vertex) pairs; returns the outputs as NumPy arrays."""
+    n = len(inputs[0][0])
+    args = [wp.array(_f32(a), dtype=t, device="cpu") if isinstance(a, np.ndarray) else a for a, t in inputs]
+    outs = [wp.zeros((n, vertex_count) if per_vertex else n, dtype=t, device="cpu") for t, per_vertex in outputs]
+    wp.launch(kernel, dim=(n, vertex_count), inputs=args, outputs=outs, device="cpu")
+    return [o.numpy() for o in outs]
+
+
+BLOCKS = [(wp.vec3, True), (wp.mat33, True)]  # force, hessian per vertex
+
+
+def run_springs(x, p, prm, dt=DT):
+    inputs = [(x, wp.vec3), (p, wp.vec3), (prm, wp.vec3), (dt, None)]
+    return _run(_eval_springs, 2, inputs, [*BLOCKS, (float, False)])
+
+
+def run_triangles(x, p, dm_inv, area, prm, dt=DT):
+    inputs = [(x, wp.vec3), (p, wp.vec3), (dm_inv, wp.mat22), (area, float), (prm, wp.vec3), (dt, None)]
+    return _run(_eval_triangles, 3, inputs, [*BLOCKS, (wp.mat33, True), (float, False)])
+
+
+def run_bending(x, p, prm, dt=DT):
+    inputs = [(x, wp.vec3), (p, wp.vec3), (prm, float), (dt, None)]
+    return _run(_eval_bending, 4, inputs, [*BLOCKS, (float, False), (float, False)])
+
+
+def run_tets(x, p, dm_inv, prm, dt=DT):
+    inputs = [(x, wp.vec3), (p, wp.vec3), (dm_inv, wp.mat33), (prm, wp.vec3), (dt, None)]
+    return _run(_eval_tets, 4, inputs, [*BLOCKS, (float, False), (float, False)])
+
+
+# ------------------------------------------------------------------------------------------------
+# float64 NumPy twins of the energies (batched over the first axis), written from the formulas
+
+
+def np_spring_energy(x, p, prm, dt=DT):
+    rest, ke, kd = prm[:, 0], prm[:, 1], prm[:, 2]
+    l = np.linalg.norm(x[:, 1] - x[:, 0], axis=-1)
+    lp = np.linalg.norm(p[:, 1] - p[:, 0], axis=-1)
+    return 0.5 * ke * (l - rest) ** 2 + 0.5 * kd / dt * (l - lp) ** 2
+
+
+def _green_2(x, dm_inv):
+    ds = np.stack([x[:, 1] - x[:, 0], x[:, 2] - x[:, 0]], axis=-1)  # (B, 3, 2)
+    f = ds @ dm_inv
+    return 0.5 * (np.swapaxes(f, 1, 2) @ f - np.eye(2))
+
+
+def np_triangle_energy(x, p, dm_inv, area, prm, dt=DT):
+    mu, lam, kd = prm[:, 0], prm[:, 1], prm[:, 2]
+    e = _green_2(x, dm_inv)
+    tr = np.trace(e, axis1=1, axis2=2)
+    de = e - _green_2(p, dm_inv)
+    return area * (mu * np.sum(e * e, axis=(1, 2)) + 0.5 * lam * tr**2) + 2.0 * kd * area / dt * np.sum(
+        de * de, axis=(1, 2)
+    )
+
+
+def np_dihedral(x):
+    e = x[:, 3] - x[:, 2]
+    n1 = np.cross(x[:, 2] - x[:, 0], x[:, 3] - x[:, 0])
+    n2 = np.cross(x[:, 3] - x[:, 1], x[:, 2] - x[:, 1])
+    s = np.einsum("bi,bi->b", np.cross(n1, n2), e) / np.linalg.norm(e, axis=-1)
+    return np.arctan2(s, np.einsum("bi,bi->b", n1, n2))
+
+
+def _wrap(a):
+    return (a + np.pi) % (2.0 * np.pi) - np.pi
+
+
+def np_bending_energy(x, p, prm, dt=DT):
+    rest_angle, rest_length, ke, kd = prm.T
+    th = np_dihedral(x)
+    return 0.5 * ke * rest_length * _wrap(th - rest_angle) ** 2 + 0.5 * kd * rest_length / dt * _wrap(
+        th - np_dihedral(p)
+    ) ** 2
+
+
+def _tet_f(x, dm_inv):
+    ds = np.stack([x[:, 1] - x[:, 0], x[:, 2] - x[:, 0], x[:, 3] - x[:, 0]], axis=-1)
+    return ds @ dm_inv
+
+
+def np_tet_energy(x, p, dm_inv, prm, dt=DT):
+    """The paper's form ``mu/2 (I_C - 3) + lambda/2 (J - alpha)^2``, ``alpha = 1 + mu/lambda`` (lambda > 0)."""
+    mu, lam, kd = prm[:, 0], prm[:, 1], prm[:, 2]
+    vol = 1.0 / (6.0 * np.abs(np.linalg.det(dm_inv)))
+    f = _tet_f(x, dm_inv)
+    fp = _tet_f(p, dm_inv)
+    ic = np.sum(f * f, axis=(1, 2))
+    j = np.linalg.det(f)
+    alpha = 1.0 + mu / lam
+    de = 0.5 * (np.swapaxes(f, 1, 2) @ f - np.swapaxes(fp, 1, 2) @ fp)
+    return vol * (0.5 * mu * (ic - 3.0) + 0.5 * lam * (j - alpha) ** 2) + 2.0 * kd * vol / dt * np.sum(
+        de * de, axis=(1, 2)
+    )
+
+
+def fd_gradient(energy, x, v, h=1.0e-6):
+    """Central differences of ``energy(x)`` with respect to vertex ``v``: (B, 3)."""
+    g = np.zeros((x.shape[0], 3))
+    for a in range(3):
+        xp, xm = x.copy(), x.copy()
+        xp[:, v, a] += h
+        xm[:, v, a] -= h
+        g[:, a] = (energy(xp) - energy(xm)) / (2.0 * h)
+    return g
+
+
+def fd_hessian(energy, x, v, h=1.0e-4):
+    """4-point second differences of ``energy(x)`` in vertex ``v``: (B, 3, 3)."""
+    hess = np.zeros((x.shape[0], 3, 3))
+    for a in range(3):
+        for b in range(3):
+            vals = []
+            for sa, sb in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
+                y = x.copy()
+                y[:, v, a] += sa * h
+                y[:, v, b] += sb * h
+                vals.append(energy(y))
+            hess[:, a, b] = (vals[0] - vals[1] - vals[2] + vals[3]) / (4.0 * h * h)
+    return hess
+
+
+def np_project_spd(h):
+    d, q = np.linalg.eigh(0.5 * (h + np.swapaxes(h, -1, -2)))
+    return q @ (np.maximum(d, 0.0)[..., None] * np.swapaxes(q, -1, -2))
+
+
+def rel_err(a, ref):
+    """Per-element error of blocks ``a`` vs ``ref`` (B, V, ...), relative to the element's largest block."""
+    axes = tuple(range(2, a.ndim))
+    scale = np.max(np.sqrt(np.sum(ref * ref, axis=axes)), axis=1)
+    return np.max(np.sqrt(np.sum((a - ref) ** 2, axis=axes)), axis=1) / scale
+
+
+def min_eig(h):
+    return np.linalg.eigvalsh(0.5 * (h + np.swapaxes(h, -1, -2)).astype(np.float64)).min()
+
+
+def report(name, value):
+    print(f"\n{name}: {value:.2e}")
+
+
+# ------------------------------------------------------------------------------------------------
+# Random configurations
+
+
+def random_rotation(rng, n):
+    q = rng.normal(size=(n, 4))
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    w, x, y, z = q.T
+    return np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        axis=1,
+    )
+
+
+def rigidly_moved(rng, x):
+    """``x`` rotated by a random finite rotation about a random centre and translated: (B, V, 3)."""
+    n = x.shape[0]
+    r = random_rotation(rng, n)
+    centre = rng.uniform(-1.0, 1.0, size=(n, 1, 3))
+    return np.einsum("bij,bvj->bvi", r, x - centre) + centre + rng.uniform(-0.5, 0.5, size=(n, 1, 3))
+
+
+def triangle_rest(rng, n):
+    """Rest triangles in 3D with their ``Dm^-1`` in a 2D frame and area, as Newton builds them."""
+    out_x, out_dm, out_a = [], [], []
+    while len(out_x) < n:
+        x = rng.uniform(-1.0, 1.0, size=(3, 3))
+        e1, e2 = x[1] - x[0], x[2] - x[0]
+        nrm = np.cross(e1, e2)
+        area = 0.5 * np.linalg.norm(nrm)
+        if area < 0.2 * max(e1 @ e1, e2 @ e2, (e2 - e1) @ (e2 - e1)) or area < 0.05:
+            continue  # slivers make FD tolerances meaningless
+        u = e1 / np.linalg.norm(e1)
+        w = np.cross(nrm / np.linalg.norm(nrm), u)
+        dm = np.array([[e1 @ u, e2 @ u], [e1 @ w, e2 @ w]])
+        out_x.append(x)
+        out_dm.append(np.linalg.inv(dm))
+        out_a.append(area)
+    return np.array(out_x), np.array(out_dm), np.array(out_a)
+
+
+def tet_rest(rng, n):
+    out_x, out_dm = [], []
+    while len(out_x) < n:
+        x = rng.uniform(-1.0, 1.0, size=(4, 3))
+        dm = np.stack([x[1] - x[0], x[2] - x[0], x[3] - x[0]], axis=-1)
+        edges = [np.linalg.norm(x[i] - x[j]) for i in range(4) for j in range(i)]
+        if np.linalg.det(dm) / 6.0 < 0.05 * max(edges) ** 3:
+            continue  # negative (flip it by skipping) or sliver
+        out_x.append(x)
+        out_dm.append(np.linalg.inv(dm))
+    return np.array(out_x), np.array(out_dm)
+
+
+def deformed(rng, rest, amplitude):
+    """Rest shape rigidly moved and then perturbed per vertex by up to ``amplitude`` [m]."""
+    return rigidly_moved(rng, rest) + rng.uniform(-amplitude, amplitude, size=rest.shape)
+
+
+def hinge_configs(rng, n):
+    """Two-triangle hinges (o0, o1, v0, v1) with well-shaped wings and folds away from +-pi."""
+    out = []
+    while len(out) < n:
+        x = rng.uniform(-1.0, 1.0, size=(4, 3))
+        e = x[3] - x[2]
+        n1 = np.cross(x[2] - x[0], x[3] - x[0])
+        n2 = np.cross(x[3] - x[1], x[2] - x[1])
+        el = np.linalg.norm(e)
+        if el < 0.5 or np.linalg.norm(n1) < 0.4 * el or np.linalg.norm(n2) < 0.4 * el:
+            continue
+        if abs(np_dihedral(x[None])[0]) > 2.5:
+            continue
+        out.append(x)
+    return np.array(out)
+
+
+# ------------------------------------------------------------------------------------------------
+# project_spd
+
+
+def test_project_spd_clamps_eigenvalues_and_keeps_eigenvectors():
+    """project_spd(h) equals Q max(D, 0) Q^T of the symmetric part, PSD ones are unchanged."""
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(64, 3, 3))
+    h = a + np.swapaxes(a, 1, 2)
+    h[0] = np.diag([-1.0, 2.0, 2.0])  # repeated eigenvalues: eigenvectors not unique
+    h[1] = np.diag([3.0, 3.0, 3.0])
+    h[2] = np.zeros((3, 3))
+    h[3] = a[3] @ a[3].T  # already PSD
+    out = wp.zeros(len(h), dtype=wp.mat33, device="cpu")
+    wp.launch(_eval_project, dim=len(h), inputs=[wp.array(_f32(h), dtype=wp.mat33)], outputs=[out], device="cpu")
+    got = out.numpy()
+    ref = np_project_spd(h)
+    err = np.max(np.abs(got - ref) / np.maximum(np.abs(h).max(axis=(1, 2)), 1.0)[:, None, None])
+    report("project_spd max error", err)
+    assert err < 1.0e-5
+    # a clamped eigenvalue comes back as float32 rounding of the removed term, ~1e-7 |h|
+    worst = min(min_eig(g) / max(np.abs(m).max(), 1.0) for g, m in zip(got, h))
+    report("project_spd most negative eigenvalue / |h|", worst)
+    assert worst > -1.0e-5
+    assert np.allclose(got, np.swapaxes(got, 1, 2), atol=1.0e-6)
+
+
+# ------------------------------------------------------------------------------------------------
+# Springs
+
+
+def spring_configs(rng, n, compressed_fraction=0.5):
+    x = rng.uniform(-1.0, 1.0, size=(n, 2, 3))
+    l = np.linalg.norm(x[:, 1] - x[:, 0], axis=-1)
+    keep = l > 0.3
+    x, l = x[keep], l[keep]
+    factor = np.where(rng.uniform(size=len(l)) < compressed_fraction, rng.uniform(1.1, 2.0, len(l)), rng.uniform(0.5, 0.9, len(l)))
+    prm = np.stack([l * factor, rng.uniform(1.0, 10.0, len(l)), rng.uniform(0.01, 0.1, len(l))], axis=-1)
+    p = x + rng.uniform(-0.05, 0.05, size=x.shape)
+    return x, p, prm
+
+
+def test_spring_force_is_minus_gradient_of_energy_plus_dissipation():
+    """Spring force equals -d(E + D)/dx_v (float64 FD), stretched and compressed, with damping."""
+    rng = np.random.default_rng(1)
+    x, p, prm = spring_configs(rng, N_CONFIGS)
+    force, hess, energy = run_springs(x, p, prm)
+
+    def e(y):
+        return np_spring_energy(y, p, prm)
+
+    ref = np.stack([-fd_gradient(e, x, v) for v in range(2)], axis=1)
+    err = rel_err(force, ref).max()
+    report("spring force FD error", err)
+    assert err < FORCE_RTOL
+    assert np.allclose(energy, e(x), rtol=1.0e-5, atol=1.0e-6)
+
+
+def test_spring_hessian_is_projected_exact_block():
+    """Undamped spring block equals the eigen-clamped FD Hessian (= exact when stretched); PSD."""
+    rng = np.random.default_rng(2)
+    x, p, prm = spring_configs(rng, N_CONFIGS)
+    prm[:, 2] = 0.0
+    _, hess, _ = run_springs(x, p, prm)
+
+    def e(y):
+        return np_spring_energy(y, p, prm)
+
+    exact = np.stack([fd_hessian(e, x, v) for v in range(2)], axis=1)
+    stretched = np.linalg.norm(x[:, 1] - x[:, 0], axis=-1) > prm[:, 0]
+    err = rel_err(hess, np_project_spd(exact)).max()
+    err_stretched = rel_err(hess[stretched], exact[stretched]).max()
+    report("spring hessian FD error", max(err, err_stretched))
+    assert err < HESS_RTOL and err_stretched < HESS_RTOL
+    assert not stretched.all() and stretched.any()
+    assert min(min_eig(h) for h in hess.reshape(-1, 3, 3)) > -1.0e-5
+
+
+def test_spring_rest_and_rigid_motion_give_zero_force():
+    """A spring at rest length does not push, and its damping ignores rigid translation + rotation."""
+    rng = np.random.default_rng(3)
+    x, _, prm = spring_configs(rng, N_CONFIGS)
+    prm[:, 0] = np.linalg.norm(x[:, 1] - x[:, 0], axis=-1)
+    force, _, _ = run_springs(x, rigidly_moved(rng, x), prm)
+    assert np.abs(force).max() < 1.0e-5 * (prm[:, 1] + prm[:, 2] / DT).max()
+
+    x2, _, prm2 = spring_configs(rng, N_CONFIGS)
+    prm2[:, 1] = 0.0
+    f_rigid, _, _ = run_springs(x2, rigidly_moved(rng, x2), prm2)
+    f_moving, _, _ = run_springs(x2, x2 + rng.uniform(-0.05, 0.05, x2.shape), prm2)
+    ratio = np.abs(f_rigid).max() / np.abs(f_moving).max()
+    report("spring rigid-motion damping ratio", ratio)
+    assert ratio < 1.0e-4
+
+
+# ------------------------------------------------------------------------------------------------
+# Triangles
+
+
+def triangle_configs(rng, n, amplitude=0.25):
+    rest, dm_inv, area = triangle_rest(rng, n)
+    x = deformed(rng, rest, amplitude)
+    p = x + rng.uniform(-0.05, 0.05, size=x.shape)
+    prm = np.stack([rng.uniform(1.0, 10.0, n), rng.uniform(0.5, 20.0, n), rng.uniform(0.01, 0.1, n)], axis=-1)
+    return rest, x, p, dm_inv, area, prm
+
+
+def test_triangle_force_is_minus_gradient_of_energy_plus_dissipation():
+    """StVK membrane force with strain-rate damping equals -d(E + D)/dx_v (float64 FD)."""
+    rng = np.random.default_rng(4)
+    _, x, p, dm_inv, area, prm = triangle_configs(rng, N_CONFIGS)
+    force, _, _, energy = run_triangles(x, p, dm_inv, area, prm)
+
+    def e(y):
+        return np_triangle_energy(y, p, dm_inv, area, prm)
+
+    ref = np.stack([-fd_gradient(e, x, v) for v in range(3)], axis=1)
+    err = rel_err(force, ref).max()
+    report("triangle force FD error", err)
+    assert err < FORCE_RTOL
+    assert np.allclose(energy, e(x), rtol=1.0e-5, atol=1.0e-6)
+
+
+def test_triangle_hessian_exact_block_and_projection():
+    """The exact membrane block equals the FD Hessian; the returned block is its SPD projection."""
+    rng = np.random.default_rng(5)
+    _, x, p, dm_inv, area, prm = triangle_configs(rng, N_CONFIGS, amplitude=0.35)
+    prm[:, 2] = 0.0
+    _, hess, exact, _ = run_triangles(x, p, dm_inv, area, prm)
+
+    def e(y):
+        return np_triangle_energy(y, p, dm_inv, area, prm)
+
+    ref = np.stack([fd_hessian(e, x, v) for v in range(3)], axis=1)
+    err_exact = rel_err(exact, ref).max()
+    err_proj = rel_err(hess, np_project_spd(ref)).max()
+    report("triangle exact hessian FD error", err_exact)
+    report("triangle projected hessian error", err_proj)
+    assert err_exact < HESS_RTOL
+    assert err_proj < HESS_RTOL
+    # the sample must include compressed, indefinite blocks for the projection to be tested
+    assert min(min_eig(h) for h in exact.reshape(-1, 3, 3)) < -1.0e-2
+    scale = np.abs(hess).max()
+    assert min(min_eig(h) for h in hess.reshape(-1, 3, 3)) > -1.0e-5 * scale
+
+
+def test_triangle_damping_hessian_is_exact_at_zero_velocity():
+    """At x = p the Gauss-Newton damping block is the exact Hessian of the dissipation potential."""
+    rng = np.random.default_rng(6)
+    _, x, _, dm_inv, area, prm = triangle_configs(rng, N_CONFIGS)
+    prm[:, 0:2] = 0.0
+    force, hess, _, _ = run_triangles(x, x, dm_inv, area, prm)
+
+    def e(y):
+        return np_triangle_energy(y, x, dm_inv, area, prm)
+
+    ref = np.stack([fd_hessian(e, x, v) for v in range(3)], axis=1)
+    err = rel_err(hess, ref).max()
+    report("triangle damping hessian FD error", err)
+    assert err < HESS_RTOL
+    assert np.abs(force).max() == 0.0
+
+
+def test_triangle_rest_and_rigid_motion_give_zero_force():
+    """A rigidly moved rest triangle has no elastic force; damping ignores rigid translation + rotation."""
+    rng = np.random.default_rng(7)
+    rest, x, _, dm_inv, area, prm = triangle_configs(rng, N_CONFIGS)
+    moved = rigidly_moved(rng, rest)
+    force, _, _, _ = run_triangles(moved, rigidly_moved(rng, moved), dm_inv, area, prm)
+    scale = (prm[:, 0] + prm[:, 1] + prm[:, 2] / DT).max() * area.max()
+    assert np.abs(force).max() < 1.0e-5 * scale
+
+    prm[:, 0:2] = 0.0
+    f_rigid, _, _, _ = run_triangles(x, rigidly_moved(rng, x), dm_inv, area, prm)
+    f_moving, _, _, _ = run_triangles(x, x + rng.uniform(-0.05, 0.05, x.shape), dm_inv, area, prm)
+    ratio = np.abs(f_rigid).max() / np.abs(f_moving).max()
+    report("triangle rigid-motion damping ratio", ratio)
+    assert ratio < 1.0e-4
+
+
+# ------------------------------------------------------------------------------------------------
+# Bending
+
+
+def bending_prm(rng, x, n):
+    th = np_dihedral(x)
+    return np.stack(
+        [th + rng.uniform(-0.5, 0.5, n), rng.uniform(0.5, 1.5, n), rng.uniform(0.1, 2.0, n), rng.uniform(0.001, 0.02, n)],
+        axis=-1,
+    )
+
+
+def test_bending_angle_and_force_against_fd():
+    """dihedral_angle matches its NumPy twin; bending force equals -d(E + D)/dx_v (float64 FD)."""
+    rng = np.random.default_rng(8)
+    x = hinge_configs(rng, N_CONFIGS)
+    p = x + rng.uniform(-0.03, 0.03, size=x.shape)
+    prm = bending_prm(rng, x, len(x))
+    force, _, energy, angle = run_bending(x, p, prm)
+    assert np.abs(angle - np_dihedral(x)).max() < 1.0e-5
+
+    def e(y):
+        return np_bending_energy(y, p, prm)
+
+    ref = np.stack([-fd_gradient(e, x, v) for v in range(4)], axis=1)
+    err = rel_err(force, ref).max()
+    report("bending force FD error", err)
+    assert err < FORCE_RTOL
+    assert np.allclose(energy, e(x), rtol=1.0e-5, atol=1.0e-6)
+    assert np.abs(force.sum(axis=1)).max() < 1.0e-5 * np.abs(force).max()  # no net force
+
+
+def test_bending_hessian_is_gauss_newton_and_exact_at_rest():
+    """The bending block is (ke L + kd L/dt) g g^T (g = FD of theta), the exact Hessian at rest and x = p."""
+    rng = np.random.default_rng(9)
+    x = hinge_configs(rng, N_CONFIGS)
+    p = x + rng.uniform(-0.03, 0.03, size=x.shape)
+    prm = bending_prm(rng, x, len(x))
+    _, hess, _, _ = run_bending(x, p, prm)
+    g = np.stack([fd_gradient(np_dihedral, x, v) for v in range(4)], axis=1)
+    coef = prm[:, 1] * (prm[:, 2] + prm[:, 3] / DT)
+    ref = coef[:, None, None, None] * np.einsum("bvi,bvj->bvij", g, g)
+    err_gn = rel_err(hess, ref).max()
+
+    prm[:, 0] = np_dihedral(x)
+    _, hess_rest, _, _ = run_bending(x, x, prm)
+
+    def e(y):
+        return np_bending_energy(y, x, prm)
+
+    exact = np.stack([fd_hessian(e, x, v) for v in range(4)], axis=1)
+    err_rest = rel_err(hess_rest, exact).max()
+    report("bending Gauss-Newton hessian error", err_gn)
+    report("bending hessian at rest FD error", err_rest)
+    assert err_gn < HESS_RTOL and err_rest < HESS_RTOL
+    assert min(min_eig(h) for h in hess.reshape(-1, 3, 3)) > -1.0e-5 * np.abs(hess).max()
+
+
+def test_bending_rest_and_rigid_motion_give_zero_force():
+    """A hinge at its rest angle does not push, and its damping ignores rigid translation + rotation."""
+    rng = np.random.default_rng(10)
+    x = hinge_configs(rng, N_CONFIGS)
+    prm = bending_prm(rng, x, len(x))
+    prm[:, 0] = np_dihedral(x)
+    force, _, _, _ = run_bending(x, rigidly_moved(rng, x), prm)
+    f_moving, _, _, _ = run_bending(x, x + rng.uniform(-0.03, 0.03, x.shape), prm)
+    ratio = np.abs(force).max() / np.abs(f_moving).max()
+    report("bending rest + rigid-motion force ratio", ratio)
+    assert ratio < 1.0e-4
+
+
+def test_bending_wraps_folds_through_pi():
+    """A hinge folded just past pi from a rest angle just below it is pulled back the short way."""
+    # o0 above, o1 folded under: theta close to +-pi
+    x = np.array([[[0.5, 1.0, 0.0], [0.5, 1.0, 0.05], [0.0, 0.0, 0.0], [1.0, 0.0, 0.0]]])
+    theta = np_dihedral(x)[0]
+    prm = np.array([[-np.sign(theta) * (np.pi - 0.02), 1.0, 1.0, 0.0]])
+    force, _, energy, _ = run_bending(x, x, prm)
+    short = abs(_wrap(theta - prm[0, 0]))
+    assert short < 0.1
+    assert np.isclose(energy[0], 0.5 * short**2, rtol=1.0e-3)
+    ref = -fd_gradient(lambda y: np_bending_energy(y, x, prm), x, 0)
+    assert np.linalg.norm(force[0, 0] - ref[0]) < 1.0e-3 * np.linalg.norm(ref[0])
+
+
+# ------------------------------------------------------------------------------------------------
+# Tetrahedra
+
+
+def tet_configs(rng, n, amplitude=0.25):
+    rest, dm_inv = tet_rest(rng, n)
+    x = deformed(rng, rest, amplitude)
+    p = x + rng.uniform(-0.05, 0.05, size=x.shape)
+    prm = np.stack([rng.uniform(1.0, 10.0, n), rng.uniform(0.5, 20.0, n), rng.uniform(0.01, 0.1, n)], axis=-1)
+    return rest, x, p, dm_inv, prm
+
+
+def inverted(rest):
+    """Each rest tet with vertex 3 reflected through the plane of the others (J < 0), and one collapsed."""
+    x = rest.copy()
+    n = np.cross(x[:, 1] - x[:, 0], x[:, 2] - x[:, 0])
+    n /= np.linalg.norm(n, axis=-1, keepdims=True)
+    h = np.einsum("bi,bi->b", x[:, 3] - x[:, 0], n)
+    x[:, 3] -= 2.0 * h[:, None] * n
+    x[0, 3] = x[0, 3] + h[0] * n[0]  # exactly flat: J = 0
+    return x
+
+
+def test_tet_force_is_minus_gradient_of_energy_plus_dissipation():
+    """Stable Neo-Hookean force with damping equals -d(E + D)/dx_v (float64 FD of the paper's form), inverted too."""
+    rng = np.random.default_rng(11)
+    _, x, p, dm_inv, prm = tet_configs(rng, N_CONFIGS)
+    rest2, _, _, dm2, prm2 = tet_configs(rng, 16)
+    x = np.concatenate([x, inverted(rest2)])
+    p = np.concatenate([p, inverted(rest2) + rng.uniform(-0.05, 0.05, rest2.shape)])
+    dm_inv = np.concatenate([dm_inv, dm2])
+    prm = np.concatenate([prm, prm2])
+    force, _, energy, volume = run_tets(x, p, dm_inv, prm)
+
+    def e(y):
+        return np_tet_energy(y, p, dm_inv, prm)
+
+    ref = np.stack([-fd_gradient(e, x, v) for v in range(4)], axis=1)
+    err = rel_err(force, ref).max()
+    report("tet force FD error", err)
+    assert err < FORCE_RTOL
+    assert np.allclose(volume, 1.0 / (6.0 * np.abs(np.linalg.det(dm_inv))), rtol=1.0e-5)
+    # our energy drops the paper's constant mu^2 / (2 lambda) per volume
+    shift = volume * prm[:, 0] ** 2 / (2.0 * prm[:, 1])
+    assert np.allclose(energy + shift, e(x), rtol=1.0e-5, atol=1.0e-5)
+
+
+def test_tet_hessian_is_exact_and_psd_even_inverted():
+    """The undamped tet block equals the FD Hessian and is PSD without projection, inverted or collapsed."""
+    rng = np.random.default_rng(12)
+    rest, x, p, dm_inv, prm = tet_configs(rng, N_CONFIGS, amplitude=0.35)
+    x = np.concatenate([x, inverted(rest)])
+    p = np.concatenate([p, p])
+    dm_inv = np.concatenate([dm_inv, dm_inv])
+    prm = np.concatenate([prm, prm])
+    prm[:, 2] = 0.0
+    _, hess, energy, _ = run_tets(x, p, dm_inv, prm)
+
+    def e(y):
+        return np_tet_energy(y, p, dm_inv, prm)
+
+    ref = np.stack([fd_hessian(e, x, v) for v in range(4)], axis=1)
+    err = rel_err(hess, ref).max()
+    report("tet hessian FD error", err)
+    assert err < HESS_RTOL
+    assert np.isfinite(hess).all() and np.isfinite(energy).all()
+    assert min(min_eig(h) for h in hess.reshape(-1, 3, 3)) > -1.0e-5 * np.abs(hess).max()
+
+
+def test_tet_energy_stays_finite_under_inversion_and_resists_it():
+    """Inverted and collapsed tets have finite energy above rest, finite forces and PSD blocks."""
+    rng = np.random.default_rng(13)
+    rest, _, _, dm_inv, prm = tet_configs(rng, N_CONFIGS)
+    x = inverted(rest)
+    force, hess, energy, _ = run_tets(x, x, dm_inv, prm)
+    assert np.isfinite(force).all() and np.isfinite(hess).all() and np.isfinite(energy).all()
+    assert (energy > 0.0).all()
+    # the reflected vertex is pushed back towards its side of the base plane
+    n = np.cross(x[:, 1] - x[:, 0], x[:, 2] - x[:, 0])
+    rest_side = np.sign(np.einsum("bi,bi->b", rest[:, 3] - rest[:, 0], n))
+    assert (np.einsum("bi,bi->b", force[:, 3], n) * rest_side > 0.0).all()
+
+
+def test_tet_damping_hessian_is_exact_at_zero_velocity():
+    """At x = p the Gauss-Newton damping block is the exact Hessian of the dissipation potential."""
+    rng = np.random.default_rng(14)
+    _, x, _, dm_inv, prm = tet_configs(rng, N_CONFIGS)
+    prm[:, 0:2] = 0.0
+    force, hess, _, _ = run_tets(x, x, dm_inv, prm)
+    prm[:, 1] = 1.0e-30  # the NumPy twin divides by lambda
+
+    def e(y):
+        return np_tet_energy(y, x, dm_inv, prm)
+
+    ref = np.stack([fd_hessian(e, x, v) for v in range(4)], axis=1)
+    err = rel_err(hess, ref).max()
+    report("tet damping hessian FD error", err)
+    assert err < HESS_RTOL
+    assert np.abs(force).max() == 0.0
+
+
+def test_tet_rest_and_rigid_motion_give_zero_force():
+    """A rigidly moved rest tet has no elastic force; damping ignores rigid translation + rotation."""
+    rng = np.random.default_rng(15)
+    rest, x, _, dm_inv, prm = tet_configs(rng, N_CONFIGS)
+    moved = rigidly_moved(rng, rest)
+    force, _, _, volume = run_tets(moved, rigidly_moved(rng, moved), dm_inv, prm)
+    scale = ((prm[:, 0] + prm[:, 1] + prm[:, 2] / DT) * volume).max()
+    assert np.abs(force).max() < 1.0e-5 * scale
+
+    prm[:, 0:2] = 0.0
+    f_rigid, _, _, _ = run_tets(x, rigidly_moved(rng, x), dm_inv, prm)
+    f_moving, _, _, _ = run_tets(x, x + rng.uniform(-0.05, 0.05, x.shape), dm_inv, prm)
+    ratio = np.abs(f_rigid).max() / np.abs(f_moving).max()
+    report("tet rigid-motion damping ratio", ratio)
+    assert ratio < 1.0e-4
+
+
+# ------------------------------------------------------------------------------------------------
+# Newton's model layouts
+
+
+def test_newton_cloth_layout_matches_our_conventions():
+    """Newton's tri_poses are Dm^-1 of the rest edges, edge_indices are (o0, o1, v0, v1) and
+    edge_rest_angle is our dihedral_angle; the model's rest shape is force-free."""
+    newton = pytest.importorskip("newton")
+    rng = np.random.default_rng(16)
+    # a 3x3-vertex sheet with random heights, so the rest angles are not all zero
+    xs, ys = np.meshgrid(np.arange(3) * 0.5, np.arange(3) * 0.4, indexing="ij")
+    verts = np.stack([xs.ravel(), ys.ravel(), rng.uniform(-0.15, 0.15, 9)], axis=-1)
+    idx = []
+    for i in range(2):
+        for j in range(2):
+            a, b, c, d = 3 * i + j, 3 * (i + 1) + j, 3 * (i + 1) + j + 1, 3 * i + j + 1
+            idx += [a, b, c, a, c, d]
+    builder = newton.ModelBuilder()
+    builder.add_cloth_mesh(
+        pos=wp.vec3(0.0, 0.0, 0.0),
+        rot=wp.quat_identity(),
+        scale=1.0,
+        vel=wp.vec3(0.0, 0.0, 0.0),
+        vertices=[wp.vec3(*v) for v in verts],
+        indices=idx,
+        density=1.0,
+        tri_ke=7.0,
+        tri_ka=11.0,
+        tri_kd=0.3,
+        edge_ke=2.0,
+        edge_kd=0.1,
+    )
+    model = builder.finalize(device="cpu")
+    q = model.particle_q.numpy().astype(np.float64)
+
+    tri = model.tri_indices.numpy()
+    dm_inv = model.tri_poses.numpy().astype(np.float64)
+    xt = q[tri]
+    dm = np.linalg.inv(dm_inv)
+    ds = np.stack([xt[:, 1] - xt[:, 0], xt[:, 2] - xt[:, 0]], axis=-1)
+    gram = np.swapaxes(ds, 1, 2) @ ds
+    assert np.allclose(np.swapaxes(dm, 1, 2) @ dm, gram, atol=1.0e-5)
+    assert np.allclose(model.tri_areas.numpy(), 0.5 * np.abs(np.linalg.det(dm)), rtol=1.0e-5)
+    mat = model.tri_materials.numpy()
+    assert np.allclose(mat[:, 0:3], [7.0, 11.0, 0.3])
+    force, _, _, _ = run_triangles(xt, xt, dm_inv, model.tri_areas.numpy(), mat[:, 0:3])
+    assert np.abs(force).max() < 1.0e-5
+
+    edges = model.edge_indices.numpy()
+    inner = (edges[:, 0] >= 0) & (edges[:, 1] >= 0)
+    assert inner.sum() == 8
+    xe = q[edges[inner]]
+    rest_angle = model.edge_rest_angle.numpy()[inner]
+    assert np.abs(rest_angle).max() > 0.05
+    assert np.allclose(model.edge_rest_length.numpy()[inner], np.linalg.norm(xe[:, 3] - xe[:, 2], axis=-1), rtol=1.0e-5)
+    prm = np.concatenate(
+        [rest_angle[:, None], model.edge_rest_length.numpy()[inner][:, None], model.edge_bending_properties.numpy()[inner]],
+        axis=-1,
+    )
+    assert np.allclose(prm[:, 2:], [2.0, 0.1])
+    force, _, _, angle = run_bending(xe, xe, prm)
+    assert np.abs(angle - rest_angle).max() < 1.0e-5
+    assert np.abs(force).max() < 1.0e-4
+    # each inner edge's opposite vertices close triangles (o0, v0, v1) and (o1, v1, v0) of the mesh
+    tris = {tuple(np.roll(t, -np.argmin(t))) for t in tri}
+    for o0, o1, v0, v1 in edges[inner]:
+        assert tuple(np.roll([o0, v0, v1], -np.argmin([o0, v0, v1]))) in tris
+        assert tuple(np.roll([o1, v1, v0], -np.argmin([o1, v1, v0]))) in tris
+
+
+def test_newton_tet_layout_matches_our_conventions():
+    """Newton's tet_poses are Dm^-1 of [X1-X0, X2-X0, X3-X0] with positive volume; rest is force-free."""
+    newton = pytest.importorskip("newton")
+    builder = newton.ModelBuilder()
+    builder.add_soft_grid(
+        pos=wp.vec3(0.0, 0.0, 0.0),
+        rot=wp.quat_identity(),
+        vel=wp.vec3(0.0, 0.0, 0.0),
+        dim_x=2,
+        dim_y=1,
+        dim_z=1,
+        cell_x=0.5,
+        cell_y=0.4,
+        cell_z=0.3,
+        density=10.0,
+        k_mu=100.0,
+        k_lambda=200.0,
+        k_damp=0.7,
+    )
+    model = builder.finalize(device="cpu")
+    q = model.particle_q.numpy().astype(np.float64)
+    xt = q[model.tet_indices.numpy()]
+    dm = np.stack([xt[:, 1] - xt[:, 0], xt[:, 2] - xt[:, 0], xt[:, 3] - xt[:, 0]], axis=-1)
+    dm_inv = model.tet_poses.numpy().astype(np.float64)
+    assert np.allclose(np.linalg.inv(dm), dm_inv, atol=1.0e-5)
+    assert (np.linalg.det(dm) > 0.0).all()
+    prm = model.tet_materials.numpy()[:, 0:3]
+    assert np.allclose(prm, [100.0, 200.0, 0.7])
+    force, _, energy, volume = run_tets(xt, xt, dm_inv, prm)
+    assert np.allclose(volume, np.linalg.det(dm) / 6.0, rtol=1.0e-5)
+    assert np.abs(force).max() < 1.0e-4
+    assert np.abs(energy).max() < 1.0e-6
