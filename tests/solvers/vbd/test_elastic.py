@@ -56,24 +56,28 @@ def _eval_triangles(
     area: wp.array[float],
     prm: wp.array[wp.vec3],  # mu, lambda, kd
     dt: float,
+    snh: int,  # 0: StVK, 1: stable Neo-Hookean
     force_out: wp.array2d[wp.vec3],
     hess_out: wp.array2d[wp.mat33],
     exact_out: wp.array2d[wp.mat33],
     energy_out: wp.array[float],
 ):
     i, v = wp.tid()
+    x0, x1, x2, p0, p1, p2 = x[i, 0], x[i, 1], x[i, 2], p[i, 0], p[i, 1], p[i, 2]
     mu, lam, kd = prm[i][0], prm[i][1], prm[i][2]
-    f, h = elastic.triangle_force_hessian(
-        v, x[i, 0], x[i, 1], x[i, 2], p[i, 0], p[i, 1], p[i, 2], dm_inv[i], area[i], mu, lam, kd, dt
-    )
+    if snh == 0:
+        f, h = elastic.triangle_force_hessian(v, x0, x1, x2, p0, p1, p2, dm_inv[i], area[i], mu, lam, kd, dt)
+        _g, he = elastic._triangle_elastic(v, x0, x1, x2, dm_inv[i], area[i], mu, lam)
+        e = elastic.triangle_energy(x0, x1, x2, p0, p1, p2, dm_inv[i], area[i], mu, lam, kd, dt)
+    else:
+        f, h = elastic.triangle_snh_force_hessian(v, x0, x1, x2, p0, p1, p2, dm_inv[i], area[i], mu, lam, kd, dt)
+        _g, he = elastic._triangle_snh_elastic(v, x0, x1, x2, dm_inv[i], area[i], mu, lam)
+        e = elastic.triangle_snh_energy(x0, x1, x2, p0, p1, p2, dm_inv[i], area[i], mu, lam, kd, dt)
     force_out[i, v] = f
     hess_out[i, v] = h
-    g, he = elastic._triangle_elastic(v, x[i, 0], x[i, 1], x[i, 2], dm_inv[i], area[i], mu, lam)
     exact_out[i, v] = he
     if v == 0:
-        energy_out[i] = elastic.triangle_energy(
-            x[i, 0], x[i, 1], x[i, 2], p[i, 0], p[i, 1], p[i, 2], dm_inv[i], area[i], mu, lam, kd, dt
-        )
+        energy_out[i] = e
 
 
 @wp.kernel
@@ -152,8 +156,9 @@ def run_springs(x, p, prm, dt=DT):
     return _run(_eval_springs, 2, inputs, [*BLOCKS, (float, False)])
 
 
-def run_triangles(x, p, dm_inv, area, prm, dt=DT):
+def run_triangles(x, p, dm_inv, area, prm, dt=DT, law="stvk"):
     inputs = [(x, wp.vec3), (p, wp.vec3), (dm_inv, wp.mat22), (area, float), (prm, wp.vec3), (dt, None)]
+    inputs.append((int(law == "snh"), None))
     return _run(_eval_triangles, 3, inputs, [*BLOCKS, (wp.mat33, True), (float, False)])
 
 
@@ -184,14 +189,19 @@ def _green_2(x, dm_inv):
     return 0.5 * (np.swapaxes(f, 1, 2) @ f - np.eye(2))
 
 
-def np_triangle_energy(x, p, dm_inv, area, prm, dt=DT):
+def np_triangle_energy(x, p, dm_inv, area, prm, dt=DT, law="stvk"):
     mu, lam, kd = prm[:, 0], prm[:, 1], prm[:, 2]
     e = _green_2(x, dm_inv)
-    tr = np.trace(e, axis1=1, axis2=2)
     de = e - _green_2(p, dm_inv)
-    return area * (mu * np.sum(e * e, axis=(1, 2)) + 0.5 * lam * tr**2) + 2.0 * kd * area / dt * np.sum(
-        de * de, axis=(1, 2)
-    )
+    damping = 2.0 * kd * area / dt * np.sum(de * de, axis=(1, 2))
+    if law == "stvk":
+        tr = np.trace(e, axis1=1, axis2=2)
+        return area * (mu * np.sum(e * e, axis=(1, 2)) + 0.5 * lam * tr**2) + damping
+    # stable Neo-Hookean from C = F^T F = 2E + I: I_C = tr C, J = sqrt(det C), lam' = lam + mu
+    c = 2.0 * e + np.eye(2)
+    j = np.sqrt(np.linalg.det(c))
+    psi = 0.5 * mu * (np.trace(c, axis1=1, axis2=2) - 2.0) - mu * (j - 1.0) + 0.5 * (lam + mu) * (j - 1.0) ** 2
+    return area * psi + damping
 
 
 def np_dihedral(x):
@@ -220,8 +230,9 @@ def _tet_f(x, dm_inv):
 
 
 def np_tet_energy(x, p, dm_inv, prm, dt=DT):
-    """The paper's form ``mu/2 (I_C - 3) + lambda/2 (J - alpha)^2``, ``alpha = 1 + mu/lambda`` (lambda > 0)."""
-    mu, lam, kd = prm[:, 0], prm[:, 1], prm[:, 2]
+    """The paper's form ``mu/2 (I_C - 3) + lam/2 (J - alpha)^2``, ``alpha = 1 + mu/lam``, ``lam = lambda + mu``."""
+    mu, kd = prm[:, 0], prm[:, 2]
+    lam = prm[:, 1] + mu
     vol = 1.0 / (6.0 * np.abs(np.linalg.det(dm_inv)))
     f = _tet_f(x, dm_inv)
     fp = _tet_f(p, dm_inv)
@@ -396,7 +407,9 @@ def spring_configs(rng, n, compressed_fraction=0.5):
     l = np.linalg.norm(x[:, 1] - x[:, 0], axis=-1)
     keep = l > 0.3
     x, l = x[keep], l[keep]
-    factor = np.where(rng.uniform(size=len(l)) < compressed_fraction, rng.uniform(1.1, 2.0, len(l)), rng.uniform(0.5, 0.9, len(l)))
+    m = len(l)
+    compressed = rng.uniform(size=m) < compressed_fraction
+    factor = np.where(compressed, rng.uniform(1.1, 2.0, m), rng.uniform(0.5, 0.9, m))  # rest length / length
     prm = np.stack([l * factor, rng.uniform(1.0, 10.0, len(l)), rng.uniform(0.01, 0.1, len(l))], axis=-1)
     p = x + rng.uniform(-0.05, 0.05, size=x.shape)
     return x, p, prm
@@ -406,7 +419,7 @@ def test_spring_force_is_minus_gradient_of_energy_plus_dissipation():
     """Spring force equals -d(E + D)/dx_v (float64 FD), stretched and compressed, with damping."""
     rng = np.random.default_rng(1)
     x, p, prm = spring_configs(rng, N_CONFIGS)
-    force, hess, energy = run_springs(x, p, prm)
+    force, _, energy = run_springs(x, p, prm)
 
     def e(y):
         return np_spring_energy(y, p, prm)
@@ -459,6 +472,9 @@ def test_spring_rest_and_rigid_motion_give_zero_force():
 # Triangles
 
 
+TRIANGLE_LAWS = ["stvk", "snh"]
+
+
 def triangle_configs(rng, n, amplitude=0.25):
     rest, dm_inv, area = triangle_rest(rng, n)
     x = deformed(rng, rest, amplitude)
@@ -467,37 +483,39 @@ def triangle_configs(rng, n, amplitude=0.25):
     return rest, x, p, dm_inv, area, prm
 
 
-def test_triangle_force_is_minus_gradient_of_energy_plus_dissipation():
-    """StVK membrane force with strain-rate damping equals -d(E + D)/dx_v (float64 FD)."""
+@pytest.mark.parametrize("law", TRIANGLE_LAWS)
+def test_triangle_force_is_minus_gradient_of_energy_plus_dissipation(law):
+    """Membrane force (StVK and stable Neo-Hookean) with strain-rate damping equals -d(E + D)/dx_v (float64 FD)."""
     rng = np.random.default_rng(4)
     _, x, p, dm_inv, area, prm = triangle_configs(rng, N_CONFIGS)
-    force, _, _, energy = run_triangles(x, p, dm_inv, area, prm)
+    force, _, _, energy = run_triangles(x, p, dm_inv, area, prm, law=law)
 
     def e(y):
-        return np_triangle_energy(y, p, dm_inv, area, prm)
+        return np_triangle_energy(y, p, dm_inv, area, prm, law=law)
 
     ref = np.stack([-fd_gradient(e, x, v) for v in range(3)], axis=1)
     err = rel_err(force, ref).max()
-    report("triangle force FD error", err)
+    report(f"{law} triangle force FD error", err)
     assert err < FORCE_RTOL
     assert np.allclose(energy, e(x), rtol=1.0e-5, atol=1.0e-6)
 
 
-def test_triangle_hessian_exact_block_and_projection():
+@pytest.mark.parametrize("law", TRIANGLE_LAWS)
+def test_triangle_hessian_exact_block_and_projection(law):
     """The exact membrane block equals the FD Hessian; the returned block is its SPD projection."""
     rng = np.random.default_rng(5)
     _, x, p, dm_inv, area, prm = triangle_configs(rng, N_CONFIGS, amplitude=0.35)
     prm[:, 2] = 0.0
-    _, hess, exact, _ = run_triangles(x, p, dm_inv, area, prm)
+    _, hess, exact, _ = run_triangles(x, p, dm_inv, area, prm, law=law)
 
     def e(y):
-        return np_triangle_energy(y, p, dm_inv, area, prm)
+        return np_triangle_energy(y, p, dm_inv, area, prm, law=law)
 
     ref = np.stack([fd_hessian(e, x, v) for v in range(3)], axis=1)
     err_exact = rel_err(exact, ref).max()
     err_proj = rel_err(hess, np_project_spd(ref)).max()
-    report("triangle exact hessian FD error", err_exact)
-    report("triangle projected hessian error", err_proj)
+    report(f"{law} triangle exact hessian FD error", err_exact)
+    report(f"{law} triangle projected hessian error", err_proj)
     assert err_exact < HESS_RTOL
     assert err_proj < HESS_RTOL
     # the sample must include compressed, indefinite blocks for the projection to be tested
@@ -506,37 +524,39 @@ def test_triangle_hessian_exact_block_and_projection():
     assert min(min_eig(h) for h in hess.reshape(-1, 3, 3)) > -1.0e-5 * scale
 
 
-def test_triangle_damping_hessian_is_exact_at_zero_velocity():
+@pytest.mark.parametrize("law", TRIANGLE_LAWS)
+def test_triangle_damping_hessian_is_exact_at_zero_velocity(law):
     """At x = p the Gauss-Newton damping block is the exact Hessian of the dissipation potential."""
     rng = np.random.default_rng(6)
     _, x, _, dm_inv, area, prm = triangle_configs(rng, N_CONFIGS)
     prm[:, 0:2] = 0.0
-    force, hess, _, _ = run_triangles(x, x, dm_inv, area, prm)
+    force, hess, _, _ = run_triangles(x, x, dm_inv, area, prm, law=law)
 
     def e(y):
-        return np_triangle_energy(y, x, dm_inv, area, prm)
+        return np_triangle_energy(y, x, dm_inv, area, prm, law=law)
 
     ref = np.stack([fd_hessian(e, x, v) for v in range(3)], axis=1)
     err = rel_err(hess, ref).max()
-    report("triangle damping hessian FD error", err)
+    report(f"{law} triangle damping hessian FD error", err)
     assert err < HESS_RTOL
     assert np.abs(force).max() == 0.0
 
 
-def test_triangle_rest_and_rigid_motion_give_zero_force():
+@pytest.mark.parametrize("law", TRIANGLE_LAWS)
+def test_triangle_rest_and_rigid_motion_give_zero_force(law):
     """A rigidly moved rest triangle has no elastic force; damping ignores rigid translation + rotation."""
     rng = np.random.default_rng(7)
     rest, x, _, dm_inv, area, prm = triangle_configs(rng, N_CONFIGS)
     moved = rigidly_moved(rng, rest)
-    force, _, _, _ = run_triangles(moved, rigidly_moved(rng, moved), dm_inv, area, prm)
+    force, _, _, _ = run_triangles(moved, rigidly_moved(rng, moved), dm_inv, area, prm, law=law)
     scale = (prm[:, 0] + prm[:, 1] + prm[:, 2] / DT).max() * area.max()
     assert np.abs(force).max() < 1.0e-5 * scale
 
     prm[:, 0:2] = 0.0
-    f_rigid, _, _, _ = run_triangles(x, rigidly_moved(rng, x), dm_inv, area, prm)
-    f_moving, _, _, _ = run_triangles(x, x + rng.uniform(-0.05, 0.05, x.shape), dm_inv, area, prm)
+    f_rigid, _, _, _ = run_triangles(x, rigidly_moved(rng, x), dm_inv, area, prm, law=law)
+    f_moving, _, _, _ = run_triangles(x, x + rng.uniform(-0.05, 0.05, x.shape), dm_inv, area, prm, law=law)
     ratio = np.abs(f_rigid).max() / np.abs(f_moving).max()
-    report("triangle rigid-motion damping ratio", ratio)
+    report(f"{law} triangle rigid-motion damping ratio", ratio)
     assert ratio < 1.0e-4
 
 
@@ -547,7 +567,12 @@ def test_triangle_rest_and_rigid_motion_give_zero_force():
 def bending_prm(rng, x, n):
     th = np_dihedral(x)
     return np.stack(
-        [th + rng.uniform(-0.5, 0.5, n), rng.uniform(0.5, 1.5, n), rng.uniform(0.1, 2.0, n), rng.uniform(0.001, 0.02, n)],
+        [
+            th + rng.uniform(-0.5, 0.5, n),  # rest angle [rad]
+            rng.uniform(0.5, 1.5, n),  # rest length [m]
+            rng.uniform(0.1, 2.0, n),  # ke
+            rng.uniform(0.001, 0.02, n),  # kd
+        ],
         axis=-1,
     )
 
@@ -667,8 +692,8 @@ def test_tet_force_is_minus_gradient_of_energy_plus_dissipation():
     report("tet force FD error", err)
     assert err < FORCE_RTOL
     assert np.allclose(volume, 1.0 / (6.0 * np.abs(np.linalg.det(dm_inv))), rtol=1.0e-5)
-    # our energy drops the paper's constant mu^2 / (2 lambda) per volume
-    shift = volume * prm[:, 0] ** 2 / (2.0 * prm[:, 1])
+    # our energy drops the paper's constant mu^2 / (2 lam) per volume, lam = lambda + mu
+    shift = volume * prm[:, 0] ** 2 / (2.0 * (prm[:, 1] + prm[:, 0]))
     assert np.allclose(energy + shift, e(x), rtol=1.0e-5, atol=1.0e-5)
 
 
@@ -797,11 +822,9 @@ def test_newton_cloth_layout_matches_our_conventions():
     xe = q[edges[inner]]
     rest_angle = model.edge_rest_angle.numpy()[inner]
     assert np.abs(rest_angle).max() > 0.05
-    assert np.allclose(model.edge_rest_length.numpy()[inner], np.linalg.norm(xe[:, 3] - xe[:, 2], axis=-1), rtol=1.0e-5)
-    prm = np.concatenate(
-        [rest_angle[:, None], model.edge_rest_length.numpy()[inner][:, None], model.edge_bending_properties.numpy()[inner]],
-        axis=-1,
-    )
+    rest_length = model.edge_rest_length.numpy()[inner]
+    assert np.allclose(rest_length, np.linalg.norm(xe[:, 3] - xe[:, 2], axis=-1), rtol=1.0e-5)
+    prm = np.concatenate([rest_angle[:, None], rest_length[:, None], model.edge_bending_properties.numpy()[inner]], -1)
     assert np.allclose(prm[:, 2:], [2.0, 0.1])
     force, _, _, angle = run_bending(xe, xe, prm)
     assert np.abs(angle - rest_angle).max() < 1.0e-5
@@ -845,3 +868,120 @@ def test_newton_tet_layout_matches_our_conventions():
     assert np.allclose(volume, np.linalg.det(dm) / 6.0, rtol=1.0e-5)
     assert np.abs(force).max() < 1.0e-4
     assert np.abs(energy).max() < 1.0e-6
+
+
+# ------------------------------------------------------------------------------------------------
+# Against Newton's SolverVBD: one free vertex, the others pinned
+
+
+def _newton_one_step(newton, rest, velocity, free, add_element, dt):
+    """Position of vertex ``free`` [m] after one SolverVBD step from ``rest`` with ``velocity`` [m/s]."""
+    builder = newton.ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    for i, x in enumerate(rest):
+        builder.add_particle(wp.vec3(*x), wp.vec3(*(velocity if i == free else (0.0, 0.0, 0.0))), mass=float(i == free))
+    add_element(builder)
+    builder.color()
+    model = builder.finalize(device="cpu")
+    solver = newton.solvers.SolverVBD(model, iterations=60)
+    state_in, state_out = model.state(), model.state()
+    solver.step(state_in, state_out, model.control(), None, dt)
+    return state_out.particle_q.numpy()[free].astype(np.float64)
+
+
+def _implicit_euler_vertex(run, rest, velocity, free, dt, iterations=40):
+    """Minimizer of ``|x - y|^2/(2 dt^2) + E(x) + D(x; rest)`` over vertex ``free`` (unit mass) by
+    Newton's method on our force and Hessian block, ``y = rest + dt v``."""
+    x = rest.copy()
+    y = rest[free] + dt * np.asarray(velocity)
+    for _ in range(iterations):
+        force, hess = run(x[None], rest[None])
+        g = (x[free] - y) / dt**2 - force[0, free]
+        x[free] -= np.linalg.solve(np.eye(3) / dt**2 + hess[0, free], g)
+    return x[free]
+
+
+# Newton's VBD iterate is float32: positions ~1 m resolve displacements of ~1e-2 m to ~1e-5 of themselves.
+NEWTON_RTOL = 5.0e-5
+# StVK and Newton's stable Neo-Hookean membrane differ at second order in the strain (~1e-3 here).
+NEWTON_STVK_RTOL = 5.0e-4
+
+
+@pytest.mark.parametrize("element", ["spring", "triangle_snh", "triangle_stvk", "bending", "tet"])
+def test_matches_newton_solver_vbd_on_one_free_vertex(element):
+    """One implicit step of a single element with one free vertex lands where newton.solvers.SolverVBD puts it:
+    same energies, same damping law and scales (elasticity and damping each move the result by 10-50 %).
+    StVK only at small strain (0.1 %): Newton's membrane is the stable Neo-Hookean one."""
+    newton = pytest.importorskip("newton")
+    dt = 0.02
+    velocity = np.array([0.3, -0.7, 0.5]) * (0.1 if element == "triangle_stvk" else 1.0)
+    if element == "spring":
+        rest = np.array([[0.1, -0.2, 0.05], [0.9, 0.4, -0.3]])
+        ke, kd, length = 900.0, 15.0, 1.1
+        free = 1
+
+        def add(b):
+            b.add_spring(0, 1, ke, kd, 0)
+            b.spring_rest_length[-1] = length
+
+        def run(x, p):
+            f, h, _ = run_springs(x, p, np.array([[length, ke, kd]]), dt)
+            return f, h
+
+    elif element.startswith("triangle"):
+        rest = np.array([[0.0, 0.0, 0.0], [1.0, 0.1, -0.2], [0.3, 0.9, 0.2]])
+        mu, lam, kd = 1500.0, 800.0, 12.0
+        free = 2
+
+        def add(b):
+            b.add_triangle(0, 1, 2, tri_ke=mu, tri_ka=lam, tri_kd=kd)
+
+        e1, e2 = rest[1] - rest[0], rest[2] - rest[0]
+        nrm = np.cross(e1, e2)
+        u = e1 / np.linalg.norm(e1)
+        w = np.cross(nrm / np.linalg.norm(nrm), u)
+        dm_inv = np.linalg.inv(np.array([[e1 @ u, e2 @ u], [e1 @ w, e2 @ w]]))[None]
+        area = np.array([0.5 * np.linalg.norm(nrm)])
+
+        def run(x, p):
+            f, h, _, _ = run_triangles(x, p, dm_inv, area, np.array([[mu, lam, kd]]), dt, law=element[9:])
+            return f, h
+
+    elif element == "bending":
+        rest = np.array([[0.4, 0.9, 0.1], [0.6, -0.8, 0.3], [0.0, 0.0, 0.0], [1.0, 0.1, 0.0]])
+        ke, kd = 2000.0, 30.0
+        free = 1
+        theta0 = float(np_dihedral(rest[None])[0])
+        length = float(np.linalg.norm(rest[3] - rest[2]))
+
+        def add(b):
+            b.add_triangle(2, 3, 0, tri_ke=0.0, tri_ka=0.0, tri_kd=0.0)
+            b.add_triangle(3, 2, 1, tri_ke=0.0, tri_ka=0.0, tri_kd=0.0)
+            b.add_edges([0], [1], [2], [3], rest=[theta0], edge_ke=[ke], edge_kd=[kd])
+
+        def run(x, p):
+            f, h, _, _ = run_bending(x, p, np.array([[theta0, length, ke, kd]]), dt)
+            return f, h
+
+    else:
+        rest = np.array([[0.0, 0.0, 0.0], [1.0, 0.1, -0.1], [0.2, 0.9, 0.1], [0.1, 0.2, 1.1]])
+        mu, lam, kd = 4000.0, 9000.0, 40.0
+        free = 3
+
+        def add(b):
+            b.add_tetrahedron(0, 1, 2, 3, k_mu=mu, k_lambda=lam, k_damp=kd)
+
+        dm_inv = np.linalg.inv(np.stack([rest[1] - rest[0], rest[2] - rest[0], rest[3] - rest[0]], axis=-1))[None]
+
+        def run(x, p):
+            f, h, _, _ = run_tets(x, p, dm_inv, np.array([[mu, lam, kd]]), dt)
+            return f, h
+
+    ours = _implicit_euler_vertex(run, rest, velocity, free, dt)
+    theirs = _newton_one_step(newton, rest, velocity, free, add, dt)
+    ballistic = rest[free] + dt * velocity
+    moved = np.linalg.norm(theirs - rest[free])
+    # the element must matter: far from the ballistic point, so scales are really compared
+    assert np.linalg.norm(theirs - ballistic) > 0.1 * moved
+    err = np.linalg.norm(ours - theirs) / moved
+    report(f"{element} vs SolverVBD relative displacement error", err)
+    assert err < (NEWTON_STVK_RTOL if element == "triangle_stvk" else NEWTON_RTOL)

@@ -1,9 +1,11 @@
 """Elastic element forces and 3x3 Hessian blocks for the per-vertex VBD particle solve.
 
-Owns the element laws of the particle solve: the StVK membrane of triangles, dihedral-angle
-bending of interior edges, the stable Neo-Hookean solid of tetrahedra, axial springs, and the
-dissipation potentials that damp them. It does not gather elements around a vertex, add inertia,
-contacts or gravity, or solve the 3x3 system: the solver does (Chen, Liu, Yang, Yuksel, "Vertex
+Owns the element laws of the particle solve: the membrane of triangles (StVK,
+:func:`triangle_force_hessian`, or stable Neo-Hookean, :func:`triangle_snh_force_hessian`, which
+is Newton's), dihedral-angle bending of interior edges, the stable Neo-Hookean solid of
+tetrahedra, axial springs, and the dissipation potentials that damp them. It does not gather
+elements around a vertex, add inertia, contacts or gravity, or solve the 3x3 system: the solver
+does (Chen, Liu, Yang, Yuksel, "Vertex
 Block Descent", ACM TOG 43(4), 2024, sec. 3: each vertex minimizes the implicit-Euler variational
 energy with one Newton step ``dx = H^-1 f`` on its 3x3 block, Gauss-Seidel over a colouring).
 
@@ -14,10 +16,10 @@ position in the element's index tuple, 0-based):
   energy plus its dissipation potential ``D(x; p)`` (below); it is the exact gradient, so a
   vertex step along it lowers the total incremental potential;
 * ``hessian`` [N/m] is the vertex's 3x3 diagonal block of the second derivative, symmetric
-  positive semi-definite (to float32 rounding, ~1e-5 of its norm): the exact elastic block projected by :func:`project_spd` (eigenvalues
-  clamped at zero) where it can be indefinite, or a Gauss-Newton block where stated, plus the
-  Gauss-Newton block of the dissipation potential. With a positive mass term ``m/dt^2 I`` added
-  by the solver the system is positive definite.
+  positive semi-definite (to float32 rounding, ~1e-5 of its norm): the exact elastic block,
+  projected by :func:`project_spd` (eigenvalues clamped at zero) where it can be indefinite, or
+  a Gauss-Newton block where stated, plus the Gauss-Newton block of the dissipation potential.
+  With the positive mass term ``m/dt^2 I`` added by the solver the system is positive definite.
 
 Damping. ``x`` are the current iterate positions [m], ``p`` the positions at the start of the
 step [m] (``state_in.particle_q``), so ``v = (x - p)/dt``. Every element is damped through the
@@ -34,14 +36,16 @@ descent step. Its Hessian contribution is ``(k_d/dt) * measure * J^T J`` with ``
 at ``x = p``). ``dt <= 0`` or ``k_d <= 0`` switch damping off. All damping coefficients are
 absolute (they do not scale with the stiffness).
 
-Scales matched to ``newton.solvers.SolverVBD`` 1.8.0, measured by running it on one-element
-scenes with one free unit-mass vertex (three or two pinned) and reading the implicit-Euler
-response after 50 iterations: membrane stiffness ``mu ||E||^2 + lambda/2 tr(E)^2`` per area;
-bending ``1/2 ke L (theta - theta0)^2`` (response ``ke L / h^2`` for a hinge of height ``h``);
-tetrahedron shear ``mu``, normal ``mu + lambda`` per volume at rest (the stable Neo-Hookean form
-below, without the log term); springs ``1/2 ke (l - L)^2``. Damping responses: spring ``kd``
-[N·s/m]; membrane and tetrahedron ``4 kd * measure * ||dE/dx_v||^2`` (Green strain ``E``), i.e.
-the Kelvin-Voigt law on ``C = 2E + I`` above; bending ``kd L / h^2``.
+Comparison with ``newton.solvers.SolverVBD`` 1.8.0, measured by running it on one-element scenes
+with one free unit-mass vertex (the others pinned) and solving the same implicit-Euler step with
+these functions (pinned by ``test_matches_newton_solver_vbd_on_one_free_vertex``): springs,
+bending, tetrahedra and :func:`triangle_snh_force_hessian` land on Newton's result to float32
+rounding, damping included. :func:`triangle_force_hessian` (StVK) has Newton's stiffness at rest
+but not beyond: Newton's membrane is the stable Neo-Hookean one (its force at Newton's converged
+points is matched exactly by :func:`triangle_snh_energy`, and is ~10 % stiffer than StVK in
+compression, ~10 % softer in tension at 5 % strain). Newton also drops an element with zero
+stiffness altogether, its damping included (a triangle with ``tri_ke = tri_ka = 0``, an edge with
+``ke = 0``); these functions damp it.
 
 Newton model layouts (checked by printing a finalized ``ModelBuilder`` model, and pinned by
 tests/solvers/vbd/test_elastic.py):
@@ -94,7 +98,7 @@ def project_spd(h: wp.mat33):
     minor2 = hs[0, 0] * hs[1, 1] - hs[0, 1] * hs[0, 1]
     if hs[0, 0] > 0.0 and minor2 > 0.0 and wp.determinant(hs) > 0.0:
         return hs
-    q1, d1 = wp.eig3(hs)
+    q1, _d1 = wp.eig3(hs)
     a = wp.transpose(q1) * hs * q1
     q2, d = wp.eig3(0.5 * (a + wp.transpose(a)))
     q = q1 * q2
@@ -212,6 +216,14 @@ def _green_damping_hessian(fw: wp.vec3, ffT: wp.mat33, ww: float, scale: float):
     return 2.0 * scale * (ww * ffT + wp.outer(fw, fw))
 
 
+@wp.func
+def _snh_density(k_mu: float, k_lambda: float, ic_excess: float, j: float):
+    """Stable Neo-Hookean energy density [Pa] ``mu/2 ic_excess - mu (J - 1) + lam/2 (J - 1)^2``,
+    ``lam = k_lambda + k_mu``; ``ic_excess = I_C - d`` for ``d`` material dimensions."""
+    lam = k_lambda + k_mu
+    return 0.5 * k_mu * ic_excess - k_mu * (j - 1.0) + 0.5 * lam * (j - 1.0) * (j - 1.0)
+
+
 # ------------------------------------------------------------------------------------------------
 # Triangles: StVK membrane
 
@@ -240,6 +252,68 @@ def _triangle_deformation(x0: wp.vec3, x1: wp.vec3, x2: wp.vec3, Dm_inv: wp.mat2
 
 
 @wp.func
+def _triangle_damping_energy(
+    x0: wp.vec3, x1: wp.vec3, x2: wp.vec3, p0: wp.vec3, p1: wp.vec3, p2: wp.vec3, Dm_inv: wp.mat22, scale: float
+):
+    """``2 scale ||E(x) - E(p)||^2`` [J] with ``scale = k_damp area / dt``."""
+    f0, f1 = _triangle_deformation(x0, x1, x2, Dm_inv)
+    q0, q1 = _triangle_deformation(p0, p1, p2, Dm_inv)
+    d00 = 0.5 * (wp.dot(f0, f0) - wp.dot(q0, q0))
+    d01 = 0.5 * (wp.dot(f0, f1) - wp.dot(q0, q1))
+    d11 = 0.5 * (wp.dot(f1, f1) - wp.dot(q1, q1))
+    return 2.0 * scale * (d00 * d00 + 2.0 * d01 * d01 + d11 * d11)
+
+
+@wp.func
+def _triangle_damping(
+    v_order: int,
+    x0: wp.vec3,
+    x1: wp.vec3,
+    x2: wp.vec3,
+    p0: wp.vec3,
+    p1: wp.vec3,
+    p2: wp.vec3,
+    Dm_inv: wp.mat22,
+    scale: float,
+):
+    """Gradient [N] and Gauss-Newton block [N/m] of :func:`_triangle_damping_energy` on ``v_order``."""
+    f0, f1 = _triangle_deformation(x0, x1, x2, Dm_inv)
+    q0, q1 = _triangle_deformation(p0, p1, p2, Dm_inv)
+    w = _triangle_weights(v_order, Dm_inv)
+    fw = f0 * w[0] + f1 * w[1]
+    ffT = wp.outer(f0, f0) + wp.outer(f1, f1)
+    gradient = _green_damping_gradient_2(f0, f1, q0, q1, w, scale)
+    return gradient, _green_damping_hessian(fw, ffT, wp.dot(w, w), scale)
+
+
+@wp.func
+def _triangle_add_damping(
+    gradient: wp.vec3,
+    hessian: wp.mat33,
+    v_order: int,
+    x0: wp.vec3,
+    x1: wp.vec3,
+    x2: wp.vec3,
+    p0: wp.vec3,
+    p1: wp.vec3,
+    p2: wp.vec3,
+    Dm_inv: wp.mat22,
+    area: float,
+    k_damp: float,
+    dt: float,
+):
+    """``(force, hessian)`` from an elastic gradient and exact block: the block projected to SPD,
+    then the membrane damping of :func:`_triangle_damping` added to both."""
+    g = gradient
+    h = project_spd(hessian)
+    if k_damp > 0.0 and dt > 0.0:
+        gd, hd = _triangle_damping(v_order, x0, x1, x2, p0, p1, p2, Dm_inv, k_damp * area / dt)
+        g += gd
+        h += hd
+    return -g, h
+
+
+@wp.func
 def triangle_energy(
     x0: wp.vec3,
     x1: wp.vec3,
@@ -254,7 +328,7 @@ def triangle_energy(
     k_damp: float,
     dt: float,
 ):
-    """Membrane energy plus dissipation potential of one triangle [J].
+    """StVK membrane energy plus dissipation potential of one triangle [J].
 
     ``area * (k_mu ||E||^2 + k_lambda/2 tr(E)^2) + 2 k_damp area/dt ||E(x) - E(p)||^2``; see
     :func:`triangle_force_hessian`.
@@ -266,11 +340,7 @@ def triangle_energy(
     tr = e00 + e11
     energy = area * (k_mu * (e00 * e00 + 2.0 * e01 * e01 + e11 * e11) + 0.5 * k_lambda * tr * tr)
     if k_damp > 0.0 and dt > 0.0:
-        q0, q1 = _triangle_deformation(p0, p1, p2, Dm_inv)
-        d00 = 0.5 * (wp.dot(f0, f0) - wp.dot(q0, q0))
-        d01 = 0.5 * (wp.dot(f0, f1) - wp.dot(q0, q1))
-        d11 = 0.5 * (wp.dot(f1, f1) - wp.dot(q1, q1))
-        energy += 2.0 * k_damp * area / dt * (d00 * d00 + 2.0 * d01 * d01 + d11 * d11)
+        energy += _triangle_damping_energy(x0, x1, x2, p0, p1, p2, Dm_inv, k_damp * area / dt)
     return energy
 
 
@@ -336,7 +406,9 @@ def triangle_force_hessian(
     ``F = [x1-x0, x2-x0] Dm^-1`` (3x2), Green strain ``E = 1/2 (F^T F - I)`` (2x2), energy
     ``area * (k_mu ||E||_F^2 + k_lambda/2 tr(E)^2)`` (Saint Venant-Kirchhoff; Newton's
     ``tri_materials`` ``(tri_ke, tri_ka, tri_kd)`` as ``(k_mu, k_lambda, k_damp)``, [N/m] for a
-    membrane, ``tri_poses`` as ``Dm_inv``, ``tri_areas`` as ``area`` [m^2]).
+    membrane, ``tri_poses`` as ``Dm_inv``, ``tri_areas`` as ``area`` [m^2]). Same response as
+    Newton's membrane at small strain, not beyond: :func:`triangle_snh_force_hessian` is
+    Newton's law.
 
     Damping: Kelvin-Voigt on ``C = F^T F``, ``D = k_damp area/(2 dt) ||C(x) - C(p)||^2 =
     2 k_damp area/dt ||E(x) - E(p)||^2`` (``k_damp`` [N·s/m]); rigid motion of the triangle
@@ -348,17 +420,111 @@ def triangle_force_hessian(
     flat rest triangle is zero: bending is the edges' job.
     """
     gradient, hessian = _triangle_elastic(v_order, x0, x1, x2, Dm_inv, area, k_mu, k_lambda)
-    hessian = project_spd(hessian)
+    return _triangle_add_damping(gradient, hessian, v_order, x0, x1, x2, p0, p1, p2, Dm_inv, area, k_damp, dt)
+
+
+# Below this area ratio the triangle is collapsed: J = |f0 x f1| has a cone point at 0 and no
+# gradient, so the J terms are dropped there.
+_COLLAPSED_J = 1.0e-6
+
+
+@wp.func
+def triangle_snh_energy(
+    x0: wp.vec3,
+    x1: wp.vec3,
+    x2: wp.vec3,
+    p0: wp.vec3,
+    p1: wp.vec3,
+    p2: wp.vec3,
+    Dm_inv: wp.mat22,
+    area: float,
+    k_mu: float,
+    k_lambda: float,
+    k_damp: float,
+    dt: float,
+):
+    """Stable Neo-Hookean membrane energy plus dissipation potential of one triangle [J].
+
+    ``area * (mu/2 (I_C - 2) - mu (J - 1) + (lambda + mu)/2 (J - 1)^2) + 2 k_damp area/dt
+    ||E(x) - E(p)||^2``; see :func:`triangle_snh_force_hessian`.
+    """
+    f0, f1 = _triangle_deformation(x0, x1, x2, Dm_inv)
+    ic_excess = wp.dot(f0, f0) + wp.dot(f1, f1) - 2.0
+    energy = area * _snh_density(k_mu, k_lambda, ic_excess, wp.length(wp.cross(f0, f1)))
     if k_damp > 0.0 and dt > 0.0:
-        f0, f1 = _triangle_deformation(x0, x1, x2, Dm_inv)
-        q0, q1 = _triangle_deformation(p0, p1, p2, Dm_inv)
-        w = _triangle_weights(v_order, Dm_inv)
-        scale = k_damp * area / dt
-        gradient += _green_damping_gradient_2(f0, f1, q0, q1, w, scale)
-        fw = f0 * w[0] + f1 * w[1]
-        ffT = wp.outer(f0, f0) + wp.outer(f1, f1)
-        hessian += _green_damping_hessian(fw, ffT, wp.dot(w, w), scale)
-    return -gradient, hessian
+        energy += _triangle_damping_energy(x0, x1, x2, p0, p1, p2, Dm_inv, k_damp * area / dt)
+    return energy
+
+
+@wp.func
+def _triangle_snh_elastic(
+    v_order: int,
+    x0: wp.vec3,
+    x1: wp.vec3,
+    x2: wp.vec3,
+    Dm_inv: wp.mat22,
+    area: float,
+    k_mu: float,
+    k_lambda: float,
+):
+    """Gradient [N] and exact (possibly indefinite) Hessian block [N/m] of the SNH membrane.
+
+    ``J = |c|``, ``c = f0 x f1``. Moving one vertex by ``delta`` moves the columns by
+    ``delta w_j``, so ``c`` changes by ``delta x a`` with ``a = w0 f1 - w1 f0`` and no second-order
+    term (``delta x delta = 0``): ``c`` is affine in ``delta``. Hence ``g = dJ/dx_v = a x n``
+    (``n = c/J``) and ``d^2J/dx_v^2 = [a]x^T (I - n n^T) [a]x / J``. With ``lam = k_lambda + k_mu``
+    the block is ``area (mu |w|^2 I + lam g g^T + (lam (J - 1) - mu) d^2J)``; the last term is
+    negative near rest (``-mu``), hence :func:`project_spd` in the caller.
+    """
+    f0, f1 = _triangle_deformation(x0, x1, x2, Dm_inv)
+    w = _triangle_weights(v_order, Dm_inv)
+    fw = f0 * w[0] + f1 * w[1]
+    gradient = area * k_mu * fw
+    hessian = area * k_mu * wp.dot(w, w) * wp.identity(n=3, dtype=float)
+    c = wp.cross(f0, f1)
+    j = wp.length(c)
+    if j > _COLLAPSED_J:
+        n = c / j
+        a = f1 * w[0] - f0 * w[1]
+        g = wp.cross(a, n)
+        lam = k_lambda + k_mu
+        coefficient = lam * (j - 1.0) - k_mu
+        ax = wp.skew(a)
+        d2j = wp.transpose(ax) * (wp.identity(n=3, dtype=float) - wp.outer(n, n)) * ax / j
+        gradient += area * coefficient * g
+        hessian += area * (lam * wp.outer(g, g) + coefficient * d2j)
+    return gradient, hessian
+
+
+@wp.func
+def triangle_snh_force_hessian(
+    v_order: int,
+    x0: wp.vec3,
+    x1: wp.vec3,
+    x2: wp.vec3,
+    p0: wp.vec3,
+    p1: wp.vec3,
+    p2: wp.vec3,
+    Dm_inv: wp.mat22,
+    area: float,
+    k_mu: float,
+    k_lambda: float,
+    k_damp: float,
+    dt: float,
+):
+    """Force [N] and SPD Hessian block [N/m] of a stable Neo-Hookean membrane on ``v_order``.
+
+    Same arguments, damping and projection as :func:`triangle_force_hessian`; the elastic energy
+    is the membrane form of :func:`tet_force_hessian`'s stable Neo-Hookean density (Smith, de
+    Goes, Kim 2018, without the log term): ``area (mu/2 (I_C - 2) - mu (J - 1) + lam/2 (J -
+    1)^2)`` with ``I_C = ||F||^2``, ``J = |f0 x f1|`` the area ratio, ``lam = k_lambda + k_mu``, so
+    that at rest it is linear elasticity with Lame parameters ``(k_mu, k_lambda)`` [N/m], as StVK
+    is. This is the law of Newton's SolverVBD membrane: its vertex forces at Newton's converged
+    one-vertex steps match this energy's gradient to float32 rounding, where StVK is off by
+    5-15 % at 5 % strain. A collapsed triangle (``J`` below 1e-6) keeps only the ``I_C`` term.
+    """
+    gradient, hessian = _triangle_snh_elastic(v_order, x0, x1, x2, Dm_inv, area, k_mu, k_lambda)
+    return _triangle_add_damping(gradient, hessian, v_order, x0, x1, x2, p0, p1, p2, Dm_inv, area, k_damp, dt)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -556,13 +722,12 @@ def tet_energy(
 ):
     """Stable Neo-Hookean energy plus dissipation potential of one tetrahedron [J].
 
-    ``V (mu/2 (I_C - 3) - mu (J - 1) + lambda/2 (J - 1)^2) + 2 k_damp V/dt ||E(x) - E(p)||^2``;
+    ``V (mu/2 (I_C - 3) - mu (J - 1) + (lambda + mu)/2 (J - 1)^2) + 2 k_damp V/dt ||E(x) - E(p)||^2``;
     see :func:`tet_force_hessian`.
     """
     f = _tet_deformation(x0, x1, x2, x3, Dm_inv)
-    ic = wp.ddot(f, f)
     j = wp.determinant(f)
-    energy = rest_volume * (0.5 * k_mu * (ic - 3.0) - k_mu * (j - 1.0) + 0.5 * k_lambda * (j - 1.0) * (j - 1.0))
+    energy = rest_volume * _snh_density(k_mu, k_lambda, wp.ddot(f, f) - 3.0, j)
     if k_damp > 0.0 and dt > 0.0:
         fp = _tet_deformation(p0, p1, p2, p3, Dm_inv)
         de = 0.5 * (wp.transpose(f) * f - wp.transpose(fp) * fp)
@@ -592,20 +757,21 @@ def tet_force_hessian(
 
     ``F = [x1-x0, x2-x0, x3-x0] Dm^-1`` (Newton's ``tet_poses`` as ``Dm_inv``), ``I_C = ||F||^2``,
     ``J = det F``. Energy density (Smith, de Goes, Kim, "Stable Neo-Hookean flesh simulation",
-    ACM TOG 37(2), 2018, the rest-stable form of their sec. 3.3 without the ``log(I_C + 1)``
-    term) ``mu/2 (I_C - 3) + lambda/2 (J - alpha)^2``, ``alpha = 1 + mu/lambda``, expanded as
-    ``mu/2 (I_C - 3) - mu (J - 1) + lambda/2 (J - 1)^2`` (equal up to the constant
-    ``mu^2/(2 lambda)``, so zero at rest and finite for ``lambda = 0``). It has no ``log J``:
-    finite and smooth through inversion (``J <= 0``) and collapse. ``(k_mu, k_lambda, k_damp)``
-    are Newton's ``tet_materials`` [Pa, Pa, Pa·s]; at rest the shear stiffness is ``mu`` and the
-    uniaxial ``mu + lambda`` (measured the same on Newton's SolverVBD); the log term would make
-    them ``3/4 mu`` and ``mu + lambda - mu/8``. Energy ``rest_volume * psi``; ``rest_volume``
-    [m^3] from :func:`tet_rest_volume` (Newton stores none).
+    ACM TOG 37(2), 2018, their rest-stable form without the ``log(I_C + 1)`` term)
+    ``mu/2 (I_C - 3) + lam/2 (J - alpha)^2`` with ``alpha = 1 + mu/lam`` and ``lam = k_lambda +
+    k_mu``: the paper's choice of ``lam`` for this form that makes its linearization at rest
+    linear elasticity with Lame parameters ``(k_mu, k_lambda)``, which is also how Newton's
+    SolverVBD reads ``tet_materials`` (measured: rest stiffness of one free vertex to 1e-3).
+    Written as :func:`_snh_density`, ``mu/2 (I_C - 3) - mu (J - 1) + lam/2 (J - 1)^2``: equal up
+    to the constant ``mu^2/(2 lam)``, zero at rest, defined for ``k_lambda + k_mu = 0``. No
+    ``log J``: finite and smooth through inversion (``J <= 0``) and collapse. ``(k_mu,
+    k_lambda, k_damp)`` are Newton's ``tet_materials`` [Pa, Pa, Pa·s]; energy ``rest_volume *
+    psi``, ``rest_volume`` [m^3] from :func:`tet_rest_volume` (Newton stores none).
 
-    With ``dF = delta w^T`` and ``g = cof(F) w = dJ/dx_v``: gradient ``V (mu F w + (lambda (J - 1)
-    - mu) g)``; the exact block is ``V (mu |w|^2 I + lambda g g^T)`` because ``J`` is linear in
-    each column of ``F`` and a single vertex moves all columns along the same ``delta``
-    (``d^2 J[delta w^T, delta w^T] = 0``). So the per-vertex block is PSD for ``mu, lambda >= 0``
+    With ``dF = delta w^T`` and ``g = cof(F) w = dJ/dx_v``: gradient ``V (mu F w + (lam (J - 1) -
+    mu) g)``; the exact block is ``V (mu |w|^2 I + lam g g^T)`` because ``J`` is linear in each
+    column of ``F`` and a single vertex moves all columns along the same ``delta``
+    (``d^2 J[delta w^T, delta w^T] = 0``). So the per-vertex block is PSD for ``mu, lam >= 0``
     without projection, even inverted.
 
     Damping: Kelvin-Voigt on ``C = F^T F``, ``D = k_damp V/(2 dt) ||C(x) - C(p)||^2``; exact
@@ -618,10 +784,11 @@ def tet_force_hessian(
     c2 = wp.vec3(f[0, 2], f[1, 2], f[2, 2])
     g = w[0] * wp.cross(c1, c2) + w[1] * wp.cross(c2, c0) + w[2] * wp.cross(c0, c1)
     j = wp.determinant(f)
+    lam = k_lambda + k_mu
     fw = f * w
     ww = wp.dot(w, w)
-    gradient = rest_volume * (k_mu * fw + (k_lambda * (j - 1.0) - k_mu) * g)
-    hessian = rest_volume * (k_mu * ww * wp.identity(n=3, dtype=float) + k_lambda * wp.outer(g, g))
+    gradient = rest_volume * (k_mu * fw + (lam * (j - 1.0) - k_mu) * g)
+    hessian = rest_volume * (k_mu * ww * wp.identity(n=3, dtype=float) + lam * wp.outer(g, g))
     if k_damp > 0.0 and dt > 0.0:
         fp = _tet_deformation(p0, p1, p2, p3, Dm_inv)
         de = 0.5 * (wp.transpose(f) * f - wp.transpose(fp) * fp)
