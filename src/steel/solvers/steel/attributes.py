@@ -12,6 +12,19 @@ rigid_body_max_depenetration_velocity    body   inf      physxRigidBody:maxDepen
 [m/s]                                                                                           free bodies
 =======================================  =====  =======  =====================================  ==============================
 
+The shape attributes of seed 004 (see :class:`ShapeContactAttributes`):
+
+=======================================  =====  =======  =====================================  ==============================
+attribute (namespace ``steel``)          freq.  default  USD name (MJCF)                        effect
+=======================================  =====  =======  =====================================  ==============================
+condim                                   shape  3        newton:steel:condim                    3/4/6 contact dimensionality
+min_torsional_patch_radius [m]           shape  0        physxCollision:minTorsionalPatchRadius contact spin radius
+adhesion [N]                             shape  0        newton:steel:adhesion (geom adhesion)  pull per contact point
+=======================================  =====  =======  =====================================  ==============================
+
+Their values are validated; the contact rows that would use a value above the default (spin and
+rolling rows, adhesion) are not built yet, so such a value raises ``NotImplementedError``.
+
 Damping applies to free bodies and floating bases (the child of a world-rooted FREE joint);
 joints with a parent body are not damped. Without registration every body takes the defaults, so
 the 0.05 root angular damping is always on, as in the reference.
@@ -38,6 +51,16 @@ RIGID_BODY_ATTRIBUTES = {
 }
 
 
+# name -> (dtype, default, USD attribute, MJCF attribute). condim is not read from MJCF: the importer
+# leaves a geom's condim to SolverMuJoCo's mujoco:condim, so its MJCF name is one no file authors.
+SHAPE_ATTRIBUTES = {
+    "condim": (wp.int32, 3, "newton:steel:condim", "newton_steel_condim"),
+    "min_torsional_patch_radius": (wp.float32, 0.0, "physxCollision:minTorsionalPatchRadius", None),
+    "adhesion": (wp.float32, 0.0, "newton:steel:adhesion", "adhesion"),
+}
+CONDIM_VALUES = (3, 4, 6)
+
+
 def _degrees_to_radians(value, context=None):
     return float(value) * math.pi / 180.0
 
@@ -57,6 +80,18 @@ def register_custom_attributes(builder: newton.ModelBuilder) -> None:
                 default=default,
                 usd_attribute_name=usd_name,
                 **kwargs,
+            )
+        )
+    for name, (dtype, default, usd_name, mjcf_name) in SHAPE_ATTRIBUTES.items():
+        builder.add_custom_attribute(
+            newton.ModelBuilder.CustomAttribute(
+                name=name,
+                dtype=dtype,
+                frequency=newton.Model.AttributeFrequency.SHAPE,
+                namespace=NAMESPACE,
+                default=default,
+                usd_attribute_name=usd_name,
+                mjcf_attribute_name=mjcf_name,
             )
         )
 
@@ -119,3 +154,64 @@ class RigidBodyAttributes:
             "rigid_body_max_angular_velocity", arrays["rigid_body_max_angular_velocity"])
         self.max_depenetration_velocity = self._device_array(
             "rigid_body_max_depenetration_velocity", arrays["rigid_body_max_depenetration_velocity"])
+
+
+class ShapeContactAttributes:
+    """Validation of the ``steel:`` shape attributes (``condim``, ``min_torsional_patch_radius``, ``adhesion``).
+
+    Runs at construction and on ``notify_model_changed(SHAPE_PROPERTIES)``. ``ValueError``: a condim
+    other than 3, 4 or 6; a negative or non-finite adhesion [N] or torsional radius [m]; a negative
+    or non-finite ``shape_material_mu_torsional`` [m] (condim >= 4) or ``shape_material_mu_rolling``
+    [m] (condim 6) on a shape whose condim enables it. The rows these values switch on (a spin row, a
+    rolling pair, the adhesion pull) are not built yet: a shape that enables one raises
+    ``NotImplementedError`` rather than being silently simulated without it.
+    """
+
+    def __init__(self, model: newton.Model):
+        self.model = model
+        self.refresh()
+
+    def _read(self, name: str):
+        ns = getattr(self.model, NAMESPACE, None)
+        values = getattr(ns, name, None) if ns is not None else None
+        return None if values is None else values.numpy()
+
+    def _fail(self, error, name: str, shape: int, value, requirement: str):
+        label = self.model.shape_label[shape] if shape < len(self.model.shape_label) else str(shape)
+        raise error(f"{NAMESPACE}:{name} of shape {shape} ('{label}') {requirement}, got {value!r}")
+
+    def refresh(self) -> None:
+        """Validate every shape attribute; raise ValueError or NotImplementedError naming the shape."""
+        condim = self._read("condim")
+        if condim is not None:
+            bad = np.nonzero(~np.isin(condim, CONDIM_VALUES))[0]
+            if len(bad):
+                self._fail(ValueError, "condim", int(bad[0]), int(condim[bad[0]]), "must be 3, 4 or 6")
+            for coefficient, lowest in (("shape_material_mu_torsional", 4), ("shape_material_mu_rolling", 6)):
+                values = getattr(self.model, coefficient).numpy().astype(np.float64)
+                bad = np.nonzero((condim >= lowest) & (~np.isfinite(values) | (values < 0.0)))[0]
+                if len(bad):
+                    self._fail(ValueError, "condim", int(bad[0]), int(condim[bad[0]]),
+                               f"enables {coefficient}={values[bad[0]]!r}, which must be non-negative and finite;"
+                               " condim")
+        for name in ("min_torsional_patch_radius", "adhesion"):
+            values = self._read(name)
+            if values is None:
+                continue
+            values = values.astype(np.float64)
+            bad = np.nonzero(~np.isfinite(values) | (values < 0.0))[0]
+            if len(bad):
+                self._fail(ValueError, name, int(bad[0]), float(values[bad[0]]), "must be non-negative and finite")
+        # Valid, but the rows are not built: refuse instead of simulating without them.
+        for name, enabled in (("condim", None if condim is None else condim > 3),
+                              ("min_torsional_patch_radius", self._positive("min_torsional_patch_radius")),
+                              ("adhesion", self._positive("adhesion"))):
+            if enabled is not None and enabled.any():
+                shape = int(np.nonzero(enabled)[0][0])
+                value = self._read(name)[shape]
+                self._fail(NotImplementedError, name, shape, value.item(),
+                           "enables contact rows SolverSteel does not build yet (torsion, rolling, adhesion)")
+
+    def _positive(self, name: str):
+        values = self._read(name)
+        return None if values is None else values > 0.0

@@ -84,6 +84,7 @@ class SolverSteel(SolverBase, SteelCoupling):
         self.tables = SteelTables(model, self.core.plan)
         _check_articulations(model, self.core, self.tables)
         self.attributes = _attributes.RigidBodyAttributes(model)
+        self.shape_attributes = _attributes.ShapeContactAttributes(model)
         _warn_cross_world_global_bodies(model, self.tables)
         free = self.tables.articulation_is_free_body_np
         has_articulated = bool((free == 0).any()) if len(free) else False
@@ -335,13 +336,18 @@ class SolverSteel(SolverBase, SteelCoupling):
         self._refresh_mass_matrix = True
 
     def notify_model_changed(self, flags, *, world_mask=None) -> None:
-        """Re-read what ``flags`` names: body flags, inertias, armature, gains and the ``steel:`` attributes."""
+        """Re-read what ``flags`` names: body flags, inertias, armature, gains and the ``steel:`` attributes.
+
+        SHAPE_PROPERTIES re-validates the ``steel:`` shape attributes (see ``attributes.py``).
+        """
         del world_mask
         flags = int(flags)
         if flags & (int(newton.ModelFlags.BODY_PROPERTIES) | int(newton.ModelFlags.JOINT_DOF_PROPERTIES)):
             self.tables.refresh()
         if flags & int(newton.ModelFlags.BODY_PROPERTIES):
             self.attributes.refresh()
+        if flags & int(newton.ModelFlags.SHAPE_PROPERTIES):
+            self.shape_attributes.refresh()
         self._refresh_mass_matrix = True
 
     def _check_step(self, contacts, dt) -> None:
