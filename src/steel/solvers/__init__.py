@@ -2,5 +2,6 @@
 
 from .featherstone import SolverFeatherstone
 from .steel import SolverSteel
+from .vbd import SolverVBD
 
-__all__: list[str] = ["SolverFeatherstone", "SolverSteel"]
+__all__: list[str] = ["SolverFeatherstone", "SolverSteel", "SolverVBD"]

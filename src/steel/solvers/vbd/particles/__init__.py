@@ -1,0 +1,1 @@
+"""VBD particle stages: adjacency, predict, contacts, solve, finish (and the element laws in elastic.py)."""

@@ -1,0 +1,174 @@
+"""Particle–shape soft contacts: per-step preparation and the per-vertex force and Hessian.
+
+Contacts come from ``newton.CollisionPipeline`` (``contacts.soft_contact_*``): one record per
+(particle, shape) pair near each other, with the point on the shape in the body frame and the
+normal pointing out of the shape. Static shapes (body ``-1``) and kinematic bodies are supported;
+bodies VBD would have to integrate (dynamic ones) are refused by the solver (part 2). Edge and face
+records of full-surface contacts (``soft_contact_particle == -1``) are not consumed here.
+
+``prepare_contacts`` (one launch per step) turns each record into world-space data and files it in
+its particle's list (``PARTICLE_CONTACT_CAPACITY`` slots; more than that in one step are dropped and
+counted in ``contact_overflow``). Per contact ``c``:
+
+* the shape point at the end of the step ``p_c`` [m] and normal ``n_c``: the body's pose in
+  ``state_in`` moved by its velocity over ``dt`` (with an external rigid solver, the poses of
+  ``state_in`` and ``state_out``, as the reference documents for one-way coupling);
+* the shape point's displacement over the step ``du_c`` [m], the frame friction is relative to;
+* the material: stiffness and damping are the means of ``model.soft_contact_ke/kd`` and the shape's
+  ``shape_material_ke/kd``, the friction coefficient the mean of ``model.soft_contact_mu`` and
+  ``shape_material_mu`` (the rule measured on the reference with two shape materials, see the tests);
+  the contact offset is the particle radius plus the shape margin.
+
+``contact_force_hessian`` is the penalty energy ``ke/2 d²`` of the penetration depth
+``d = r + margin - n·(x - p)`` (positive inside), an absolute normal damper ``kd`` on the relative
+normal rate, and smoothed Coulomb friction after IPC (Li et al., "Incremental Potential Contact",
+ACM TOG 39(4) 2020, eq. 14-16): with the relative tangential slip over the step
+``u = T (x - x_t - du)``, ``T = I - n nᵀ``, and ``ε = friction_epsilon · dt``,
+
+    f = -μ f_n f₁(|u|) u/|u|,   f₁(s) = 2s/ε - s²/ε² for s < ε else 1,   H ≈ μ f_n f₁(|u|)/|u| T
+
+(``f_n = ke d``; the lagged, positive semi-definite Hessian of IPC). Below ``ε`` the friction is a
+stiff spring ``2 μ f_n / ε`` that holds a particle on a slope below the friction angle.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+PARTICLE_CONTACT_CAPACITY = 8  # shape contacts one particle can use in one step
+
+
+@wp.kernel
+def _prepare_contacts(
+    # Model:
+    particle_radius: wp.array[float],
+    shape_body: wp.array[wp.int32],
+    shape_margin: wp.array[float],
+    shape_ke: wp.array[float],
+    shape_kd: wp.array[float],
+    shape_mu: wp.array[float],
+    body_com: wp.array[wp.vec3],
+    soft_ke: float,
+    soft_kd: float,
+    soft_mu: float,
+    dt: float,
+    external_bodies: int,
+    # Contacts:
+    contact_count: wp.array[wp.int32],
+    contact_particle: wp.array[int],
+    contact_shape: wp.array[int],
+    contact_body_pos: wp.array[wp.vec3],
+    contact_normal: wp.array[wp.vec3],
+    # Data in:
+    body_q_in: wp.array[wp.transform],
+    body_qd_in: wp.array[wp.spatial_vector],
+    body_q_out: wp.array[wp.transform],
+    # Data out:
+    particle_contact_count: wp.array[wp.int32],
+    particle_contact: wp.array2d[wp.int32],
+    contact_point_out: wp.array[wp.vec3],
+    contact_normal_out: wp.array[wp.vec3],
+    contact_disp_out: wp.array[wp.vec3],
+    contact_material_out: wp.array[wp.vec4],
+    contact_overflow: wp.array[wp.int32],
+):
+    c = wp.tid()  # one thread per soft-contact record
+    if c >= contact_count[0]:
+        return
+    p = contact_particle[c]
+    shape = contact_shape[c]
+    if p < 0 or shape < 0:
+        return
+    body = shape_body[shape]
+    local = contact_body_pos[c]
+    point = local
+    normal = contact_normal[c]
+    disp = wp.vec3(0.0)
+    if body >= 0:
+        X = body_q_in[body]
+        point = wp.transform_point(X, local)
+        if external_bodies != 0:
+            X1 = body_q_out[body]
+            end = wp.transform_point(X1, local)
+            disp = end - point
+            # The normal was detected at the input pose; carry it with the body's rotation.
+            normal = wp.quat_rotate(wp.transform_get_rotation(X1), wp.quat_rotate_inv(wp.transform_get_rotation(X), normal))
+        else:
+            qd = body_qd_in[body]
+            com = wp.transform_point(X, body_com[body])
+            disp = dt * (wp.spatial_top(qd) + wp.cross(wp.spatial_bottom(qd), point - com))
+    slot = wp.atomic_add(particle_contact_count, p, 1)
+    if slot >= particle_contact.shape[1]:
+        wp.atomic_add(contact_overflow, 0, 1)
+        return
+    particle_contact[p, slot] = c
+    contact_point_out[c] = point + disp
+    contact_normal_out[c] = normal
+    contact_disp_out[c] = disp
+    contact_material_out[c] = wp.vec4(
+        0.5 * (soft_ke + shape_ke[shape]),
+        0.5 * (soft_kd + shape_kd[shape]),
+        0.5 * (soft_mu + shape_mu[shape]),
+        particle_radius[p] + shape_margin[shape],
+    )
+
+
+def prepare_contacts(model, state_in, state_out, contacts, work, dt: float, external_bodies: bool) -> None:
+    """File this step's particle–shape contacts per particle (clears the lists first)."""
+    work.particle_contact_count.zero_()
+    if contacts is None or contacts.soft_contact_max == 0:
+        return
+    work.ensure_contact_capacity(contacts.soft_contact_max)
+    body_q_in = state_in.body_q if model.body_count else work.empty_transform
+    body_qd_in = state_in.body_qd if model.body_count else work.empty_twist
+    body_q_out = state_out.body_q if model.body_count else work.empty_transform
+    wp.launch(
+        _prepare_contacts,
+        dim=contacts.soft_contact_max,
+        inputs=[model.particle_radius, model.shape_body, model.shape_margin, model.shape_material_ke,
+                model.shape_material_kd, model.shape_material_mu,
+                model.body_com if model.body_count else work.empty_vec3,
+                float(model.soft_contact_ke), float(model.soft_contact_kd), float(model.soft_contact_mu), float(dt),
+                int(external_bodies),
+                contacts.soft_contact_count, contacts.soft_contact_particle, contacts.soft_contact_shape,
+                contacts.soft_contact_body_pos, contacts.soft_contact_normal, body_q_in, body_qd_in, body_q_out],
+        outputs=[work.particle_contact_count, work.particle_contact, work.contact_point, work.contact_normal,
+                 work.contact_disp, work.contact_material, work.contact_overflow],
+        device=model.device,
+    )
+
+
+@wp.func
+def contact_force_hessian(
+    x: wp.vec3,
+    x_prev: wp.vec3,
+    point: wp.vec3,
+    normal: wp.vec3,
+    disp: wp.vec3,
+    material: wp.vec4,
+    friction_epsilon: float,
+    dt: float,
+):
+    """Force [N] and Hessian [N/m] of one particle–shape contact on its particle (see the module docstring)."""
+    depth = material[3] - wp.dot(normal, x - point)
+    if depth <= 0.0:
+        return wp.vec3(0.0), wp.mat33(0.0)
+    ke = material[0]
+    kd = material[1]
+    mu = material[2]
+    nn = wp.outer(normal, normal)
+    rel = x - x_prev - disp  # particle motion relative to the shape point over the step [m]
+    f_n = ke * depth
+    force = f_n * normal - (kd / dt) * wp.dot(normal, rel) * normal
+    hessian = (ke + kd / dt) * nn
+    if mu > 0.0:
+        u = rel - wp.dot(normal, rel) * normal
+        slip = wp.length(u)
+        eps = wp.max(friction_epsilon * dt, 1.0e-12)
+        # f1(s)/s: 2/eps - s/eps² inside the ramp, 1/s on the Coulomb cone.
+        ratio = 2.0 / eps - slip / (eps * eps)
+        if slip >= eps:
+            ratio = 1.0 / slip
+        force = force - mu * f_n * ratio * u
+        hessian = hessian + mu * f_n * ratio * (wp.identity(3, dtype=float) - nn)
+    return force, hessian

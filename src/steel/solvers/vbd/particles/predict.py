@@ -1,0 +1,93 @@
+"""Inertial prediction and the first iterate of a particle step (one launch).
+
+Implicit Euler as an optimization (Chen et al., "Vertex Block Descent", ACM TOG 43(4) 2024, eq. 1):
+the step minimizes ``G(x) = 1/(2 dt²) |x - y|²_M + E(x)`` over positions, with the inertial target
+
+    y = x_t + dt v_t + dt² (g + f_ext / m)
+
+(``f_ext`` = ``state_in.particle_f`` [N]). Block descent starts from an initial guess; the paper's
+adaptive initialization (sec. 3.6) keeps only the part of the last step's acceleration that points
+along gravity, clamped to ``[0, |g|]``:
+
+    a_t = (v_t - v_{t-1}) / dt,   â = a_t · ĝ,   ã = ĝ clamp(â, 0, |g|),   x⁰ = x_t + dt v_t + dt² ã
+
+so a resting object starts where it rests (ã = 0) and a falling one where free fall takes it
+(ã = g). A particle without a previous velocity (first step, or after ``reset``) starts at ``y``.
+
+Inactive particles (``ParticleFlags.ACTIVE`` clear) and particles without mass keep their position;
+``finish`` then gives them zero velocity. This stage also stores ``v_t`` for the next step's
+acceleration estimate and ``x_t`` for the velocity update and the damping and friction rates.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+import newton
+
+ACTIVE = wp.constant(int(newton.ParticleFlags.ACTIVE))
+
+
+@wp.func
+def particle_is_free(flags: int, inv_mass: float) -> bool:
+    """True for a particle the solver moves: ACTIVE and with mass."""
+    return (flags & ACTIVE) != 0 and inv_mass > 0.0
+
+
+@wp.kernel
+def _predict_particles(
+    # Model:
+    particle_flags: wp.array[wp.int32],
+    particle_inv_mass: wp.array[float],
+    particle_world: wp.array[wp.int32],
+    gravity: wp.array[wp.vec3],
+    dt: float,
+    # Data in:
+    particle_q_in: wp.array[wp.vec3],
+    particle_qd_in: wp.array[wp.vec3],
+    particle_f_in: wp.array[wp.vec3],
+    # Solver history (read, then overwritten with this step's values):
+    particle_qd_last: wp.array[wp.vec3],
+    particle_has_last: wp.array[wp.int32],
+    # Data out:
+    particle_q_prev_out: wp.array[wp.vec3],
+    particle_inertia_out: wp.array[wp.vec3],
+    particle_q_out: wp.array[wp.vec3],
+):
+    i = wp.tid()  # one thread per particle
+    x = particle_q_in[i]
+    v = particle_qd_in[i]
+    particle_q_prev_out[i] = x
+    v_last = particle_qd_last[i]
+    has_last = particle_has_last[i]
+    particle_qd_last[i] = v
+    particle_has_last[i] = 1
+    inv_m = particle_inv_mass[i]
+    if not particle_is_free(particle_flags[i], inv_m):
+        particle_inertia_out[i] = x
+        particle_q_out[i] = x
+        return
+    g = gravity[wp.max(particle_world[i], 0)]
+    y = x + dt * v + dt * dt * (g + particle_f_in[i] * inv_m)
+    particle_inertia_out[i] = y
+    g_norm = wp.length(g)
+    if has_last == 0 or g_norm == 0.0:
+        # No history: the inertial target (free fall) is the best guess without one.
+        particle_q_out[i] = y if has_last == 0 else x + dt * v
+        return
+    g_dir = g / g_norm
+    a_along = wp.dot(v - v_last, g_dir) / dt
+    particle_q_out[i] = x + dt * v + dt * dt * wp.clamp(a_along, 0.0, g_norm) * g_dir
+
+
+def predict_particles(model, state_in, state_out, work, dt: float) -> None:
+    """Write ``work.particle_q_prev``, ``work.particle_inertia`` and the first iterate into ``state_out.particle_q``."""
+    wp.launch(
+        _predict_particles,
+        dim=model.particle_count,
+        inputs=[model.particle_flags, model.particle_inv_mass, model.particle_world, model.gravity, float(dt),
+                state_in.particle_q, state_in.particle_qd, state_in.particle_f,
+                work.particle_qd_last, work.particle_has_last],
+        outputs=[work.particle_q_prev, work.particle_inertia, state_out.particle_q],
+        device=model.device,
+    )

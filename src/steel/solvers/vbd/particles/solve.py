@@ -1,0 +1,176 @@
+"""The VBD vertex block step: one launch per colour per iteration (Gauss-Seidel over colours).
+
+Vertex Block Descent (Chen, Liu, Yang, Yuksel, ACM TOG 43(4) 2024, sec. 3.2-3.4) minimizes the
+implicit-Euler energy ``G(x) = 1/(2 dt²) |x - y|²_M + E(x)`` one vertex at a time with everything
+else fixed. For vertex ``i`` the local problem is a 3x3 Newton step
+
+    f_i = m_i/dt² (y_i - x_i) + Σ_e f_{e,i} + Σ_c f_{c,i}
+    H_i = m_i/dt² I + Σ_e H_{e,i} + Σ_c H_{c,i},      x_i ← x_i + H_i⁻¹ f_i
+
+where ``f_{e,i} = -∂E_e/∂x_i`` and ``H_{e,i}`` (SPD-projected diagonal block, damping included) come
+from the element energies of :mod:`.elastic` (triangles, bending edges, tetrahedra, springs) and
+``f_{c,i}, H_{c,i}`` from the particle–shape contacts (:mod:`.contacts`). Vertices of one colour
+share no element, so a colour updates in place in parallel and each colour sees the colours before
+it (Gauss-Seidel). A block whose Hessian is numerically singular (``|det H| <= 1e-12``, e.g. a
+massless neighbourhood) is skipped that iteration rather than divided by zero.
+
+Inactive or massless particles are not in play: ``predict`` left them at ``x_t`` and they are
+skipped here, so they stay fixed and act as pins for their elements.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from .contacts import contact_force_hessian
+from .elastic import bending_force_hessian, spring_force_hessian, tet_force_hessian
+from .elastic import triangle_snh_force_hessian as triangle_force_hessian  # the membrane law Newton uses
+from .predict import particle_is_free
+
+
+@wp.struct
+class ElementData:
+    """The model's element arrays the vertex step reads, with the vertex -> element tables."""
+
+    tri_indices: wp.array2d[wp.int32]
+    tri_poses: wp.array[wp.mat22]
+    tri_areas: wp.array[float]
+    tri_materials: wp.array2d[float]
+    edge_indices: wp.array2d[wp.int32]
+    edge_rest_angle: wp.array[float]
+    edge_rest_length: wp.array[float]
+    edge_bending_properties: wp.array2d[float]
+    tet_indices: wp.array2d[wp.int32]
+    tet_poses: wp.array[wp.mat33]
+    tet_volumes: wp.array[float]
+    tet_materials: wp.array2d[float]
+    spring_indices: wp.array[wp.int32]
+    spring_rest_length: wp.array[float]
+    spring_stiffness: wp.array[float]
+    spring_damping: wp.array[float]
+    tri_start: wp.array[wp.int32]
+    tri_entry: wp.array[wp.int32]
+    edge_start: wp.array[wp.int32]
+    edge_entry: wp.array[wp.int32]
+    tet_start: wp.array[wp.int32]
+    tet_entry: wp.array[wp.int32]
+    spring_start: wp.array[wp.int32]
+    spring_entry: wp.array[wp.int32]
+
+
+@wp.struct
+class ContactData:
+    """This step's particle–shape contacts, filed per particle by :func:`.contacts.prepare_contacts`."""
+
+    particle_contact_count: wp.array[wp.int32]
+    particle_contact: wp.array2d[wp.int32]
+    point: wp.array[wp.vec3]
+    normal: wp.array[wp.vec3]
+    disp: wp.array[wp.vec3]
+    material: wp.array[wp.vec4]
+    friction_epsilon: float
+
+
+@wp.func
+def _element_force_hessian(i: int, el: ElementData, x: wp.array[wp.vec3], xp: wp.array[wp.vec3], dt: float):
+    """Sum of ``(-∂E_e/∂x_i, ∂²E_e/∂x_i²)`` over every element touching vertex ``i``."""
+    f = wp.vec3(0.0)
+    h = wp.mat33(0.0)
+    for k in range(el.tri_start[i], el.tri_start[i + 1]):
+        t = el.tri_entry[k] >> 2
+        o = el.tri_entry[k] & 3
+        a = el.tri_indices[t, 0]
+        b = el.tri_indices[t, 1]
+        c = el.tri_indices[t, 2]
+        fe, he = triangle_force_hessian(o, x[a], x[b], x[c], xp[a], xp[b], xp[c], el.tri_poses[t], el.tri_areas[t],
+                                        el.tri_materials[t, 0], el.tri_materials[t, 1], el.tri_materials[t, 2], dt)
+        f += fe
+        h += he
+    for k in range(el.edge_start[i], el.edge_start[i + 1]):
+        e = el.edge_entry[k] >> 2
+        o = el.edge_entry[k] & 3
+        a = el.edge_indices[e, 0]
+        b = el.edge_indices[e, 1]
+        c = el.edge_indices[e, 2]
+        d = el.edge_indices[e, 3]
+        fe, he = bending_force_hessian(o, x[a], x[b], x[c], x[d], xp[a], xp[b], xp[c], xp[d], el.edge_rest_angle[e],
+                                       el.edge_rest_length[e], el.edge_bending_properties[e, 0],
+                                       el.edge_bending_properties[e, 1], dt)
+        f += fe
+        h += he
+    for k in range(el.tet_start[i], el.tet_start[i + 1]):
+        t = el.tet_entry[k] >> 2
+        o = el.tet_entry[k] & 3
+        a = el.tet_indices[t, 0]
+        b = el.tet_indices[t, 1]
+        c = el.tet_indices[t, 2]
+        d = el.tet_indices[t, 3]
+        fe, he = tet_force_hessian(o, x[a], x[b], x[c], x[d], xp[a], xp[b], xp[c], xp[d], el.tet_poses[t],
+                                   el.tet_volumes[t], el.tet_materials[t, 0], el.tet_materials[t, 1],
+                                   el.tet_materials[t, 2], dt)
+        f += fe
+        h += he
+    for k in range(el.spring_start[i], el.spring_start[i + 1]):
+        s = el.spring_entry[k] >> 2
+        o = el.spring_entry[k] & 3
+        a = el.spring_indices[2 * s]
+        b = el.spring_indices[2 * s + 1]
+        fe, he = spring_force_hessian(o, x[a], x[b], xp[a], xp[b], el.spring_rest_length[s], el.spring_stiffness[s],
+                                      el.spring_damping[s], dt)
+        f += fe
+        h += he
+    return f, h
+
+
+@wp.kernel
+def _solve_color(
+    # Model:
+    particle_flags: wp.array[wp.int32],
+    particle_mass: wp.array[float],
+    particle_inv_mass: wp.array[float],
+    elements: ElementData,
+    contacts: ContactData,
+    color_particles: wp.array[wp.int32],
+    dt: float,
+    # Data in:
+    particle_q_prev: wp.array[wp.vec3],
+    particle_inertia: wp.array[wp.vec3],
+    # Data in/out (updated in place, colour by colour):
+    particle_q: wp.array[wp.vec3],
+):
+    tid = wp.tid()  # one thread per particle of this colour
+    i = color_particles[tid]
+    if not particle_is_free(particle_flags[i], particle_inv_mass[i]):
+        return
+    x = particle_q[i]
+    x_prev = particle_q_prev[i]
+    m_dt2 = particle_mass[i] / (dt * dt)
+    f, h = _element_force_hessian(i, elements, particle_q, particle_q_prev, dt)
+    f += m_dt2 * (particle_inertia[i] - x)
+    h += m_dt2 * wp.identity(3, dtype=float)
+    count = wp.min(contacts.particle_contact_count[i], contacts.particle_contact.shape[1])
+    for k in range(count):
+        c = contacts.particle_contact[i, k]
+        fc, hc = contact_force_hessian(x, x_prev, contacts.point[c], contacts.normal[c], contacts.disp[c],
+                                       contacts.material[c], contacts.friction_epsilon, dt)
+        f += fc
+        h += hc
+    if wp.abs(wp.determinant(h)) > 1.0e-12:
+        particle_q[i] = x + wp.inverse(h) * f
+
+
+def solve_particles(model, state_out, work, iterations: int, dt: float) -> None:
+    """Run ``iterations`` Gauss-Seidel sweeps over the particle colours on ``state_out.particle_q``."""
+    dev = model.device
+    for _ in range(iterations):
+        for group in model.particle_color_groups:
+            if group.shape[0] == 0:
+                continue
+            wp.launch(
+                _solve_color,
+                dim=group.shape[0],
+                inputs=[model.particle_flags, model.particle_mass, model.particle_inv_mass, work.elements,
+                        work.contact_data, group, float(dt), work.particle_q_prev, work.particle_inertia],
+                outputs=[state_out.particle_q],
+                device=dev,
+            )

@@ -1,0 +1,152 @@
+"""SolverVBD: options, model checks and the step recipe. Each stage lives in its own module."""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+
+import newton
+from newton.solvers import SolverBase
+
+from ..inputs import check_state
+from .options import SIGNATURE, build_options
+from .particles.contacts import prepare_contacts
+from .particles.data import ParticleWork
+from .particles.finish import finish_particles
+from .particles.predict import predict_particles
+from .particles.solve import solve_particles
+from .reset import check_world_mask, reset_bodies
+
+
+class SolverVBD(SolverBase):
+    """Vertex Block Descent for particles: cloth, springs and tetrahedral soft bodies.
+
+    Each step minimizes the implicit-Euler variational energy one vertex at a time: a 3x3 Newton
+    step per vertex on inertia, element energies (triangles, bending edges, tetrahedra, springs) and
+    particle–shape contacts, Gauss-Seidel over vertex colours, started from the paper's adaptive
+    initialization (Chen, Liu, Yang, Yuksel, "Vertex Block Descent", ACM TOG 43(4) 2024).
+
+    The constructor takes the seed revision's options (all keyword-only, same names and defaults;
+    ``inspect.signature`` shows them) and accepts the later revision's spellings as aliases (see
+    :mod:`steel.solvers.vbd.options`). Built so far: the particle solve.
+
+    * ``particle_enable_tile_solve`` (default True) is accepted, but no tile kernel exists yet: both
+      values run the general per-vertex kernel, so results do not depend on it.
+    * ``particle_enable_self_contact=True`` raises ``NotImplementedError`` (next increment); the
+      self-contact options are validated and kept.
+    * Rigid bodies integrated by VBD (AVBD, part 2) do not exist yet: a model with a dynamic body
+      raises ``NotImplementedError`` unless ``integrate_with_external_rigid_solver=True``. Static
+      shapes and kinematic bodies are colliders; their poses pass from ``state_in`` to
+      ``state_out`` unchanged. The rigid options are validated and kept.
+
+    Args:
+        model: a finalized :class:`newton.Model`; with particles it must be coloured
+            (``ModelBuilder.color()`` before ``finalize``).
+
+    Raises:
+        ValueError: a model with particles but no ``particle_color_groups``; an invalid option value
+            or one option under both of its spellings (the message names it).
+        TypeError: an unknown option or a value of the wrong type.
+        NotImplementedError: dynamic rigid bodies (rigid AVBD), particle self-contact, or a
+            later-revision option selecting an unbuilt feature.
+    """
+
+    def __init__(self, model: newton.Model, **options):
+        opts, extras = build_options(**options)  # validate everything before allocating anything
+        if opts.particle_enable_self_contact:
+            raise NotImplementedError(
+                "SolverVBD option particle_enable_self_contact=True: particle self-contact (vertex-triangle and "
+                "edge-edge) is not implemented yet"
+            )
+        _check_model(model, opts.integrate_with_external_rigid_solver)
+        super().__init__(model)
+        self.options = opts
+        self.extras = extras
+        self.work = ParticleWork(model, opts.friction_epsilon) if model.particle_count else None
+
+    __init__.__signature__ = SIGNATURE
+
+    def __getattr__(self, name):
+        opts = self.__dict__.get("options")
+        if opts is not None and hasattr(opts, name):
+            return getattr(opts, name)
+        raise AttributeError(f"{type(self).__name__!s} has no attribute {name!r}")
+
+    # -- the step ---------------------------------------------------------------------------------
+
+    def step(self, state_in, state_out, control, contacts, dt) -> None:
+        """Advance particles by one implicit-Euler step of ``dt`` [s] (``iterations`` VBD sweeps).
+
+        ``contacts`` (from ``CollisionPipeline.collide`` on ``state_in``) supplies particle–shape
+        contacts; ``None`` steps without them. ``control`` is not read by the particle solve.
+        """
+        del control
+        if not isinstance(dt, numbers.Real) or isinstance(dt, bool) or not np.isfinite(dt) or dt <= 0.0:
+            raise ValueError(f"dt must be a positive finite number of seconds, got {dt!r}")
+        model, work, external = self.model, self.work, self.options.integrate_with_external_rigid_solver
+        check_state(model, state_in, "state_in", particles=True)
+        check_state(model, state_out, "state_out", particles=True)
+        if work is not None:
+            predict_particles(model, state_in, state_out, work, dt)
+            prepare_contacts(model, state_in, state_out, contacts, work, dt, external)
+            solve_particles(model, state_out, work, self.options.iterations, dt)
+            finish_particles(model, state_out, work, dt)
+        if model.body_count and not external and state_out is not state_in:
+            state_out.body_q.assign(state_in.body_q)  # static/kinematic colliders keep their pose
+            state_out.body_qd.assign(state_in.body_qd)
+
+    # -- reset and notifications ------------------------------------------------------------------
+
+    def reset(self, state, world_mask=None, flags=None) -> None:
+        """Copy ``model.body_q``/``body_qd`` into ``state`` for the selected worlds (seed revision).
+
+        Args:
+            state: the state to reset (modified in place).
+            world_mask: ``None`` (everything), or a 1-D ``wp.bool`` array on the solver's device of
+                length ``world_count`` (local worlds) or ``world_count + 1`` (the last entry selects
+                entities of no world, ``-1``).
+            flags: ``newton.StateFlags`` (or int) naming the body fields to copy; ``None`` = all.
+                Particle flags are not supported: with particles in the model they only warn, and the
+                particle state and solver history stay as they are.
+        """
+        check_world_mask(self.model, world_mask)
+        flags = int(newton.StateFlags.ALL) if flags is None else int(flags)
+        if self.model.particle_count and flags & int(newton.StateFlags.PARTICLE):
+            warnings.warn("SolverVBD.reset: particle flags are not supported; particle state is unchanged",
+                          newton.NewtonWarning, stacklevel=2)
+        if not self.options.integrate_with_external_rigid_solver:
+            reset_bodies(self.model, state, world_mask, flags)
+
+    def notify_model_changed(self, flags) -> None:
+        """Re-check body flags and masses (``BODY_PROPERTIES``/``BODY_INERTIAL_PROPERTIES``).
+
+        Particle masses, flags, element materials and contact materials are read from the model's
+        arrays every step, so in-place edits act at the next step without a notification.
+        """
+        flags = int(flags)
+        if flags & (int(newton.ModelFlags.BODY_PROPERTIES) | int(newton.ModelFlags.BODY_INERTIAL_PROPERTIES)):
+            _check_model(self.model, self.options.integrate_with_external_rigid_solver)
+
+
+def _check_model(model, external_bodies: bool) -> None:
+    """Refuse what the particle solve cannot run: uncoloured particles, VBD-integrated rigid bodies."""
+    if model.particle_count and not model.particle_color_groups:
+        raise ValueError(
+            "SolverVBD requires particle coloring: model.particle_color_groups is empty; call builder.color() "
+            "(newton.ModelBuilder.color) before builder.finalize()"
+        )
+    if model.body_count and not external_bodies:
+        kinematic = (model.body_flags.numpy() & int(newton.BodyFlags.KINEMATIC)) != 0
+        dynamic = ~kinematic & (model.body_inv_mass.numpy() > 0.0)
+        if dynamic.any():
+            raise NotImplementedError(
+                f"SolverVBD: the model has {int(dynamic.sum())} dynamic rigid bodies (first: body "
+                f"{int(np.flatnonzero(dynamic)[0])}); rigid-body AVBD (Augmented Vertex Block Descent) is not "
+                "implemented yet. Make them kinematic, or integrate them with another solver and pass "
+                "integrate_with_external_rigid_solver=True"
+            )
+
+
+__all__ = ["SolverVBD"]
