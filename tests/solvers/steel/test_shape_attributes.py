@@ -1,6 +1,7 @@
 """The steel: shape attributes of seed 004 (condim, min_torsional_patch_radius, adhesion): registration,
-import names and validation. The contact rows they switch on are not built yet, so enabling one must
-raise NotImplementedError instead of running without it."""
+import names and validation. condim 4 is built (test_condim.py); the rows that condim 6, a torsional
+patch radius and adhesion switch on are not, so enabling one must raise NotImplementedError instead of
+running without it."""
 
 import numpy as np
 import pytest
@@ -62,7 +63,7 @@ def test_negative_coefficient_enabled_by_condim_raises_value_error():
     SolverSteel(model)
 
 
-@pytest.mark.parametrize("name, value", [("condim", 4), ("condim", 6), ("adhesion", 2.0),
+@pytest.mark.parametrize("name, value", [("condim", 6), ("adhesion", 2.0),
                                          ("min_torsional_patch_radius", 0.05)])
 def test_enabled_rows_not_built_raise_not_implemented(name, value):
     with pytest.raises(NotImplementedError, match=name):
@@ -72,3 +73,12 @@ def test_enabled_rows_not_built_raise_not_implemented(name, value):
     getattr(model.steel, name).fill_(value)
     with pytest.raises(NotImplementedError, match=name):
         solver.notify_model_changed(newton.ModelFlags.SHAPE_PROPERTIES)
+
+
+def test_solver_built_without_torsion_ignores_a_later_condim_4():
+    """condim 4 written after a condim-3 construction is valid and ignored: no spin rows are reserved."""
+    model = _box()
+    solver = SolverSteel(model)
+    model.steel.condim.fill_(4)
+    solver.notify_model_changed(newton.ModelFlags.SHAPE_PROPERTIES)
+    assert not solver.shape_attributes.torsion_enabled

@@ -22,8 +22,9 @@ min_torsional_patch_radius [m]           shape  0        physxCollision:minTorsi
 adhesion [N]                             shape  0        newton:steel:adhesion (geom adhesion)  pull per contact point
 =======================================  =====  =======  =====================================  ==============================
 
-Their values are validated; the contact rows that would use a value above the default (spin and
-rolling rows, adhesion) are not built yet, so such a value raises ``NotImplementedError``.
+condim 4 adds a spin row to free-body contacts (``rows/contacts.py``). Every value is validated; the
+rows that condim 6, a positive torsional radius and adhesion switch on (rolling pair, PhysX patch
+torsion, adhesion pull) are not built yet, so such a value raises ``NotImplementedError``.
 
 Damping applies to free bodies and floating bases (the child of a world-rooted FREE joint);
 joints with a parent body are not damped. Without registration every body takes the defaults, so
@@ -162,14 +163,30 @@ class ShapeContactAttributes:
     Runs at construction and on ``notify_model_changed(SHAPE_PROPERTIES)``. ``ValueError``: a condim
     other than 3, 4 or 6; a negative or non-finite adhesion [N] or torsional radius [m]; a negative
     or non-finite ``shape_material_mu_torsional`` [m] (condim >= 4) or ``shape_material_mu_rolling``
-    [m] (condim 6) on a shape whose condim enables it. The rows these values switch on (a spin row, a
-    rolling pair, the adhesion pull) are not built yet: a shape that enables one raises
-    ``NotImplementedError`` rather than being silently simulated without it.
+    [m] (condim 6) on a shape whose condim enables it.
+
+    condim 4 gives free-body contacts a spin row. ``torsion_enabled`` is fixed at construction (any
+    condim above 3): a solver built without it reserves no spin rows and ignores later condim edits
+    (rebuild it to gain them), as the seed states. ``condim`` is the array the contact kernel reads;
+    a valid edit followed by ``notify_model_changed(SHAPE_PROPERTIES)`` takes effect on a solver
+    built with the rows. The rows that condim 6, a positive ``min_torsional_patch_radius`` and a
+    positive adhesion switch on are not built yet: such a shape raises ``NotImplementedError``
+    rather than being silently simulated without them.
     """
 
     def __init__(self, model: newton.Model):
         self.model = model
+        self.torsion_enabled = False
         self.refresh()
+        values = self._read("condim")
+        self.torsion_enabled = values is not None and bool((values > 3).any())
+        self._bind()
+
+    def _bind(self) -> None:
+        values = self._read("condim")
+        if values is None or not len(values):
+            values = np.full(1, 3)
+        self.condim = wp.array(values.astype(np.int32), dtype=wp.int32, device=self.model.device)
 
     def _read(self, name: str):
         ns = getattr(self.model, NAMESPACE, None)
@@ -203,14 +220,16 @@ class ShapeContactAttributes:
             if len(bad):
                 self._fail(ValueError, name, int(bad[0]), float(values[bad[0]]), "must be non-negative and finite")
         # Valid, but the rows are not built: refuse instead of simulating without them.
-        for name, enabled in (("condim", None if condim is None else condim > 3),
+        for name, enabled in (("condim", None if condim is None else condim > 4),
                               ("min_torsional_patch_radius", self._positive("min_torsional_patch_radius")),
                               ("adhesion", self._positive("adhesion"))):
             if enabled is not None and enabled.any():
                 shape = int(np.nonzero(enabled)[0][0])
                 value = self._read(name)[shape]
                 self._fail(NotImplementedError, name, shape, value.item(),
-                           "enables contact rows SolverSteel does not build yet (torsion, rolling, adhesion)")
+                           "enables contact rows SolverSteel does not build yet (rolling, patch torsion, adhesion)")
+        if hasattr(self, "condim"):
+            self._bind()
 
     def _positive(self, name: str):
         values = self._read(name)

@@ -12,7 +12,10 @@ solved for an impulse ``lambda`` in generalized coordinates: ``qd += Y lambda`` 
 response ``Y = H^-1 J^T``.
 
 A contact takes one ``ROW_CONTACT`` row followed, when it has friction, by two ``ROW_FRICTION``
-rows (tangents ``t1``, ``t2``) whose pair is solved together on the disk ``|lambda_t| <= mu lambda_n``.
+rows (tangents ``t1``, ``t2``) whose pair is solved together on the disk ``|lambda_t| <= mu lambda_n``,
+then, on a free-body contact whose shape has ``steel:condim`` 4, one ``ROW_SPIN`` row (relative angular
+velocity about the normal) bounded by ``|lambda_s| <= mu_t lambda_n`` (``rows/contacts.py``). A spin row
+carries ``dir = 0``: it adds no force to ``contact_f`` and the friction history.
 
 Every row kernel and ``wp.func`` takes the pool as one ``RowBuffers`` argument named ``rows``
 (``rows.J[...]``, ``rows.impulse[r]``), as the articulation kernels take ``JointModel``: the row
@@ -33,6 +36,7 @@ import warp as wp
 ROW_CONTACT = wp.constant(0)
 ROW_FRICTION = wp.constant(1)
 ROW_LIMIT = wp.constant(2)
+ROW_SPIN = wp.constant(3)
 
 # A positive gap whose linearized end-of-step gap ``phi + dt J qd`` (under the position-solve velocity)
 # is at most this fraction of ``phi`` counts as closed in the velocity sweeps (``velocity_iterations``)
@@ -59,7 +63,7 @@ class RowBuffers:
     constraint_overflow: wp.array[wp.bool]  # a world dropped rows since the last reset; last entry:
     #                                         global articulations  (world + 1,)
     # Rows, written by the row families (rows/):
-    kind: wp.array[wp.int32]  # ROW_CONTACT, ROW_FRICTION, ROW_LIMIT  (row,)
+    kind: wp.array[wp.int32]  # ROW_CONTACT, ROW_FRICTION, ROW_LIMIT, ROW_SPIN  (row,)
     dof_start: wp.array2d[wp.int32]  # first DOF of each side  (row, 2)
     dof_count: wp.array2d[wp.int32]  # DOF count of each side, 0: no side  (row, 2)
     mass_start: wp.array2d[wp.int32]  # factor block of each side's articulation; -1: prescribed side,

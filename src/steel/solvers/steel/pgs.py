@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from .data import ROW_FRICTION, RowBuffers
+from .data import ROW_FRICTION, ROW_SPIN, RowBuffers
 from .rows.common import side_offset, side_response, side_velocity
 
 
@@ -155,6 +155,66 @@ def _solve_friction(
 
 
 @wp.func(inline=True)
+def _solve_spin(
+    rows: RowBuffers,
+    r: int,
+    f: int,
+    relaxation: float,
+    cfm: float,
+    use_tree: int,
+    dof_parent: wp.array[int],
+    mass_factor: wp.array[float],
+    joint_qd: wp.array[float],
+):
+    """Spin row ``f`` of the normal row ``r`` on ``|lambda_s| <= mu_t lambda_n`` (``mu_t`` [m]).
+
+    MuJoCo's torsional friction (condim 4): a torque about the contact normal bounded by a length
+    times the normal load, solved after the sliding pair on the updated normal impulse.
+    """
+    bound = rows.mu[f] * rows.impulse[r]
+    if bound == 0.0 and rows.impulse[f] == 0.0:
+        return
+    _ensure_response(rows, f, cfm, use_tree, dof_parent, mass_factor)
+    old = rows.impulse[f]
+    new = old + relaxation * (rows.target[f] - _row_velocity(rows, f, joint_qd)) * rows.inv_mass[f]
+    new = wp.clamp(new, -bound, bound)
+    _apply(rows, f, new - old, joint_qd)
+    rows.impulse[f] = new
+
+
+@wp.func(inline=True)
+def _is_unit(rows: RowBuffers, r: int):
+    """Row ``r`` starts a unit: a normal or limit row (friction and spin rows follow their normal row)."""
+    return rows.kind[r] != ROW_FRICTION and rows.kind[r] != ROW_SPIN
+
+
+@wp.func(inline=True)
+def _spin_row(rows: RowBuffers, r: int, end: int):
+    """The spin row of the contact whose normal row is ``r``, or -1.
+
+    It follows the friction pair, or the normal row when the contact has no sliding friction. A row
+    past the world's reserved count keeps last step's fields, so the row must also name the same
+    contact and body pair.
+    """
+    f = r + 1
+    if f < end and rows.kind[f] == ROW_FRICTION:
+        f = r + 3
+    if f < end and rows.kind[f] == ROW_SPIN and rows.contact[f] == rows.contact[r]:
+        if rows.body[f, 0] == rows.body[r, 0] and rows.body[f, 1] == rows.body[r, 1]:
+            return f
+    return -1
+
+
+@wp.func(inline=True)
+def _unit_last(rows: RowBuffers, r: int, end: int):
+    """Last row of the unit that starts at ``r``: its friction pair and spin row, when present."""
+    last = r
+    if r + 1 < end and rows.kind[r + 1] == ROW_FRICTION:
+        last = r + 2
+    return wp.max(last, _spin_row(rows, r, end))
+
+
+@wp.func(inline=True)
 def _normal_step(
     rows: RowBuffers,
     r: int,
@@ -191,7 +251,7 @@ def _order_units(rows: RowBuffers, world: int, base: int):
             count = wp.min(rows.world_row_count[world, 1], rows.free_body_capacity)
         for i in range(count):
             r = start + i
-            if rows.kind[r] != ROW_FRICTION:
+            if _is_unit(rows, r):
                 k = unit_count  # insertion sort, stable
                 while k > 0 and _sorts_before(rows, r, rows.order[base + k - 1]):
                     rows.order[base + k] = rows.order[base + k - 1]
@@ -226,9 +286,7 @@ def _warm_start(
     for uu in range(unit_count):
         r = rows.order[base + uu]
         k = r
-        last = r
-        if r + 1 < end and rows.kind[r + 1] == ROW_FRICTION:
-            last = r + 2
+        last = _unit_last(rows, r, end)
         while k <= last:
             if rows.impulse[k] != 0.0:
                 _ensure_response(rows, k, cfm, use_tree, dof_parent, mass_factor)
@@ -299,6 +357,9 @@ def _iterate(
             r = rows.order[base + g]
             if r + 1 < end and rows.kind[r + 1] == ROW_FRICTION:
                 _solve_friction(rows, r, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+            spin = _spin_row(rows, r, end)
+            if spin >= 0:
+                _solve_spin(rows, r, spin, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
 
 
 @wp.kernel
@@ -358,7 +419,7 @@ def _velocity_sweep(
         for i in range(count):
             r = start + i
             target = rows.velocity_target[r]
-            if rows.kind[r] != ROW_FRICTION:
+            if _is_unit(rows, r):
                 if iterations != 0:
                     unit_count += 1
                 if rows.gap_speed[r] > -1.0e29 and _row_velocity(rows, r, joint_qd) <= rows.gap_speed[r]:

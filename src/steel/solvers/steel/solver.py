@@ -88,7 +88,8 @@ class SolverSteel(SolverBase, SteelCoupling):
         _warn_cross_world_global_bodies(model, self.tables)
         free = self.tables.articulation_is_free_body_np
         has_articulated = bool((free == 0).any()) if len(free) else False
-        art_cap, free_cap = row_capacities(model, opts, has_articulated, bool(self.tables.body_is_free_np.any()))
+        art_cap, free_cap = row_capacities(model, opts, has_articulated, bool(self.tables.body_is_free_np.any()),
+                                           4 if self.shape_attributes.torsion_enabled else 3)
         stride = max(self.core.plan.max_dof_count, 1)
         self.rows = SteelRows(max(int(model.world_count), 1), art_cap, free_cap, stride, model.device)
         # The resolved values are what the instance reports (capacities sized from the model,

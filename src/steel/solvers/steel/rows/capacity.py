@@ -9,7 +9,8 @@ most three rows (normal and two friction), so
     free_body_constraint_max    = 3 * contacts_per_world                                 (if the
                                   model has free single bodies, else 0)
 
-where ``limit_bounds_per_world`` (only with ``enable_joint_limits``) is the largest number of
+(with 4 rows per free-body contact when a shape has ``steel:condim`` 4: the spin row), where
+``limit_bounds_per_world`` (only with ``enable_joint_limits``) is the largest number of
 finite lower and upper bounds of PRISMATIC, REVOLUTE and D6 DOFs in one world. The reference's fixed 32 rows
 per world overflow on nv_humanoid at its initial pose (88 contacts per world); this rule sizes
 that scene at 2,700 rows per world. An explicit value is honoured exactly; rows beyond it are
@@ -58,7 +59,8 @@ def resolved_rigid_contact_max(model: newton.Model) -> int:
     return int(model.rigid_contact_max or 0)
 
 
-def row_capacities(model: newton.Model, options, has_articulated: bool, has_free_bodies: bool) -> tuple[int, int]:
+def row_capacities(model: newton.Model, options, has_articulated: bool, has_free_bodies: bool,
+                   free_rows_per_contact: int = ROWS_PER_CONTACT) -> tuple[int, int]:
     """``(articulation_capacity, free_body_capacity)`` per world under the rule above."""
     worlds = max(int(model.world_count), 1)
     contacts_per_world = math.ceil(resolved_rigid_contact_max(model) / worlds)
@@ -71,5 +73,5 @@ def row_capacities(model: newton.Model, options, has_articulated: bool, has_free
                 art += limited_dofs_per_world(model)
     free = options.free_body_constraint_max
     if free is None:
-        free = ROWS_PER_CONTACT * contacts_per_world if has_free_bodies else 0
+        free = free_rows_per_contact * contacts_per_world if has_free_bodies else 0
     return int(art), int(free)

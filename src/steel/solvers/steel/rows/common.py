@@ -77,6 +77,30 @@ def write_point_jacobian(
 
 
 @wp.func(inline=True)
+def write_angular_jacobian(
+    rows: RowBuffers,
+    J_offset: int,
+    body: int,
+    direction: wp.vec3,
+    sign: float,
+    dof_start: int,
+    dof_count: int,
+    body_joint: wp.array[int],
+    joint_parent_joint: wp.array[int],
+    joint_qd_start: wp.array[int],
+    dof_S: wp.array[wp.spatial_vector],
+):
+    """Write ``sign * direction . w`` per unit ``qd``: the body's angular velocity along ``direction`` [rad/s]."""
+    for k in range(dof_count):
+        rows.J[J_offset + k] = 0.0
+    j = body_joint[body]
+    while j >= 0:
+        for d in range(joint_qd_start[j], joint_qd_start[j + 1]):
+            rows.J[J_offset + d - dof_start] = sign * wp.dot(direction, wp.spatial_bottom(dof_S[d]))
+        j = joint_parent_joint[j]
+
+
+@wp.func(inline=True)
 def side_response(
     rows: RowBuffers,
     r: int,

@@ -32,8 +32,9 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..data import FAMILY_ARTICULATED, FAMILY_FREE_BODY, GAP_OPEN_FRACTION, ROW_CONTACT, ROW_FRICTION, RowBuffers
-from .common import reserve_rows, side_offset, write_point_jacobian
+from ..data import (FAMILY_ARTICULATED, FAMILY_FREE_BODY, GAP_OPEN_FRACTION, ROW_CONTACT, ROW_FRICTION, ROW_SPIN,
+                    RowBuffers)
+from .common import reserve_rows, side_offset, write_angular_jacobian, write_point_jacobian
 from .history import find_record
 
 EXPERIMENT = False
@@ -79,6 +80,7 @@ def _write_side(
     point: wp.vec3,
     direction: wp.vec3,
     sign: float,
+    angular: int,
     body_articulation: wp.array[int],
     body_responds: wp.array[wp.int32],
     art_dof_start: wp.array[int],
@@ -108,8 +110,12 @@ def _write_side(
     rows.mass_start[r, s] = -1
     if body_responds[body] != 0:
         rows.mass_start[r, s] = art_mass_start[art]
-    write_point_jacobian(rows, side_offset(rows, r, s), body, point - articulation_origin[art], direction, sign, d0,
-                         n, body_joint, joint_parent_joint, joint_qd_start, dof_S)
+    if angular != 0:
+        write_angular_jacobian(rows, side_offset(rows, r, s), body, direction, sign, d0, n, body_joint,
+                               joint_parent_joint, joint_qd_start, dof_S)
+    else:
+        write_point_jacobian(rows, side_offset(rows, r, s), body, point - articulation_origin[art], direction, sign,
+                             d0, n, body_joint, joint_parent_joint, joint_qd_start, dof_S)
 
 
 @wp.kernel
@@ -123,9 +129,12 @@ def _contact_rows(
     friction_scale: float,
     restitution_enabled: int,
     restitution_threshold: float,
+    torsion_enabled: int,
     # Model:
     shape_body: wp.array[int],
     shape_mu: wp.array[float],
+    shape_mu_torsional: wp.array[float],
+    shape_condim: wp.array[wp.int32],
     shape_restitution: wp.array[float],
     body_com: wp.array[wp.vec3],
     joint_qd_start: wp.array[int],
@@ -240,6 +249,17 @@ def _contact_rows(
     family = FAMILY_FREE_BODY
     if (moves0 and body_is_free[b0] == 0) or (moves1 and body_is_free[b1] == 0):
         family = FAMILY_ARTICULATED
+    # Torsion (steel:condim 4, MuJoCo's convention): the larger coefficient of the shapes that enable
+    # it, on free-body contacts only. It needs no sliding friction: a spin row follows the normal row
+    # directly when mu is zero.
+    mu_spin = float(0.0)
+    if torsion_enabled != 0 and family == FAMILY_FREE_BODY and phi <= friction_gap_max:
+        if shape_condim[s0] >= 4:
+            mu_spin = wp.max(mu_spin, shape_mu_torsional[s0])
+        if shape_condim[s1] >= 4:
+            mu_spin = wp.max(mu_spin, shape_mu_torsional[s1])
+    if mu_spin > 0.0:
+        count += 1
     r = reserve_rows(rows, world, family, count, global_entry)
     if r < 0:
         return
@@ -296,25 +316,35 @@ def _contact_rows(
         row = r + k
         d = n
         kind = ROW_CONTACT
-        if k == 1:
+        row_mu = mu
+        angular = int(0)
+        if mu_spin > 0.0 and k == count - 1:
+            kind = ROW_SPIN  # relative angular velocity about the normal, last row of the contact
+            row_mu = mu_spin
+            angular = 1
+        elif k == 1:
             d = t1
             kind = ROW_FRICTION
         elif k == 2:
             d = t2
             kind = ROW_FRICTION
-        _write_side(rows, row, 0, b0, a0, d, -1.0, body_articulation, body_responds, art_dof_start, art_dof_count,
-                    art_mass_start, articulation_origin, body_joint, joint_parent_joint, joint_qd_start, dof_S)
-        _write_side(rows, row, 1, b1, a1, d, 1.0, body_articulation, body_responds, art_dof_start, art_dof_count,
-                    art_mass_start, articulation_origin, body_joint, joint_parent_joint, joint_qd_start, dof_S)
+        _write_side(rows, row, 0, b0, a0, d, -1.0, angular, body_articulation, body_responds, art_dof_start,
+                    art_dof_count, art_mass_start, articulation_origin, body_joint, joint_parent_joint,
+                    joint_qd_start, dof_S)
+        _write_side(rows, row, 1, b1, a1, d, 1.0, angular, body_articulation, body_responds, art_dof_start,
+                    art_dof_count, art_mass_start, articulation_origin, body_joint, joint_parent_joint,
+                    joint_qd_start, dof_S)
         rows.kind[row] = kind
         rows.inv_mass[row] = -1.0  # response not formed yet (see pgs.py)
         rows.target[row] = 0.0
         rows.velocity_target[row] = 0.0  # friction: no anchor correction in the velocity sweeps
         rows.gap_speed[row] = -1.0e30
-        rows.mu[row] = mu
+        rows.mu[row] = row_mu
         rows.impulse[row] = 0.0
         rows.contact[row] = c
         rows.dir[row] = d
+        if angular != 0:
+            rows.dir[row] = wp.vec3(0.0)  # a torque: no share in contact_f or the friction history
         rows.key[row] = key
         rows.body[row, 0] = b0
         rows.body[row, 1] = b1
@@ -367,8 +397,11 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             float(opts.contact_friction_scale),
             int(opts.enable_restitution),
             float(opts.restitution_velocity_threshold),
+            int(solver.shape_attributes.torsion_enabled),
             model.shape_body,
             model.shape_material_mu,
+            model.shape_material_mu_torsional,
+            solver.shape_attributes.condim,
             model.shape_material_restitution,
             model.body_com,
             model.joint_qd_start,
