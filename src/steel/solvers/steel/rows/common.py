@@ -55,6 +55,7 @@ def write_point_jacobian(
     point_rel: wp.vec3,
     direction: wp.vec3,
     sign: float,
+    angular: int,
     dof_start: int,
     dof_count: int,
     body_joint: wp.array[int],
@@ -64,6 +65,9 @@ def write_point_jacobian(
 ):
     """Write ``sign * direction . v(point)`` per unit ``qd`` for the DOFs of ``body``'s articulation.
 
+    With ``angular`` nonzero the row measures the body's angular velocity along ``direction``
+    [rad/s] instead (spin rows); ``point_rel`` is then unused.
+
     ``point_rel`` is the world point relative to the articulation's reference point [m]. DOFs that
     are not on the path from the root to ``body`` get zero.
     """
@@ -72,31 +76,10 @@ def write_point_jacobian(
     j = body_joint[body]
     while j >= 0:
         for d in range(joint_qd_start[j], joint_qd_start[j + 1]):
-            rows.J[J_offset + d - dof_start] = sign * wp.dot(direction, point_velocity(dof_S[d], point_rel))
-        j = joint_parent_joint[j]
-
-
-@wp.func(inline=True)
-def write_angular_jacobian(
-    rows: RowBuffers,
-    J_offset: int,
-    body: int,
-    direction: wp.vec3,
-    sign: float,
-    dof_start: int,
-    dof_count: int,
-    body_joint: wp.array[int],
-    joint_parent_joint: wp.array[int],
-    joint_qd_start: wp.array[int],
-    dof_S: wp.array[wp.spatial_vector],
-):
-    """Write ``sign * direction . w`` per unit ``qd``: the body's angular velocity along ``direction`` [rad/s]."""
-    for k in range(dof_count):
-        rows.J[J_offset + k] = 0.0
-    j = body_joint[body]
-    while j >= 0:
-        for d in range(joint_qd_start[j], joint_qd_start[j + 1]):
-            rows.J[J_offset + d - dof_start] = sign * wp.dot(direction, wp.spatial_bottom(dof_S[d]))
+            m = point_velocity(dof_S[d], point_rel)
+            if angular != 0:
+                m = wp.spatial_bottom(dof_S[d])
+            rows.J[J_offset + d - dof_start] = sign * wp.dot(direction, m)
         j = joint_parent_joint[j]
 
 

@@ -34,7 +34,7 @@ import warp as wp
 
 from ..data import (FAMILY_ARTICULATED, FAMILY_FREE_BODY, GAP_OPEN_FRACTION, ROW_CONTACT, ROW_FRICTION, ROW_SPIN,
                     RowBuffers)
-from .common import reserve_rows, side_offset, write_angular_jacobian, write_point_jacobian
+from .common import reserve_rows, side_offset, write_point_jacobian
 from .history import find_record
 
 EXPERIMENT = False
@@ -110,12 +110,8 @@ def _write_side(
     rows.mass_start[r, s] = -1
     if body_responds[body] != 0:
         rows.mass_start[r, s] = art_mass_start[art]
-    if angular != 0:
-        write_angular_jacobian(rows, side_offset(rows, r, s), body, direction, sign, d0, n, body_joint,
-                               joint_parent_joint, joint_qd_start, dof_S)
-    else:
-        write_point_jacobian(rows, side_offset(rows, r, s), body, point - articulation_origin[art], direction, sign,
-                             d0, n, body_joint, joint_parent_joint, joint_qd_start, dof_S)
+    write_point_jacobian(rows, side_offset(rows, r, s), body, point - articulation_origin[art], direction, sign,
+                         angular, d0, n, body_joint, joint_parent_joint, joint_qd_start, dof_S)
 
 
 @wp.kernel
