@@ -73,8 +73,9 @@ def _mujoco_stop_time():
     return float("inf")
 
 
-def test_spinning_box_stops_at_the_torsional_friction_time():
+def test_spinning_box_stops_at_the_torsional_friction_time(tmp_path, monkeypatch):
     """Stop time within 5 % of w0 I / (mu_t m g) and within 5 % of MuJoCo's condim 4; it stays put."""
+    monkeypatch.chdir(tmp_path)  # MuJoCo writes its solver warnings to MUJOCO_LOG.TXT in the working directory
     model = _spinning_box()
     t_analytic = _analytic(model)
     t_stop, state = _stop_time(model, 1.5 * t_analytic)
