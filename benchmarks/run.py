@@ -11,7 +11,8 @@ machine noise hits all of them alike.  Throughput is reported as world-steps per
 (``worlds * steps / seconds``), and each Steel entry as a ratio to the ``newton.solvers`` class of the
 same name.  Then, unless ``--no-scheduler``, the collision-scheduling benchmark of
 :mod:`benchmarks.scheduler` (frame time and collision calls per frame of ``steel``'s and Newton's
-``CollisionSubstepScheduler`` against collide-every-substep).  See ``benchmarks/README.md``.
+``CollisionSubstepScheduler`` against collide-every-substep), and unless ``--no-vbd`` the SolverVBD
+particle benchmark of :mod:`benchmarks.vbd`.  See ``benchmarks/README.md``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import warp as wp
 
 from . import scenes as sc
 from . import scheduler as sched
+from . import vbd
 from .measure import CorePair, Measurement, run_mujoco, run_solver
 
 REFERENCE_MODULE = "newton.solvers"
@@ -119,6 +121,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=sched.DEFAULT_FRAMES,
         help=f"timed frames per scheduler case (default {sched.DEFAULT_FRAMES} = 1 s simulated)",
     )
+    p.add_argument(
+        "--vbd",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="include the SolverVBD particle benchmark (benchmarks/vbd.py: cloth 16/32/64, cloth with self-contact, "
+        "soft cube; ours against newton.solvers.SolverVBD)",
+    )
+    p.add_argument("--vbd-steps", type=int, default=vbd.DEFAULT_STEPS, help="timed steps per VBD case")
     p.add_argument("--verbose", action="store_true", help="keep Warp's module-load log (shows compile times)")
     p.add_argument("--out", default=None, help="directory for bench.json and bench.md")
     return p.parse_args(argv)
@@ -337,6 +347,8 @@ def explicit_command(args) -> str:
         f"--core-worlds {args.core_worlds}",
         "--scheduler" if args.scheduler else "--no-scheduler",
         f"--scheduler-frames {args.scheduler_frames}",
+        "--vbd" if args.vbd else "--no-vbd",
+        f"--vbd-steps {args.vbd_steps}",
     ]
     if args.out:
         parts.append(f"--out {args.out}")
@@ -347,7 +359,7 @@ def _fmt(v, spec: str) -> str:
     return "—" if v is None else format(v, spec)
 
 
-def markdown(entries: list[Entry], meta: dict, scheduler_entries=()) -> str:
+def markdown(entries: list[Entry], meta: dict, scheduler_entries=(), vbd_entries=()) -> str:
     lines = [
         "# Steel benchmarks",
         "",
@@ -386,6 +398,8 @@ def markdown(entries: list[Entry], meta: dict, scheduler_entries=()) -> str:
         lines.append("| " + " | ".join(row) + " |")
     if scheduler_entries:
         lines += ["", *sched.markdown_lines(list(scheduler_entries), meta["scheduler_frames"])]
+    if vbd_entries:
+        lines += ["", *vbd.markdown_lines(list(vbd_entries), meta["vbd_steps"], vbd.DEFAULT_WARMUP)]
     lines += ["", "Reproduce:", "", "```", meta["command"], "```", ""]
     return "\n".join(lines)
 
@@ -412,6 +426,7 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     entries = run(args)
     scheduler_entries = sched.run(args.device, args.scheduler_frames, t0) if args.scheduler else []
+    vbd_entries = vbd.run(args.device, args.vbd_steps, vbd.DEFAULT_WARMUP, 2, t_start=t0) if args.vbd else []
     meta = {
         "command": explicit_command(args),
         "invocation": "python -m benchmarks.run " + shlex.join(sys.argv[1:] if argv is None else argv),
@@ -424,10 +439,11 @@ def main(argv: list[str] | None = None) -> int:
         "warmup": args.warmup,
         "repeats": args.repeats,
         "scheduler_frames": args.scheduler_frames,
+        "vbd_steps": args.vbd_steps,
         "total_s": time.perf_counter() - t0,
         **_versions(),
     }
-    md = markdown(entries, meta, scheduler_entries)
+    md = markdown(entries, meta, scheduler_entries, vbd_entries)
     print()
     print(md)
     if args.out:
@@ -438,6 +454,7 @@ def main(argv: list[str] | None = None) -> int:
                     "meta": meta,
                     "entries": [asdict(e) for e in entries],
                     "scheduler": [asdict(e) for e in scheduler_entries],
+                    "vbd": vbd.as_dicts(vbd_entries),
                 },
                 f,
                 indent=2,

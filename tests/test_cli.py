@@ -33,3 +33,20 @@ def test_demo_writes_the_tower_results(tmp_path):
     assert main(["demo", "--seconds", "0.1", "--out", str(tmp_path)]) == 0
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["scene"] == "tower" and summary["solver"] == "steel" and summary["finite"]
+
+
+def test_run_particle_scene_with_vbd(tmp_path):
+    """`steel run cloth_hang --solver vbd` writes the particle summary, final state and energy plot."""
+    assert main(["run", "cloth_hang", "--solver", "vbd", "--size", "4", "--seconds", "0.05", "--out", str(tmp_path)]) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["finite"] and summary["particles"] == 25 and summary["steps"] == 30
+    assert summary["max_self_intersecting_pairs"] == 0 and summary["lowest_particle_m"] < 2.0
+    assert (tmp_path / "final_state.npz").exists() and (tmp_path / "energy_contacts.png").exists()
+
+
+def test_soft_cube_lands_on_the_ground(tmp_path):
+    """`steel run soft_cube` (vbd by default for a particle scene) drops the cube onto the ground plane."""
+    assert main(["run", "soft_cube", "--size", "2", "--seconds", "0.5", "--out", str(tmp_path)]) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["solver"] == "vbd" and summary["finite"]
+    assert -0.01 < summary["lowest_particle_m"] < 0.02  # resting on the plane, within the contact radius

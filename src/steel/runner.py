@@ -191,6 +191,12 @@ def _rows_dropped(sim) -> int:
 
 
 def _plot(path: Path, times, top, drift, name, log) -> None:
+    two_panel_plot(path, times, (top, "highest root body [m]", f"{name}: height"),
+                   (1000.0 * np.asarray(drift), "max horizontal drift [mm]", f"{name}: drift"), log)
+
+
+def two_panel_plot(path: Path, times, left, right, log, right_steps: bool = False) -> None:
+    """Two time series side by side, each ``(values, y label, title)``; a note instead without matplotlib."""
     try:
         import matplotlib
 
@@ -200,10 +206,12 @@ def _plot(path: Path, times, top, drift, name, log) -> None:
         log("  (matplotlib not installed: no plot)")
         return
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-    axes[0].plot(times, top)
-    axes[0].set(xlabel="t [s]", ylabel="highest root body [m]", title=f"{name}: height")
-    axes[1].plot(times, 1000.0 * np.asarray(drift))
-    axes[1].set(xlabel="t [s]", ylabel="max horizontal drift [mm]", title=f"{name}: drift")
+    for ax, (values, ylabel, title), steps in zip(axes, (left, right), (False, right_steps), strict=True):
+        if steps:
+            ax.step(times, values, where="post")
+        else:
+            ax.plot(times, values)
+        ax.set(xlabel="t [s]", ylabel=ylabel, title=title)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -1,6 +1,7 @@
 """``python -m steel.examples NAME``: run one example with its defaults."""
 
 import importlib
+import inspect
 import sys
 
 from . import EXAMPLES
@@ -12,7 +13,14 @@ def main(argv=None) -> int:
         print(f"usage: python -m steel.examples {{{','.join(EXAMPLES)}}}", file=sys.stderr)
         return 2
     module, func = EXAMPLES[argv[0]].split(":")
-    getattr(importlib.import_module(module), func)()
+    run = getattr(importlib.import_module(module), func)
+    if "argv" in inspect.signature(run).parameters:
+        run(argv[1:])  # the example parses its own options
+    elif len(argv) > 1:
+        print(f"python -m steel.examples {argv[0]} takes no options, got {argv[1:]}", file=sys.stderr)
+        return 2
+    else:
+        run()
     return 0
 
 
