@@ -362,17 +362,25 @@ def _contact_rows(
             rows.impulse[r] = WARM_NORMAL * history_force_n[rec] * dt
     contact_age_out[c] = age
     if rec >= 0 and friction:
-        anchor0 = history_anchor0[rec]
-        anchor1 = history_anchor1[rec]
         ft = history_force_t[rec] * dt
         rows.impulse[r + 1] = wp.dot(ft, t1)  # clamped to the disk by the sweep's first pass
         rows.impulse[r + 2] = wp.dot(ft, t2)
+        if anchor_beta > 0.0:
+            # The anchors are last step's contact points (material points of each body) offset by
+            # the slip carried so far; their separation under the current poses is that slip plus
+            # what the contact slid during the last step. Only its tangential part is slip.
+            sep = wp.transform_point(X1, history_anchor1[rec]) - wp.transform_point(X0, history_anchor0[rec])
+            slip = sep - wp.dot(sep, n) * n
+            rows.target[r + 1] = -anchor_beta * wp.dot(slip, t1) / dt
+            rows.target[r + 2] = -anchor_beta * wp.dot(slip, t2) / dt
+            # Re-anchor at this step's contact points, carrying the slip: a rolling contact moves
+            # over both surfaces without slipping, and anchors left on the material points it
+            # rolled away from would read that motion as slip and brake the roll.
+            # anchor0 stays this step's point on body 0; anchor1 is placed so that its separation
+            # from it is the slip, plus the points' current separation along the normal.
+            anchor1 = wp.transform_point(wp.transform_inverse(X1), a0 + slip + wp.dot(a1 - a0, n) * n)
     contact_anchor0_out[c] = anchor0
     contact_anchor1_out[c] = anchor1
-    if friction and anchor_beta > 0.0:
-        slip = wp.transform_point(X1, anchor1) - wp.transform_point(X0, anchor0)
-        rows.target[r + 1] = -anchor_beta * wp.dot(slip, t1) / dt
-        rows.target[r + 2] = -anchor_beta * wp.dot(slip, t2) / dt
 
 
 def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float) -> None:
