@@ -45,7 +45,7 @@ def test_signature_is_the_seed_revision():
 
 
 def test_invalid_options_and_aliases():
-    """Bad values raise naming the option; both spellings of one option raise ValueError."""
+    """Bad values raise naming the option; both spellings of one option raise ValueError; self-contact builds with the later spelling of its radius."""
     model = _cloth()
     with pytest.raises(ValueError, match="iterations"):
         SolverVBD(model, iterations=0)
@@ -53,8 +53,8 @@ def test_invalid_options_and_aliases():
         SolverVBD(model, friction_epsilon="x")
     with pytest.raises(ValueError, match="alias"):
         SolverVBD(model, particle_conservative_bound_relaxation=0.5, dat_conservative_bound_relaxation=0.5)
-    with pytest.raises(NotImplementedError, match="self_contact"):
-        SolverVBD(model, particle_enable_self_contact=True)
+    solver = SolverVBD(model, particle_enable_self_contact=True, particle_self_contact_gap=0.01)
+    assert solver.self_contact is not None and solver.particle_self_contact_radius == 0.01
 
 
 def test_missing_coloring_says_call_color():

@@ -16,6 +16,7 @@ from .particles.contacts import prepare_contacts
 from .particles.data import ParticleWork
 from .particles.finish import finish_particles
 from .particles.predict import predict_particles
+from .particles.self_contact import SelfContact
 from .particles.solve import solve_particles
 from .reset import check_world_mask, reset_bodies
 
@@ -34,8 +35,10 @@ class SolverVBD(SolverBase):
 
     * ``particle_enable_tile_solve`` (default True) is accepted, but no tile kernel exists yet: both
       values run the general per-vertex kernel, so results do not depend on it.
-    * ``particle_enable_self_contact=True`` raises ``NotImplementedError`` (next increment); the
-      self-contact options are validated and kept.
+    * ``particle_enable_self_contact=True`` adds vertex–triangle and edge–edge contacts with a C2
+      log-barrier law and penetration-free displacement truncation
+      (:mod:`steel.solvers.vbd.particles.self_contact`); :meth:`rebuild_bvh` and
+      :meth:`check_self_contact_overflow` go with it.
     * Rigid bodies integrated by VBD (AVBD, part 2) do not exist yet: a model with a dynamic body
       raises ``NotImplementedError`` unless ``integrate_with_external_rigid_solver=True``. Static
       shapes and kinematic bodies are colliders; their poses pass from ``state_in`` to
@@ -49,22 +52,18 @@ class SolverVBD(SolverBase):
         ValueError: a model with particles but no ``particle_color_groups``; an invalid option value
             or one option under both of its spellings (the message names it).
         TypeError: an unknown option or a value of the wrong type.
-        NotImplementedError: dynamic rigid bodies (rigid AVBD), particle self-contact, or a
-            later-revision option selecting an unbuilt feature.
+        NotImplementedError: dynamic rigid bodies (rigid AVBD), or a later-revision option selecting
+            an unbuilt feature.
     """
 
     def __init__(self, model: newton.Model, **options):
         opts, extras = build_options(**options)  # validate everything before allocating anything
-        if opts.particle_enable_self_contact:
-            raise NotImplementedError(
-                "SolverVBD option particle_enable_self_contact=True: particle self-contact (vertex-triangle and "
-                "edge-edge) is not implemented yet"
-            )
         _check_model(model, opts.integrate_with_external_rigid_solver)
         super().__init__(model)
         self.options = opts
         self.extras = extras
         self.work = ParticleWork(model, opts.friction_epsilon) if model.particle_count else None
+        self.self_contact = SelfContact(model, opts) if opts.particle_enable_self_contact and self.work else None
 
     __init__.__signature__ = SIGNATURE
 
@@ -91,11 +90,30 @@ class SolverVBD(SolverBase):
         if work is not None:
             predict_particles(model, state_in, state_out, work, dt)
             prepare_contacts(model, state_in, state_out, contacts, work, dt, external)
-            solve_particles(model, state_out, work, self.options.iterations, dt)
+            if self.self_contact is not None:
+                self.self_contact.begin_step(model, work.particle_q_prev, state_out.particle_q)
+            solve_particles(model, state_out, work, self.options.iterations, dt, self.self_contact)
             finish_particles(model, state_out, work, dt)
         if model.body_count and not external and state_out is not state_in:
             state_out.body_q.assign(state_in.body_q)  # static/kinematic colliders keep their pose
             state_out.body_qd.assign(state_in.body_qd)
+
+    # -- self-contact -------------------------------------------------------------------------------
+
+    def rebuild_bvh(self, state) -> None:
+        """Rebuild the self-contact BVHs from ``state.particle_q`` (steps only refit them; rebuild after large deformation)."""
+        if self.self_contact is not None:
+            check_state(self.model, state, "state", particles=True)
+            self.self_contact.rebuild(state.particle_q)
+
+    def check_self_contact_overflow(self) -> tuple[int, int]:
+        """Self-contact pairs dropped so far by full buffers, ``(vertex-triangle, edge-edge)``; warns when nonzero.
+
+        Reads the device (call it outside captured graphs). Dropped pairs exert no force but still limit
+        the displacement bounds, so the mesh stays penetration-free; raise
+        ``particle_vertex_contact_buffer_size`` / ``particle_edge_contact_buffer_size`` to keep them.
+        """
+        return (0, 0) if self.self_contact is None else self.self_contact.check_overflow()
 
     # -- reset and notifications ------------------------------------------------------------------
 

@@ -26,6 +26,8 @@ from .contacts import contact_force_hessian
 from .elastic import bending_force_hessian, spring_force_hessian, tet_force_hessian
 from .elastic import triangle_snh_force_hessian as triangle_force_hessian  # the membrane law Newton uses
 from .predict import particle_is_free
+from .self_contact import disabled_self_contact
+from .self_contact_force import SelfContactData, self_contact_force_hessian, truncate_displacement
 
 
 @wp.struct
@@ -130,6 +132,7 @@ def _solve_color(
     particle_inv_mass: wp.array[float],
     elements: ElementData,
     contacts: ContactData,
+    self_contacts: SelfContactData,
     color_particles: wp.array[wp.int32],
     dt: float,
     # Data in:
@@ -155,14 +158,25 @@ def _solve_color(
                                        contacts.material[c], contacts.friction_epsilon, dt)
         f += fc
         h += hc
+    fs, hs = self_contact_force_hessian(i, self_contacts, particle_q, particle_q_prev, dt)
+    f += fs
+    h += hs
     if wp.abs(wp.determinant(h)) > 1.0e-12:
-        particle_q[i] = x + wp.inverse(h) * f
+        # Truncation keeps the vertex within its self-contact bound (a no-op without self-contact).
+        particle_q[i] = truncate_displacement(i, self_contacts, x + wp.inverse(h) * f)
 
 
-def solve_particles(model, state_out, work, iterations: int, dt: float) -> None:
-    """Run ``iterations`` Gauss-Seidel sweeps over the particle colours on ``state_out.particle_q``."""
+def solve_particles(model, state_out, work, iterations: int, dt: float, self_contact=None) -> None:
+    """Run ``iterations`` Gauss-Seidel sweeps over the particle colours on ``state_out.particle_q``.
+
+    ``self_contact`` (a :class:`.self_contact.SelfContact` or None) detects before the iterations its
+    cadence names and adds its forces and truncation to every vertex step.
+    """
     dev = model.device
-    for _ in range(iterations):
+    sc_data = self_contact.data if self_contact is not None else disabled_self_contact(dev)
+    for iteration in range(iterations):
+        if self_contact is not None:
+            self_contact.before_iteration(state_out.particle_q, iteration)
         for group in model.particle_color_groups:
             if group.shape[0] == 0:
                 continue
@@ -170,7 +184,7 @@ def solve_particles(model, state_out, work, iterations: int, dt: float) -> None:
                 _solve_color,
                 dim=group.shape[0],
                 inputs=[model.particle_flags, model.particle_mass, model.particle_inv_mass, work.elements,
-                        work.contact_data, group, float(dt), work.particle_q_prev, work.particle_inertia],
+                        work.contact_data, sc_data, group, float(dt), work.particle_q_prev, work.particle_inertia],
                 outputs=[state_out.particle_q],
                 device=dev,
             )
