@@ -21,8 +21,10 @@ def _cloth(color=True, worlds=1):
     return b.finalize(device="cpu")
 
 
-def _run(cls, model, steps=20, dt=1 / 60, **kw):
-    solver = cls(model, iterations=10, **kw)
+def _run(cls, model, steps=20, dt=1 / 60, iterations=10, adaptive_init=True, **kw):
+    solver = cls(model, iterations=iterations, **kw)
+    if not adaptive_init:
+        solver.work.adaptive_init = False  # start each step at the inertial target, as Newton's solver does
     s0, s1 = model.state(), model.state()
     for _ in range(steps):
         solver.step(s0, s1, None, None, dt)
@@ -63,14 +65,36 @@ def test_missing_coloring_says_call_color():
         SolverVBD(_cloth(color=False))
 
 
-def test_hanging_cloth_agrees_with_newton_reference():
-    """20 steps of a pinned 5x5 cloth: pinned particles fixed, within 0.1 m of newton's SolverVBD (measured 0.078 m; not yet explained: adaptive initialization vs the reference's start, partial convergence at 10 iterations)."""
+# Same step map as newton's SolverVBD (same energies, Hessian blocks, colour order and Jacobi update
+# within a colour) once both start a step at the inertial target: 20 steps of 10 iterations agree to
+# 6.6e-7 m, float32 rounding of ~1 m positions (6e-8 m) accumulated over 200 sweeps.
+SAME_START_TOL = 1.0e-5  # [m]
+# Our default first iterate is the paper's adaptive initialization, Newton's the inertial target; both
+# converge to the same minimizer each step. At 200 iterations the two 20-step trajectories agree to
+# 4.3e-5 m (at 10 iterations they differ by 0.084 m: neither is converged, and on this swinging
+# cloth the inertial start is the closer one, 7.7e-3 m from the converged trajectory against 0.078 m).
+CONVERGED_TOL = 1.0e-4  # [m]
+
+
+def test_hanging_cloth_matches_newton_reference_from_the_same_start():
+    """A pinned 5x5 cloth with bending, 20 steps of 10 iterations: equal to newton's SolverVBD within
+    1e-5 m when both start each step at the inertial target; pinned particles stay put."""
     model = _cloth()
-    ours = _run(SolverVBD, model)
+    ours = _run(SolverVBD, model, adaptive_init=False)
     ref = _run(newton.solvers.SolverVBD, model, particle_enable_tile_solve=False)
     pinned = model.particle_inv_mass.numpy() == 0
-    assert np.allclose(ours[pinned], model.particle_q.numpy()[pinned])
-    assert np.all(np.isfinite(ours))
+    assert np.array_equal(ours[pinned], model.particle_q.numpy()[pinned])
     err = np.abs(ours - ref).max()
-    print("max |ours - newton| =", err)
-    assert err < 0.1
+    print("max |ours - newton| from the same start =", err)
+    assert err < SAME_START_TOL
+
+
+def test_hanging_cloth_converged_trajectory_matches_newton_reference():
+    """With our adaptive start and 200 iterations per step the 20-step trajectory equals newton's
+    SolverVBD (inertial start) within 1e-4 m: the starts differ, the minimizers do not."""
+    model = _cloth()
+    ours = _run(SolverVBD, model, iterations=200)
+    ref = _run(newton.solvers.SolverVBD, model, iterations=200, particle_enable_tile_solve=False)
+    err = np.abs(ours - ref).max()
+    print("max |ours - newton| at 200 iterations =", err)
+    assert err < CONVERGED_TOL

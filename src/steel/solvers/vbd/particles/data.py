@@ -5,6 +5,7 @@ field                    meaning [unit]                                         
 =======================  ==========================================================  ======================
 particle_q_prev          positions at the start of the step ``x_t`` [m]               (particle,)
 particle_inertia         inertial target ``y = x_t + dt v_t + dt² (g + f/m)`` [m]     (particle,)
+particle_q_colour        positions when the current colour's pass began [m]          (particle,)
 particle_qd_last         the previous step's input velocity ``v_{t-1}`` [m/s]          (particle,)
 particle_has_last        1 once ``particle_qd_last`` holds a velocity, else 0          (particle,)
 particle_contact_count   shape contacts filed for each particle this step             (particle,)
@@ -42,6 +43,7 @@ class ParticleWork:
         self.device = dev
         self.particle_q_prev = wp.zeros(n, dtype=wp.vec3, device=dev)
         self.particle_inertia = wp.zeros(n, dtype=wp.vec3, device=dev)
+        self.particle_q_colour = wp.zeros(n, dtype=wp.vec3, device=dev)
         self.particle_qd_last = wp.zeros(n, dtype=wp.vec3, device=dev)
         self.particle_has_last = wp.zeros(n, dtype=wp.int32, device=dev)
         self.particle_contact_count = wp.zeros(n, dtype=wp.int32, device=dev)
@@ -52,6 +54,9 @@ class ParticleWork:
         self.empty_vec3 = wp.zeros(1, dtype=wp.vec3, device=dev)
         self.contact_capacity = 0
         self.friction_epsilon = float(friction_epsilon)
+        # First iterate of a step: the paper's adaptive initialization, or (False) the inertial target
+        # y, which is where newton.solvers.SolverVBD starts (see predict.py); tests switch it.
+        self.adaptive_init = True
         self._allocate_contacts(1)
         self.elements = self._element_data(model)
 
