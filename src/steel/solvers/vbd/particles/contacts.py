@@ -14,10 +14,12 @@ counted in ``contact_overflow``). Per contact ``c``:
   ``state_in`` moved by its velocity over ``dt`` (with an external rigid solver, the poses of
   ``state_in`` and ``state_out``, as the reference documents for one-way coupling);
 * the shape point's displacement over the step ``du_c`` [m], the frame friction is relative to;
-* the material: stiffness and damping are the means of ``model.soft_contact_ke/kd`` and the shape's
-  ``shape_material_ke/kd``, the friction coefficient the mean of ``model.soft_contact_mu`` and
-  ``shape_material_mu`` (the rule measured on the reference with two shape materials, see the tests);
-  the contact offset is the particle radius plus the shape margin.
+* the material: stiffness and damping are the arithmetic means of ``model.soft_contact_ke/kd`` and
+  the shape's ``shape_material_ke/kd``, the friction coefficient the geometric mean
+  ``sqrt(soft_contact_mu * shape_material_mu)`` (so a frictionless shape or particle set gives no
+  friction), the contact offset the particle radius plus the shape margin. These are the rules of
+  Newton's SolverVBD, measured with different particle and shape values (rest depth ``m g / ke``
+  for ``ke``, a drop for ``kd``, incline deceleration for ``mu``; see test_particle_contacts.py).
 
 ``contact_force_hessian`` is the penalty energy ``ke/2 d²`` of the penetration depth
 ``d = r + margin - n·(x - p)`` (positive inside), an absolute normal damper ``kd`` on the relative
@@ -108,7 +110,7 @@ def _prepare_contacts(
     contact_material_out[c] = wp.vec4(
         0.5 * (soft_ke + shape_ke[shape]),
         0.5 * (soft_kd + shape_kd[shape]),
-        0.5 * (soft_mu + shape_mu[shape]),
+        wp.sqrt(wp.max(soft_mu * shape_mu[shape], 0.0)),
         particle_radius[p] + shape_margin[shape],
     )
 
