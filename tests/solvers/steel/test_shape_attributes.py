@@ -1,7 +1,7 @@
 """The steel: shape attributes of seed 004 (condim, min_torsional_patch_radius, adhesion): registration,
-import names and validation. condim 4 is built (test_condim.py); the rows that condim 6, a torsional
-patch radius and adhesion switch on are not, so enabling one must raise NotImplementedError instead of
-running without it."""
+import names and validation. condim 4 and 6 (test_condim.py, test_rolling.py) and adhesion
+(test_adhesion.py) are built; the PhysX patch torsion a positive torsional patch radius switches on is
+not, so enabling it must raise NotImplementedError instead of running without it."""
 
 import numpy as np
 import pytest
@@ -63,8 +63,7 @@ def test_negative_coefficient_enabled_by_condim_raises_value_error():
     SolverSteel(model)
 
 
-@pytest.mark.parametrize("name, value", [("condim", 6), ("adhesion", 2.0),
-                                         ("min_torsional_patch_radius", 0.05)])
+@pytest.mark.parametrize("name, value", [("min_torsional_patch_radius", 0.05)])
 def test_enabled_rows_not_built_raise_not_implemented(name, value):
     with pytest.raises(NotImplementedError, match=name):
         SolverSteel(_box(**{name: value}))
@@ -82,3 +81,23 @@ def test_solver_built_without_torsion_ignores_a_later_condim_4():
     model.steel.condim.fill_(4)
     solver.notify_model_changed(newton.ModelFlags.SHAPE_PROPERTIES)
     assert not solver.shape_attributes.torsion_enabled
+
+
+@pytest.mark.parametrize("condim, rows", [(3, 3), (4, 4), (6, 6)])
+def test_free_body_rows_per_contact_follow_the_construction_condim(condim, rows):
+    """3 rows per free-body contact, 4 with a condim-4 shape (spin), 6 with a condim-6 shape (spin, rolling pair)."""
+    model = _box(condim=condim)
+    solver = SolverSteel(model)
+    assert solver.shape_attributes.free_rows_per_contact == rows
+    contacts_per_world = newton.CollisionPipeline(model).contacts().rigid_contact_max
+    assert solver.free_body_constraint_max == rows * contacts_per_world
+
+
+def test_solver_built_without_adhesion_ignores_a_later_value():
+    """Adhesion written after a construction without any is valid and ignored (rebuild to gain it)."""
+    model = _box()
+    solver = SolverSteel(model)
+    model.steel.adhesion.fill_(2.0)
+    solver.notify_model_changed(newton.ModelFlags.SHAPE_PROPERTIES)
+    assert not solver.shape_attributes.adhesion_enabled
+    assert solver.shape_attributes.adhesion is not model.steel.adhesion

@@ -22,9 +22,10 @@ min_torsional_patch_radius [m]           shape  0        physxCollision:minTorsi
 adhesion [N]                             shape  0        newton:steel:adhesion (geom adhesion)  pull per contact point
 =======================================  =====  =======  =====================================  ==============================
 
-condim 4 adds a spin row to free-body contacts (``rows/contacts.py``). Every value is validated; the
-rows that condim 6, a positive torsional radius and adhesion switch on (rolling pair, PhysX patch
-torsion, adhesion pull) are not built yet, so such a value raises ``NotImplementedError``.
+condim 4 adds a spin row to free-body contacts and condim 6 also a rolling pair
+(``rows/angular.py``); adhesion pulls on the normal rows (``rows/adhesion.py``). Every value is
+validated; a positive torsional radius switches on PhysX patch torsion, which is not built yet, so
+such a value raises ``NotImplementedError``.
 
 Damping applies to free bodies and floating bases (the child of a world-rooted FREE joint);
 joints with a parent body are not damped. Without registration every body takes the defaults, so
@@ -165,13 +166,19 @@ class ShapeContactAttributes:
     or non-finite ``shape_material_mu_torsional`` [m] (condim >= 4) or ``shape_material_mu_rolling``
     [m] (condim 6) on a shape whose condim enables it.
 
-    condim 4 gives free-body contacts a spin row. ``torsion_enabled`` is fixed at construction (any
-    condim above 3): a solver built without it reserves no spin rows and ignores later condim edits
-    (rebuild it to gain them), as the seed states. ``condim`` is the array the contact kernel reads;
-    a valid edit followed by ``notify_model_changed(SHAPE_PROPERTIES)`` takes effect on a solver
-    built with the rows. The rows that condim 6, a positive ``min_torsional_patch_radius`` and a
-    positive adhesion switch on are not built yet: such a shape raises ``NotImplementedError``
-    rather than being silently simulated without them.
+    condim 4 gives free-body contacts a spin row, condim 6 also a rolling pair. ``torsion_enabled``
+    is fixed at construction (any condim above 3): a solver built without it reserves no angular
+    rows and ignores later condim edits (rebuild it to gain them), as the seed states;
+    ``free_rows_per_contact`` sizes the free-body rows from the condims seen at construction (3, 4
+    with a condim 4, 6 with a condim 6), so a later edit to 6 may overflow and is reported.
+    ``condim`` is the array the contact kernel reads; a valid edit followed by
+    ``notify_model_changed(SHAPE_PROPERTIES)`` takes effect on a solver built with the rows.
+
+    ``adhesion_enabled`` is also fixed at construction (any positive value); the contact kernel
+    then reads the model's own ``steel:adhesion`` array every step (:meth:`adhesion`), so writes
+    take effect at once. A positive ``min_torsional_patch_radius`` switches on rows that are not
+    built yet: such a shape raises ``NotImplementedError`` rather than being silently simulated
+    without them.
     """
 
     def __init__(self, model: newton.Model):
@@ -180,7 +187,20 @@ class ShapeContactAttributes:
         self.refresh()
         values = self._read("condim")
         self.torsion_enabled = values is not None and bool((values > 3).any())
+        self.free_rows_per_contact = 3
+        if self.torsion_enabled:
+            self.free_rows_per_contact = 6 if bool((values == 6).any()) else 4
+        positive = self._positive("adhesion")
+        self.adhesion_enabled = positive is not None and bool(positive.any())
+        self._no_adhesion = wp.zeros(1, dtype=float, device=model.device)
         self._bind()
+
+    @property
+    def adhesion(self) -> wp.array:
+        """The model's ``steel:adhesion`` [N] per shape, looked up at each call (a placeholder when absent)."""
+        ns = getattr(self.model, NAMESPACE, None)
+        values = getattr(ns, "adhesion", None) if ns is not None else None
+        return self._no_adhesion if values is None or not self.adhesion_enabled else values
 
     def _bind(self) -> None:
         values = self._read("condim")
@@ -220,14 +240,12 @@ class ShapeContactAttributes:
             if len(bad):
                 self._fail(ValueError, name, int(bad[0]), float(values[bad[0]]), "must be non-negative and finite")
         # Valid, but the rows are not built: refuse instead of simulating without them.
-        for name, enabled in (("condim", None if condim is None else condim > 4),
-                              ("min_torsional_patch_radius", self._positive("min_torsional_patch_radius")),
-                              ("adhesion", self._positive("adhesion"))):
-            if enabled is not None and enabled.any():
-                shape = int(np.nonzero(enabled)[0][0])
-                value = self._read(name)[shape]
-                self._fail(NotImplementedError, name, shape, value.item(),
-                           "enables contact rows SolverSteel does not build yet (rolling, patch torsion, adhesion)")
+        enabled = self._positive("min_torsional_patch_radius")
+        if enabled is not None and enabled.any():
+            shape = int(np.nonzero(enabled)[0][0])
+            value = self._read("min_torsional_patch_radius")[shape]
+            self._fail(NotImplementedError, "min_torsional_patch_radius", shape, value.item(),
+                       "enables contact rows SolverSteel does not build yet (PhysX patch torsion)")
         if hasattr(self, "condim"):
             self._bind()
 

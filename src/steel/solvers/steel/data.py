@@ -13,9 +13,17 @@ response ``Y = H^-1 J^T``.
 
 A contact takes one ``ROW_CONTACT`` row followed, when it has friction, by two ``ROW_FRICTION``
 rows (tangents ``t1``, ``t2``) whose pair is solved together on the disk ``|lambda_t| <= mu lambda_n``,
-then, on a free-body contact whose shape has ``steel:condim`` 4, one ``ROW_SPIN`` row (relative angular
-velocity about the normal) bounded by ``|lambda_s| <= mu_t lambda_n`` (``rows/contacts.py``). A spin row
-carries ``dir = 0``: it adds no force to ``contact_f`` and the friction history.
+then, on a free-body contact whose shape has ``steel:condim`` 4 or 6, one ``ROW_SPIN`` row (relative
+angular velocity about the normal) bounded by ``|lambda_s| <= mu_t lambda_n`` and, at condim 6, two
+``ROW_ROLLING`` rows (relative angular velocity about ``t1``, ``t2``) solved as a pair on the disk
+``|lambda_r| <= mu_r lambda_n`` (``rows/angular.py``). Angular rows carry ``dir = 0``: they add no force
+to ``contact_f`` and the friction history. The rows that follow a unit's first row (a normal or limit
+row) and belong to it are its *tail*: the sweep solves a tail pair (``ROW_FRICTION``, ``ROW_ROLLING``) on
+a disk and a single tail row (``ROW_SPIN``) on an interval, both scaled by the unit row's impulse.
+
+A row may carry a ``preload``, an impulse applied once before the sweep outside the row's bounds
+(adhesion's pull ``-A dt`` on a normal row, ``rows/adhesion.py``); the row's net impulse, which the
+observables report, is ``impulse + preload``.
 
 Every row kernel and ``wp.func`` takes the pool as one ``RowBuffers`` argument named ``rows``
 (``rows.J[...]``, ``rows.impulse[r]``), as the articulation kernels take ``JointModel``: the row
@@ -37,6 +45,7 @@ ROW_CONTACT = wp.constant(0)
 ROW_FRICTION = wp.constant(1)
 ROW_LIMIT = wp.constant(2)
 ROW_SPIN = wp.constant(3)
+ROW_ROLLING = wp.constant(4)
 
 # A positive gap whose linearized end-of-step gap ``phi + dt J qd`` (under the position-solve velocity)
 # is at most this fraction of ``phi`` counts as closed in the velocity sweeps (``velocity_iterations``)
@@ -63,7 +72,7 @@ class RowBuffers:
     constraint_overflow: wp.array[wp.bool]  # a world dropped rows since the last reset; last entry:
     #                                         global articulations  (world + 1,)
     # Rows, written by the row families (rows/):
-    kind: wp.array[wp.int32]  # ROW_CONTACT, ROW_FRICTION, ROW_LIMIT, ROW_SPIN  (row,)
+    kind: wp.array[wp.int32]  # ROW_CONTACT, ROW_FRICTION, ROW_LIMIT, ROW_SPIN, ROW_ROLLING  (row,)
     dof_start: wp.array2d[wp.int32]  # first DOF of each side  (row, 2)
     dof_count: wp.array2d[wp.int32]  # DOF count of each side, 0: no side  (row, 2)
     mass_start: wp.array2d[wp.int32]  # factor block of each side's articulation; -1: prescribed side,
@@ -83,6 +92,7 @@ class RowBuffers:
     key: wp.array[float]  # sweep order, larger first: the pair's mean body height [m]; limits 1e30  (row,)
     # Solution, seeded by the row families (warm start) and solved by the sweep (pgs.py):
     impulse: wp.array[float]  # accumulated impulse lambda [N·s or N·m·s]  (row,)
+    preload: wp.array[float]  # impulse applied before the sweep, outside the bounds [N·s]; 0 on most rows  (row,)
     Y: wp.array[float]  # response H^-1 J^T of each side [qd per N·s], laid out as J  (row * 2 * stride,)
     inv_mass: wp.array[float]  # 1 / (J Y + cfm) [1/kg or 1/(kg·m²)]; -1 until the sweep forms it  (row,)
     # Sweep scratch:
@@ -124,6 +134,7 @@ class SteelRows:
         b.body = wp.full((n, 2), -1, dtype=wp.int32, device=device)
         b.key = wp.zeros(n, dtype=float, device=device)
         b.impulse = wp.zeros(n, dtype=float, device=device)
+        b.preload = wp.zeros(n, dtype=float, device=device)
         b.Y = wp.zeros(n * 2 * stride, dtype=float, device=device)
         b.inv_mass = wp.zeros(n, dtype=float, device=device)
         b.order = wp.zeros(n, dtype=wp.int32, device=device)

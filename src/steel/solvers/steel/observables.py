@@ -1,7 +1,8 @@
 """Observables of a step: ``contact_f`` per contact and ``body_parent_f`` per body.
 
 * ``contact_f[c]`` is the force on shape 0's body [N] in world frame, ``-(sum of the contact's row
-  impulses times their directions) / dt``; the torque part is zero. Contacts without rows (no
+  net impulses (impulse plus preload, adhesion's pull) times their directions) / dt``; the torque
+  part is zero. Contacts without rows (no
   responding body, gated, dropped for capacity) report zero.
 * ``body_parent_f[b]`` is the wrench the parent applies through the inbound joint, about the
   body's COM, world frame, linear first: the core's RNEA backward pass with the step's solved
@@ -49,7 +50,7 @@ def _contact_wrenches(
         r = contact_row[c]
     if r >= 0:
         for k in range(r, r + contact_row_count[c]):
-            f1 += rows.dir[k] * (rows.impulse[k] / dt)
+            f1 += rows.dir[k] * ((rows.impulse[k] + rows.preload[k]) / dt)  # net of adhesion's pull
     if contact_f_out:
         contact_f_out[c] = wp.spatial_vector(-f1, wp.vec3(0.0))
     if r < 0 or not body_contact_f_out:

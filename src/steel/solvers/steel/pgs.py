@@ -7,9 +7,11 @@ recomputed from the current velocities each time, only ``Y`` and the diagonal ``
 The sweep does not know which family a row came from; it distinguishes only
 
 * unilateral rows (contact normals, limits): ``lambda <- max(lambda + w (target - J qd) / (J Y + cfm), 0)``;
-* friction pairs: both tangents are updated from the same velocities (a Jacobi step within the
-  pair) and the pair is projected onto the disk ``|lambda_t| <= mu lambda_n`` of the normal row
-  just before it, which keeps the friction isotropic (maximum dissipation on the disk);
+* tail rows, which follow their unit's row and are bounded by its impulse: pairs (sliding
+  friction, rolling friction) are updated from the same velocities (a Jacobi step within the
+  pair) and projected onto the disk ``|lambda_t| <= mu lambda_n``, which keeps them isotropic
+  (maximum dissipation on the disk); single rows (spin) are clamped to ``|lambda| <= mu lambda_n``;
+* preloads: a row's ``preload`` impulse is applied once with the warm start and never projected;
 * contact groups: the normal rows of all contacts of one body pair (the four corners of a box
   face) take their projected steps ``delta`` from the same velocities (Jacobi within the group),
   scaled by the exact line search ``alpha = min(1, delta . (target - J qd) / delta^T A delta)``
@@ -54,7 +56,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from .data import ROW_FRICTION, ROW_SPIN, RowBuffers
+from .data import ROW_FRICTION, ROW_ROLLING, ROW_SPIN, RowBuffers
 from .rows.common import side_offset, side_response, side_velocity
 
 
@@ -120,9 +122,10 @@ def _same_group(rows: RowBuffers, a: int, b: int):
 
 
 @wp.func(inline=True)
-def _solve_friction(
+def _solve_disk(
     rows: RowBuffers,
     r: int,
+    f: int,
     relaxation: float,
     cfm: float,
     use_tree: int,
@@ -130,8 +133,12 @@ def _solve_friction(
     mass_factor: wp.array[float],
     joint_qd: wp.array[float],
 ):
-    """Friction pair ``r + 1``, ``r + 2`` of the normal row ``r``, on the disk ``|lambda_t| <= mu lambda_n``."""
-    f = r + 1
+    """Tail pair ``f``, ``f + 1`` of the unit row ``r`` on the disk ``|lambda| <= mu lambda_r``.
+
+    Sliding friction (two tangents) and rolling friction (angular velocity about two tangents): both
+    rows are updated from the same velocities (a Jacobi step within the pair) and projected together,
+    which keeps the pair isotropic (maximum dissipation on the disk).
+    """
     bound = rows.mu[f] * rows.impulse[r]
     if bound == 0.0 and rows.impulse[f] == 0.0 and rows.impulse[f + 1] == 0.0:
         return
@@ -155,7 +162,7 @@ def _solve_friction(
 
 
 @wp.func(inline=True)
-def _solve_spin(
+def _solve_interval(
     rows: RowBuffers,
     r: int,
     f: int,
@@ -166,11 +173,7 @@ def _solve_spin(
     mass_factor: wp.array[float],
     joint_qd: wp.array[float],
 ):
-    """Spin row ``f`` of the normal row ``r`` on ``|lambda_s| <= mu_t lambda_n`` (``mu_t`` [m]).
-
-    MuJoCo's torsional friction (condim 4): a torque about the contact normal bounded by a length
-    times the normal load, solved after the sliding pair on the updated normal impulse.
-    """
+    """Single tail row ``f`` of the unit row ``r`` on ``|lambda| <= mu lambda_r`` (the spin row of condim 4)."""
     bound = rows.mu[f] * rows.impulse[r]
     if bound == 0.0 and rows.impulse[f] == 0.0:
         return
@@ -183,35 +186,61 @@ def _solve_spin(
 
 
 @wp.func(inline=True)
+def _is_pair(rows: RowBuffers, r: int):
+    """Row ``r`` starts a tail pair solved on a disk."""
+    return rows.kind[r] == ROW_FRICTION or rows.kind[r] == ROW_ROLLING
+
+
+@wp.func(inline=True)
 def _is_unit(rows: RowBuffers, r: int):
-    """Row ``r`` starts a unit: a normal or limit row (friction and spin rows follow their normal row)."""
-    return rows.kind[r] != ROW_FRICTION and rows.kind[r] != ROW_SPIN
+    """Row ``r`` starts a unit: a normal or limit row (tail rows follow their unit row)."""
+    return not _is_pair(rows, r) and rows.kind[r] != ROW_SPIN
 
 
 @wp.func(inline=True)
-def _spin_row(rows: RowBuffers, r: int, end: int):
-    """The spin row of the contact whose normal row is ``r``, or -1.
+def _reserved_end(rows: RowBuffers, r: int):
+    """One past the last row reserved this step in the world segment and family of row ``r``.
 
-    It follows the friction pair, or the normal row when the contact has no sliding friction. A row
-    past the world's reserved count keeps last step's fields, so the row must also name the same
-    contact and body pair.
+    Rows past it keep last step's fields, so a unit's tail is never searched beyond it.
     """
-    f = r + 1
-    if f < end and rows.kind[f] == ROW_FRICTION:
-        f = r + 3
-    if f < end and rows.kind[f] == ROW_SPIN and rows.contact[f] == rows.contact[r]:
-        if rows.body[f, 0] == rows.body[r, 0] and rows.body[f, 1] == rows.body[r, 1]:
-            return f
-    return -1
+    world = r // rows.world_row_capacity
+    base = world * rows.world_row_capacity
+    if r - base < rows.articulation_capacity:
+        return base + wp.min(rows.world_row_count[world, 0], rows.articulation_capacity)
+    return base + rows.articulation_capacity + wp.min(rows.world_row_count[world, 1], rows.free_body_capacity)
 
 
 @wp.func(inline=True)
-def _unit_last(rows: RowBuffers, r: int, end: int):
-    """Last row of the unit that starts at ``r``: its friction pair and spin row, when present."""
+def _unit_last(rows: RowBuffers, r: int):
+    """Last row of the unit that starts at ``r``: the end of its tail."""
+    end = _reserved_end(rows, r)
     last = r
-    if r + 1 < end and rows.kind[r + 1] == ROW_FRICTION:
-        last = r + 2
-    return wp.max(last, _spin_row(rows, r, end))
+    while last + 1 < end and not _is_unit(rows, last + 1):
+        last += 1
+    return last
+
+
+@wp.func(inline=True)
+def _solve_tail(
+    rows: RowBuffers,
+    r: int,
+    relaxation: float,
+    cfm: float,
+    use_tree: int,
+    dof_parent: wp.array[int],
+    mass_factor: wp.array[float],
+    joint_qd: wp.array[float],
+):
+    """The tail of unit ``r`` in order (friction pair, spin row, rolling pair), on the updated ``lambda_r``."""
+    end = _reserved_end(rows, r)
+    f = r + 1
+    while f < end and not _is_unit(rows, f):
+        if _is_pair(rows, f):
+            _solve_disk(rows, r, f, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+            f += 2
+        else:
+            _solve_interval(rows, r, f, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+            f += 1
 
 
 @wp.func(inline=True)
@@ -274,7 +303,6 @@ def _order_units(rows: RowBuffers, world: int, base: int):
 def _warm_start(
     rows: RowBuffers,
     base: int,
-    end: int,
     unit_count: int,
     cfm: float,
     use_tree: int,
@@ -282,15 +310,16 @@ def _warm_start(
     mass_factor: wp.array[float],
     joint_qd: wp.array[float],
 ):
-    """Apply the impulses the rows start from (cold rows start at zero and are skipped)."""
+    """Apply the impulses the rows start from and their preloads (zero rows are skipped)."""
     for uu in range(unit_count):
         r = rows.order[base + uu]
         k = r
-        last = _unit_last(rows, r, end)
+        last = _unit_last(rows, r)
         while k <= last:
-            if rows.impulse[k] != 0.0:
+            start = rows.impulse[k] + rows.preload[k]
+            if start != 0.0:
                 _ensure_response(rows, k, cfm, use_tree, dof_parent, mass_factor)
-                _apply(rows, k, rows.impulse[k], joint_qd)
+                _apply(rows, k, start, joint_qd)
             k += 1
 
 
@@ -298,7 +327,6 @@ def _warm_start(
 def _iterate(
     rows: RowBuffers,
     base: int,
-    end: int,
     unit_count: int,
     it: int,
     relaxation: float,
@@ -352,14 +380,9 @@ def _iterate(
                     if alpha < 1.0:
                         _apply(rows, r, (alpha - 1.0) * rows.step[r], joint_qd)
                     rows.impulse[r] = rows.impulse[r] + alpha * rows.step[r]
-        # Friction pairs of the group, on the disks of the updated normal rows.
+        # Tails of the group (friction, spin, rolling), bounded by the updated normal rows.
         for g in range(first, last + 1):
-            r = rows.order[base + g]
-            if r + 1 < end and rows.kind[r + 1] == ROW_FRICTION:
-                _solve_friction(rows, r, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
-            spin = _spin_row(rows, r, end)
-            if spin >= 0:
-                _solve_spin(rows, r, spin, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+            _solve_tail(rows, rows.order[base + g], relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
 
 
 @wp.kernel
@@ -378,11 +401,10 @@ def _sweep(
 ):
     world = wp.tid()  # one thread per world
     base = world * rows.world_row_capacity
-    end = base + rows.world_row_capacity
     unit_count = _order_units(rows, world, base)
-    _warm_start(rows, base, end, unit_count, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+    _warm_start(rows, base, unit_count, cfm, use_tree, dof_parent, mass_factor, joint_qd)
     for it in range(iterations):
-        _iterate(rows, base, end, unit_count, it, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+        _iterate(rows, base, unit_count, it, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
 
 
 @wp.kernel
@@ -402,12 +424,11 @@ def _velocity_sweep(
 ):
     world = wp.tid()  # one thread per world
     base = world * rows.world_row_capacity
-    end = base + rows.world_row_capacity
     unit_count = int(0)
     if iterations == 0:
         # No position sweep ran: order and warm-start here.
         unit_count = _order_units(rows, world, base)
-        _warm_start(rows, base, end, unit_count, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+        _warm_start(rows, base, unit_count, cfm, use_tree, dof_parent, mass_factor, joint_qd)
     # Replace every target by its velocity target. A positive gap whose linearized end-of-step gap
     # closes under the position-solve velocity (J qd <= -phi / dt) is arrested (target 0).
     for family in range(2):
@@ -426,7 +447,7 @@ def _velocity_sweep(
                     target = 0.0
             rows.target[r] = target
     for k in range(velocity_iterations):
-        _iterate(rows, base, end, unit_count, iterations + k, relaxation, cfm, use_tree, dof_parent, mass_factor,
+        _iterate(rows, base, unit_count, iterations + k, relaxation, cfm, use_tree, dof_parent, mass_factor,
                  joint_qd)
 
 

@@ -25,6 +25,7 @@ from .observables import write_observables
 from .options import STEP_OPTIONS, SteelOptions, build_options, check_options_on_device, validate_option
 from .pgs import sweep, velocity_sweep
 from .predict import eval_joint_forces, predict_velocity
+from .rows.adhesion import check_adhesion_options
 from .rows.capacity import resolved_rigid_contact_max, row_capacities
 from .rows.contacts import build_contact_rows
 from .rows.history import ContactHistory, forget_worlds, record_contacts
@@ -85,11 +86,13 @@ class SolverSteel(SolverBase, SteelCoupling):
         _check_articulations(model, self.core, self.tables)
         self.attributes = _attributes.RigidBodyAttributes(model)
         self.shape_attributes = _attributes.ShapeContactAttributes(model)
+        if self.shape_attributes.adhesion_enabled:
+            check_adhesion_options(opts)
         _warn_cross_world_global_bodies(model, self.tables)
         free = self.tables.articulation_is_free_body_np
         has_articulated = bool((free == 0).any()) if len(free) else False
         art_cap, free_cap = row_capacities(model, opts, has_articulated, bool(self.tables.body_is_free_np.any()),
-                                           4 if self.shape_attributes.torsion_enabled else 3)
+                                           self.shape_attributes.free_rows_per_contact)
         stride = max(self.core.plan.max_dof_count, 1)
         self.rows = SteelRows(max(int(model.world_count), 1), art_cap, free_cap, stride, model.device)
         # The resolved values are what the instance reports (capacities sized from the model,

@@ -1,4 +1,4 @@
-"""Contact rows: one normal row per rigid contact and two coupled point-friction rows.
+"""Contact rows: one normal row per rigid contact, two coupled point-friction rows and the angular rows.
 
 Owns the translation of a ``newton.Contacts`` buffer into rows. For each contact between shape 0
 and shape 1 (normal ``n`` from 0 to 1):
@@ -23,6 +23,12 @@ and shape 1 (normal ``n`` from 0 to 1):
   solved as a pair on the disk ``|lambda_t| <= mu lambda_n``; ``mu`` is the mean of the shapes'
   ``shape_material_mu`` times ``contact_friction_scale``. Contacts with ``mu = 0``, or with
   ``phi > contact_friction_gap_max``, get no friction rows.
+* Angular rows of ``steel:condim`` 4/6 on free-body contacts (a spin row, then a rolling pair;
+  ``rows/angular.py``) and adhesion's pull as the normal row's preload (``rows/adhesion.py``).
+* Friction anchors (``friction_anchor_beta > 0``): a contact that matches last step's record takes
+  the tangential separation of the record's anchors under the current poses as its slip, asks its
+  friction pair for ``-beta slip / dt``, and re-anchors at its current points carrying that slip
+  (``rows/history.py`` keeps the anchors of sticking contacts and releases sliding ones).
 
 A contact where neither body responds (static, kinematic, or outside every articulation) gets no
 row. Bodies outside every articulation enter with their pose and zero velocity.
@@ -32,8 +38,9 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..data import (FAMILY_ARTICULATED, FAMILY_FREE_BODY, GAP_OPEN_FRACTION, ROW_CONTACT, ROW_FRICTION, ROW_SPIN,
-                    RowBuffers)
+from ..data import FAMILY_ARTICULATED, FAMILY_FREE_BODY, GAP_OPEN_FRACTION, ROW_CONTACT, ROW_FRICTION, RowBuffers
+from .adhesion import adhesion_pull
+from .angular import angular_coefficients, angular_row, angular_row_count
 from .common import reserve_rows, side_offset, write_point_jacobian
 from .history import find_record
 
@@ -126,11 +133,14 @@ def _contact_rows(
     restitution_enabled: int,
     restitution_threshold: float,
     torsion_enabled: int,
+    adhesion_enabled: int,
     # Model:
     shape_body: wp.array[int],
     shape_mu: wp.array[float],
     shape_mu_torsional: wp.array[float],
+    shape_mu_rolling: wp.array[float],
     shape_condim: wp.array[wp.int32],
+    shape_adhesion: wp.array[float],
     shape_restitution: wp.array[float],
     body_com: wp.array[wp.vec3],
     joint_qd_start: wp.array[int],
@@ -245,17 +255,13 @@ def _contact_rows(
     family = FAMILY_FREE_BODY
     if (moves0 and body_is_free[b0] == 0) or (moves1 and body_is_free[b1] == 0):
         family = FAMILY_ARTICULATED
-    # Torsion (steel:condim 4, MuJoCo's convention): the larger coefficient of the shapes that enable
-    # it, on free-body contacts only. It needs no sliding friction: a spin row follows the normal row
-    # directly when mu is zero.
-    mu_spin = float(0.0)
+    # Spin and rolling rows (steel:condim 4/6, rows/angular.py), on free-body contacts only. They need
+    # no sliding friction: they follow the normal row directly when mu is zero.
+    mu_angular = wp.vec2(0.0)
     if torsion_enabled != 0 and family == FAMILY_FREE_BODY and phi <= friction_gap_max:
-        if shape_condim[s0] >= 4:
-            mu_spin = wp.max(mu_spin, shape_mu_torsional[s0])
-        if shape_condim[s1] >= 4:
-            mu_spin = wp.max(mu_spin, shape_mu_torsional[s1])
-    if mu_spin > 0.0:
-        count += 1
+        mu_angular = angular_coefficients(s0, s1, shape_condim, shape_mu_torsional, shape_mu_rolling)
+    first_angular = count
+    count += angular_row_count(mu_angular)
     r = reserve_rows(rows, world, family, count, global_entry)
     if r < 0:
         return
@@ -314,9 +320,8 @@ def _contact_rows(
         kind = ROW_CONTACT
         row_mu = mu
         angular = int(0)
-        if mu_spin > 0.0 and k == count - 1:
-            kind = ROW_SPIN  # relative angular velocity about the normal, last row of the contact
-            row_mu = mu_spin
+        if k >= first_angular:
+            kind, d, row_mu = angular_row(k - first_angular, mu_angular, n, t1, t2)
             angular = 1
         elif k == 1:
             d = t1
@@ -337,6 +342,7 @@ def _contact_rows(
         rows.gap_speed[row] = -1.0e30
         rows.mu[row] = row_mu
         rows.impulse[row] = 0.0
+        rows.preload[row] = 0.0
         rows.contact[row] = c
         rows.dir[row] = d
         if angular != 0:
@@ -347,6 +353,7 @@ def _contact_rows(
     rows.target[r] = target
     rows.velocity_target[r] = velocity_target
     rows.gap_speed[r] = gap_speed
+    rows.preload[r] = -adhesion_pull(s0, s1, adhesion_enabled, shape_adhesion) * dt  # rows/adhesion.py
 
     # Friction history: warm start and anchors (see rows/history.py).
     anchor0 = contact_point0[c] + contact_offset0[c]
@@ -402,10 +409,13 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             int(opts.enable_restitution),
             float(opts.restitution_velocity_threshold),
             int(solver.shape_attributes.torsion_enabled),
+            int(solver.shape_attributes.adhesion_enabled),
             model.shape_body,
             model.shape_material_mu,
             model.shape_material_mu_torsional,
+            model.shape_material_mu_rolling,
             solver.shape_attributes.condim,
+            solver.shape_attributes.adhesion,
             model.shape_material_restitution,
             model.body_com,
             model.joint_qd_start,

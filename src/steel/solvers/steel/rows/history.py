@@ -19,6 +19,13 @@ A record is used at most by the contacts that find it; unmatched contacts start 
 Impacts (contacts closing at ``restitution_velocity_threshold`` or faster at the start of the
 step) are not recorded: their impulse stops a fall once, and re-applying it to a stack that has
 already stopped would launch the top box while the sweep walks the correction up from the ground.
+Each record also keeps two anchors, body-frame points whose tangential separation is the slip the
+contact has accumulated while sticking. The contact-row kernel reads that slip under the current
+poses and re-anchors at the contact's current points carrying it (``rows/contacts.py``): anchors
+fixed to the material points where a contact started would read a rolling contact's travel over
+both surfaces as slip and brake it (a ball rolling at 1 m/s lost 0.23 m/s in 1 s that way). A
+sticking contact keeps its anchors; one that slides at the Coulomb limit or carries no load
+releases them (slip 0).
 ``reset()`` forgets the history of the selected worlds (after a teleport).
 """
 

@@ -100,6 +100,7 @@ def _limit_rows(
             rows.velocity_target[r] = velocity_target
             rows.gap_speed[r] = gap_speed
             rows.impulse[r] = 0.0
+            rows.preload[r] = 0.0
             rows.contact[r] = -1
             rows.key[r] = 1.0e30  # internal rows first, before the contacts
             rows.body[r, 0] = -1  # a limit row is never grouped with others
