@@ -346,6 +346,26 @@ def test_buffer_overflow_is_counted_and_reported():
     assert counts[0] > 0 and counts[1] > 0
 
 
+def test_particles_of_different_worlds_never_pair():
+    """Two worlds holding the same cloth at the same place: every kept pair lies within one world."""
+    b = newton.ModelBuilder()
+    for _ in range(2):
+        b.begin_world()
+        b.add_cloth_grid(pos=wp.vec3(0, 0, 0), rot=wp.quat_identity(), vel=wp.vec3(0, 0, 0), dim_x=3, dim_y=3,
+                         cell_x=0.1, cell_y=0.1, mass=0.1, tri_ke=1e3, tri_ka=1e3, tri_kd=0.0)
+        b.end_world()
+    b.color()
+    model = b.finalize(device="cpu")
+    q = model.particle_q.numpy() * 0.01
+    _, vt, ee = _detect(model, q, particle_self_contact_margin=1.0, particle_vertex_contact_buffer_size=64,
+                        particle_edge_contact_buffer_size=128)
+    world = model.particle_world.numpy()
+    tris, edges = model.tri_indices.numpy(), model.edge_indices.numpy()[:, 2:]
+    assert len(vt) > 0 and len(ee) > 0
+    assert all(world[v] == world[tris[t][0]] for v, t in vt)
+    assert all(world[edges[e][0]] == world[edges[f][0]] for e, f in ee)
+
+
 @pytest.mark.parametrize("interval, expected", [(-1, 1), (0, 2), (1, 11), (3, 5)])
 def test_detection_cadence(interval, expected, monkeypatch):
     """Detections per step with 10 iterations: <0 once before initialization; 0 before and right after it;
@@ -425,11 +445,42 @@ def _orient(a, b, c, d):
     return np.einsum("...i,...i->...", np.cross(b - a, c - a), d - a)
 
 
+def _grid_pairs(lo_a, hi_a, lo_b, hi_b):
+    """Index pairs (i, j) of boxes of set a and set b that share a grid cell (a superset of overlapping boxes).
+
+    Cells are as large as the largest box, so a box touches at most 2 cells per axis; two boxes that
+    share a point both touch the cell containing it."""
+    h = max(float((hi_a - lo_a).max()), float((hi_b - lo_b).max()), 1e-9) * 1.0001
+    origin = np.minimum(lo_a.min(axis=0), lo_b.min(axis=0))
+
+    def cells(lo, hi):
+        i0 = np.floor((lo - origin) / h).astype(np.int64)
+        i1 = np.floor((hi - origin) / h).astype(np.int64)
+        idx, keys = [], []
+        for off in np.ndindex(2, 2, 2):
+            c = i0 + np.array(off)
+            ok = (c <= i1).all(axis=1)
+            idx.append(np.flatnonzero(ok))
+            keys.append((c[ok, 0] * 1_000_003 + c[ok, 1]) * 1_000_003 + c[ok, 2])
+        return np.concatenate(idx), np.concatenate(keys)
+
+    ia, ka = cells(lo_a, hi_a)
+    ib, kb = cells(lo_b, hi_b)
+    order = np.argsort(kb, kind="stable")
+    ib, kb = ib[order], kb[order]
+    first, last = np.searchsorted(kb, ka, "left"), np.searchsorted(kb, ka, "right")
+    count = last - first
+    rep_a = np.repeat(ia, count)
+    pos = np.repeat(first - np.cumsum(count) + count, count) + np.arange(int(count.sum()))
+    pairs = np.unique(np.stack([rep_a, ib[pos]], axis=1), axis=0)
+    return pairs[:, 0], pairs[:, 1]
+
+
 def count_edge_triangle_crossings(q, tris, edges):
-    """Mesh edges passing through a triangle they do not touch (float64 orientation tests)."""
+    """Mesh edges passing through a triangle they do not touch (float64 orientation tests on grid-culled pairs)."""
     q = q.astype(np.float64)
-    e_idx = np.repeat(np.arange(len(edges)), len(tris))
-    t_idx = np.tile(np.arange(len(tris)), len(edges))
+    e_pts, t_pts = q[edges], q[tris]
+    e_idx, t_idx = _grid_pairs(e_pts.min(axis=1), e_pts.max(axis=1), t_pts.min(axis=1), t_pts.max(axis=1))
     e, t = edges[e_idx], tris[t_idx]
     apart = (e[:, :1] != t).all(axis=1) & (e[:, 1:] != t).all(axis=1)
     e, t = e[apart], t[apart]
