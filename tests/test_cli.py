@@ -1,45 +1,73 @@
-"""The `steel` command line: run and demo write their results; bad input is a clear error."""
+"""The `steel` command line: runs write their results; bad input is a one-line error that writes nothing;
+a run that blows up stops with exit status 1 and says what happened and when.
+
+Each test named after a failure a new user hit pins that failure (the commands are shortened)."""
 
 import json
 
 import newton.examples
+import numpy as np
+import pytest
 
-from steel.cli import main
+from steel import runner, scenes
+from steel.cli import EXIT_BAD_INPUT, EXIT_DIVERGED, build_parser, main
+from steel.run_record import default_out_dir
+
+
+def _summary(folder):
+    # parse_constant raises on NaN/Infinity: a summary must be valid JSON even after a blow-up
+    return json.loads((folder / "summary.json").read_text(), parse_constant=lambda c: pytest.fail(f"{c} in JSON"))
 
 
 def test_run_writes_summary_final_state_and_plot(tmp_path):
     """`steel run chain` for a few steps writes summary.json, final_state.npz and trajectory.png."""
     assert main(["run", "chain", "--seconds", "0.05", "--worlds", "2", "--out", str(tmp_path)]) == 0
-    summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["finite"] and summary["world_count"] == 2 and summary["steps"] == 12
+    summary = _summary(tmp_path)
+    assert summary["outcome"] == "completed" and summary["finite"] and summary["world_count"] == 2
+    assert summary["dt"] == scenes.DT and summary["steps"] == 30  # --dt defaults to the scene's
     assert (tmp_path / "final_state.npz").exists() and (tmp_path / "trajectory.png").exists()
 
 
+def test_summary_records_command_input_solver_options_duration_and_versions(tmp_path):
+    """The summary says how to reproduce the run: command line, input, solver and options, versions."""
+    args = ["run", "chain", "--seconds", "0.02", "--option", "iterations=20", "--option", "solve_mode=serial",
+            "--out", str(tmp_path)]
+    assert main(args) == 0
+    summary = _summary(tmp_path)
+    assert summary["command"] == "steel " + " ".join(args) and summary["input"] == "chain"
+    assert summary["solver"] == "steel"
+    assert summary["solver_options"] == {"enable_joint_limits": True, "iterations": 20, "solve_mode": "serial"}
+    assert summary["duration_seconds"] > 0.0 and summary["simulated_seconds"] == pytest.approx(0.02, abs=1e-3)
+    assert summary["versions"]["steel"] and summary["versions"]["newton"] == "1.8.0"
+
+
 def test_run_accepts_a_robot_file(tmp_path):
-    """An MJCF path is loaded, lifted and dropped on the shared ground plane."""
+    """An MJCF path is loaded at its init_qpos and dropped on the shared ground plane."""
     path = newton.examples.get_asset("nv_ant.xml")
-    assert main(["run", path, "--solver", "featherstone", "--seconds", "0.05", "--out", str(tmp_path)]) == 0
-    assert json.loads((tmp_path / "summary.json").read_text())["finite"]
+    assert main(["run", path, "--solver", "featherstone", "--seconds", "0.02", "--out", str(tmp_path)]) == 0
+    summary = _summary(tmp_path)
+    assert summary["finite"] and summary["input"].endswith("nv_ant.xml")
 
 
 def test_unknown_scene_is_a_clear_error(tmp_path, capsys):
     """A scene that is neither shipped nor a file exits with status 2 and says why."""
-    assert main(["run", "no_such_scene", "--out", str(tmp_path)]) == 2
+    assert main(["run", "no_such_scene", "--out", str(tmp_path / "out")]) == EXIT_BAD_INPUT
     assert "neither a shipped scene" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
 
 
 def test_demo_writes_the_tower_results(tmp_path):
     """`steel demo` (shortened) runs the towers with SolverSteel and writes its results."""
-    assert main(["demo", "--seconds", "0.1", "--out", str(tmp_path)]) == 0
-    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert main(["demo", "--seconds", "0.05", "--out", str(tmp_path)]) == 0
+    summary = _summary(tmp_path)
     assert summary["scene"] == "tower" and summary["solver"] == "steel" and summary["finite"]
 
 
 def test_run_particle_scene_with_vbd(tmp_path):
     """`steel run cloth_hang --solver vbd` writes the particle summary, final state and energy plot."""
     assert main(["run", "cloth_hang", "--solver", "vbd", "--size", "4", "--seconds", "0.05", "--out", str(tmp_path)]) == 0
-    summary = json.loads((tmp_path / "summary.json").read_text())
-    assert summary["finite"] and summary["particles"] == 25 and summary["steps"] == 30
+    summary = _summary(tmp_path)
+    assert summary["outcome"] == "completed" and summary["particles"] == 25 and summary["steps"] == 30
     assert summary["max_self_intersecting_pairs"] == 0 and summary["lowest_particle_m"] < 2.0
     assert (tmp_path / "final_state.npz").exists() and (tmp_path / "energy_contacts.png").exists()
 
@@ -47,6 +75,157 @@ def test_run_particle_scene_with_vbd(tmp_path):
 def test_soft_cube_lands_on_the_ground(tmp_path):
     """`steel run soft_cube` (vbd by default for a particle scene) drops the cube onto the ground plane."""
     assert main(["run", "soft_cube", "--size", "2", "--seconds", "0.5", "--out", str(tmp_path)]) == 0
-    summary = json.loads((tmp_path / "summary.json").read_text())
+    summary = _summary(tmp_path)
     assert summary["solver"] == "vbd" and summary["finite"]
     assert -0.01 < summary["lowest_particle_m"] < 0.02  # resting on the plane, within the contact radius
+
+
+# ---------------------------------------------------------------------------------------------------
+# Explosions reported as success
+# ---------------------------------------------------------------------------------------------------
+
+
+def test_a_run_faster_than_the_stated_bound_stops_with_exit_1(tmp_path, capsys):
+    """The guard stops a run whose bodies exceed --max-speed: exit 1, summary says what and when."""
+    code = main(["run", "chain", "--seconds", "1", "--max-speed", "0.5", "--out", str(tmp_path)])
+    assert code == EXIT_DIVERGED
+    assert "diverged at t =" in capsys.readouterr().out
+    summary = _summary(tmp_path)
+    assert summary["outcome"] == "diverged" and summary["divergence"]["reason"] == "too fast"
+    assert 0.0 < summary["divergence"]["time_s"] < 1.0 and summary["steps_taken"] < summary["steps"]
+    assert summary["guard"]["max_speed_m_per_s"] == 0.5
+
+
+def test_a_run_that_goes_nan_stops_and_writes_no_nan(tmp_path, monkeypatch):
+    """A solver that produces NaN: the run stops at that frame, exit 1, and summary.json stays valid JSON."""
+    make = runner.make_solver
+
+    class PoisonAfter:
+        def __init__(self, sim, step):
+            self.sim, self.step_count, self.poison_at = sim, 0, step
+
+        def step(self, s0, s1, control, contacts, dt):
+            self.sim.step(s0, s1, control, contacts, dt)
+            self.step_count += 1
+            if self.step_count == self.poison_at:
+                q = s1.joint_q.numpy()
+                q[0] = np.nan
+                s1.joint_q.assign(q)
+
+    monkeypatch.setattr(runner, "make_solver", lambda name, model, options=None: PoisonAfter(make(name, model, options), 15))
+    assert main(["run", "chain", "--seconds", "0.1", "--out", str(tmp_path)]) == EXIT_DIVERGED
+    summary = _summary(tmp_path)
+    assert summary["outcome"] == "diverged" and summary["finite"] is False
+    assert summary["divergence"]["reason"] == "not finite" and summary["divergence"]["array"] == "joint_q"
+    assert summary["divergence"]["step"] == 20  # the first frame boundary (10 steps per frame) after step 15
+
+
+def test_a_particle_run_that_leaves_the_box_stops(tmp_path):
+    """The guard also watches particle runs: a cloth falling out of a 0.1 m margin box stops, exit 1."""
+    args = ["run", "cloth_hang", "--size", "2", "--seconds", "0.5", "--bounds-margin", "0.1", "--out", str(tmp_path)]
+    assert main(args) == EXIT_DIVERGED
+    assert _summary(tmp_path)["divergence"]["reason"] == "left the bounding box"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Bad input: one line naming the file, exit 2, nothing written
+# ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("broken.xml", "<mujoco><worldbody><body>", "broken.xml:1:25: malformed"),
+        ("empty.xml", "", "empty.xml: the file is empty"),
+        ("nobody.xml", "<mujoco><worldbody/></mujoco>", "nobody.xml: the MJCF file defines no bodies"),
+        ("nolinks.urdf", '<robot name="r"></robot>', "nolinks.urdf: the URDF file defines no links"),
+        ("broken.urdf", '<robot name="r"><link name="a">', "broken.urdf:1:"),
+    ],
+)
+def test_an_unreadable_robot_file_is_one_line_naming_it(tmp_path, capsys, name, text, message):
+    """Malformed, empty or body-less robot files: a one-line error with the file (and line), exit 2, no folder."""
+    path = tmp_path / name
+    path.write_text(text)
+    assert main(["run", str(path), "--out", str(tmp_path / "out")]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err.strip()
+    assert message in err and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--seconds", "0.0001"], "shorter than one time step"),
+        (["--seconds", "-1"], "must be a positive finite number"),
+        (["--worlds", "0"], "must be a positive integer"),
+        (["--option", "no_such_option=1"], "unexpected keyword argument 'no_such_option'"),
+        (["--option", "iterations=-1"], "iterations must be >= 0"),
+        (["--option", "enable_sleeping=True"], "not implemented yet"),
+        (["--option", "iterations"], "expected NAME=VALUE"),
+        (["--keyframe", "home"], "apply to robot files"),
+    ],
+)
+def test_bad_run_arguments_exit_2_and_write_nothing(tmp_path, capsys, args, message):
+    """Bad arguments and solver options (checked by the solver itself) are clear errors before any step."""
+    out = tmp_path / "out"
+    assert main(["run", "chain", *args, "--out", str(out)]) == EXIT_BAD_INPUT
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_version_and_defaults_in_help(capsys):
+    """`steel --version` prints the version; every `steel run` option's help states its default."""
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.startswith("steel 0.1")
+    run = next(a for a in build_parser()._subparsers._group_actions[0].choices.values() if a.prog.endswith("run"))
+    for action in run._actions:
+        if action.option_strings and action.dest not in ("help", "fixed_base"):
+            assert "default" in action.help, action.dest
+
+
+# ---------------------------------------------------------------------------------------------------
+# Results overwriting each other; robot-file setup
+# ---------------------------------------------------------------------------------------------------
+
+
+def test_output_folders_are_unique_per_input_and_solver():
+    """`cartpole`, `cartpole.urdf` and `cartpole.usda` (and each solver) get folders of their own."""
+    urdf, usda = newton.examples.get_asset("cartpole.urdf"), newton.examples.get_asset("cartpole.usda")
+    folders = {default_out_dir(s, scenes.SCENES, solver) for s in ("cartpole", urdf, usda) for solver in
+               ("steel", "featherstone")}
+    assert len(folders) == 6
+    assert default_out_dir("cartpole", scenes.SCENES, "steel").as_posix() == "results/run/cartpole/steel"
+    assert default_out_dir("a/robot.xml", (), "steel") != default_out_dir("b/robot.xml", (), "steel")
+
+
+def test_an_mjcf_file_starts_at_its_init_qpos_like_the_shipped_scene():
+    """`steel run nv_ant.xml` starts where `steel run ant` does (the file's init_qpos, MuJoCo order converted)."""
+    model = runner.build_model(newton.examples.get_asset("nv_ant.xml"), 1)
+    assert np.allclose(model.joint_q.numpy(), scenes.build_ant(1, None).model.joint_q.numpy())
+    as_written = runner.build_model(newton.examples.get_asset("nv_ant.xml"), 1, keyframe="none")
+    assert not np.allclose(as_written.joint_q.numpy(), model.joint_q.numpy())
+
+
+def test_keyframes_by_name_and_index_and_start_height(tmp_path):
+    """--keyframe picks a <key> by name or index (quaternion reordered); --start-height lifts the robot."""
+    path = tmp_path / "ball.xml"
+    path.write_text(
+        '<mujoco><worldbody><body name="b" pos="0 0 1"><freejoint/><geom type="sphere" size="0.1"/></body>'
+        '</worldbody><keyframe><key name="low" qpos="0 0 0.5 1 0 0 0"/>'
+        '<key name="tilted" qpos="1 2 3 0 1 0 0"/></keyframe></mujoco>')
+    q = runner.build_model(str(path), 1, keyframe="low").joint_q.numpy()
+    assert np.allclose(q, [0, 0, 0.5, 0, 0, 0, 1])
+    q = runner.build_model(str(path), 1, keyframe="1", start_height=2.0).joint_q.numpy()
+    assert np.allclose(q, [1, 2, 5, 1, 0, 0, 0])
+    assert runner.build_model(str(path), 1).joint_q.numpy()[2] == pytest.approx(1.0)  # no init_qpos: as written
+    with pytest.raises(ValueError, match="no keyframe 'high'; the file has"):
+        runner.build_model(str(path), 1, keyframe="high")
+
+
+def test_fixed_base_welds_a_urdf_root_and_a_urdf_floats_otherwise():
+    """A URDF floats by default (the format cannot say); --fixed-base welds its root to the world."""
+    path = newton.examples.get_asset("cartpole.urdf")
+    floating = runner.build_model(path, 1)
+    fixed = runner.build_model(path, 1, fixed_base=True)
+    assert int(floating.joint_type.numpy()[0]) == int(newton.JointType.FREE)
+    assert int(fixed.joint_type.numpy()[0]) != int(newton.JointType.FREE)

@@ -2,67 +2,159 @@
 
 * ``steel demo``: the package's main job on its default scene: the four box towers with
   SolverSteel for 10 s on the CPU, writing ``results/demo/`` (see :mod:`steel.runner`).
-* ``steel run SCENE --solver steel|featherstone --worlds N --seconds S --viewer null|usd|gl``:
-  any shipped scene (tower, humanoid, ant, chain, cartpole) or an MJCF/URDF/USD path.
+* ``steel run SCENE``: any shipped scene (tower, humanoid, ant, chain, cartpole) or an
+  MJCF/URDF/USD path with SolverSteel or SolverFeatherstone; ``--option NAME=VALUE`` passes solver
+  options (validated by the solver), ``--fixed-base``, ``--start-height`` and ``--keyframe`` set up
+  a robot file (see :mod:`steel.robot_files`).
 * ``steel run cloth --solver vbd``: a particle scene (cloth over a sphere with self-contact,
   cloth_hang, soft_cube) with SolverVBD (see :mod:`steel.particle_runner`); ``--size`` sets its
   resolution.
+* ``steel --version``.
+
+Exit status: 0 the run completed; 1 it diverged (the guard stopped it, see :mod:`steel.guard`);
+2 bad input (arguments, robot file, solver options), nothing written.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import sys
+
+EXIT_OK, EXIT_DIVERGED, EXIT_BAD_INPUT = 0, 1, 2
 
 
 def _positive_int(text: str) -> int:
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
     return value
 
 
 def _positive_float(text: str) -> float:
-    value = float(text)
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text!r}") from None
     if not value > 0.0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text}")
     return value
 
 
-def main(argv=None) -> int:
+def _finite_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def parse_option(text: str) -> tuple[str, object]:
+    """``NAME=VALUE`` with VALUE a Python literal (``12``, ``0.5``, ``True``, ``None``) or a bare word."""
+    name, sep, raw = text.partition("=")
+    if not sep or not name.strip().isidentifier():
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, got {text!r}")
+    try:
+        value = ast.literal_eval(raw.strip())
+    except (ValueError, SyntaxError):
+        value = raw.strip()  # enumerations: solve_mode=serial
+    return name.strip(), value
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("steel")
+    except metadata.PackageNotFoundError:
+        from . import __version__
+
+        return __version__
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``steel`` argument parser; every option's help states its default."""
+    from .guard import DEFAULT_MARGIN, DEFAULT_MAX_SPEED
     from .particle_scenes import PARTICLE_SCENES
     from .runner import SOLVERS, VIEWERS
+    from .scenes import DT, SCENES
 
-    parser = argparse.ArgumentParser(prog="steel", description="Steel physics solvers for Newton.")
+    parser = argparse.ArgumentParser(
+        prog="steel", description="Steel physics solvers for Newton.",
+        epilog="exit status: 0 completed, 1 diverged (stopped by the divergence guard), 2 bad input")
+    parser.add_argument("--version", action="version", version=f"steel {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="the four towers with SolverSteel; writes results/demo/")
     demo.add_argument("--seconds", type=_positive_float, default=10.0, help="simulated time [s] (default 10)")
     demo.add_argument("--out", default="results/demo", help="output folder (default results/demo)")
     demo.add_argument("--device", default=None, help="warp device: cpu or cuda:0 (default: warp's default)")
-    run = sub.add_parser("run", help="step a scene with one of the solvers")
-    run.add_argument("scene", help="tower, humanoid, ant, chain, cartpole, or an .xml/.urdf/.usd path; "
+    run = sub.add_parser(
+        "run", help="step a scene with one of the solvers",
+        description="Step a shipped scene or a robot file; every frame a divergence guard checks the state.",
+        epilog="exit status: 0 completed, 1 diverged (stopped by the divergence guard), 2 bad input")
+    run.add_argument("scene", help=f"{', '.join(SCENES)}, or an .xml/.urdf/.usd path; "
                      f"with --solver vbd: {', '.join(PARTICLE_SCENES)}")
     run.add_argument("--solver", choices=(*SOLVERS, "vbd"), default=None,
-                     help="steel (default), featherstone, or vbd (default for particle scenes)")
-    run.add_argument("--worlds", type=_positive_int, default=1)
-    run.add_argument("--seconds", type=_positive_float, default=None, help="simulated time [s] (default 5; 3 for vbd)")
-    run.add_argument("--dt", type=_positive_float, default=1.0 / 240.0, help="time step [s]")
-    run.add_argument("--viewer", choices=VIEWERS, default="null")
-    run.add_argument("--out", default=None, help="output folder (default results/run/SCENE)")
-    run.add_argument("--device", default=None)
+                     help="default: steel, or vbd for particle scenes")
+    run.add_argument("--worlds", type=_positive_int, default=1, help="replicated worlds (default 1)")
+    run.add_argument("--seconds", type=_positive_float, default=None,
+                     help="simulated time [s] (default 5; 3 for vbd)")
+    run.add_argument("--dt", type=_positive_float, default=None,
+                     help=f"time step [s] (default: the scene's, {DT:.6g} s = 1/{round(1 / DT)} for rigid scenes "
+                     "and robot files, 1/600 s for particle scenes)")
+    run.add_argument("--option", action="append", type=parse_option, default=[], metavar="NAME=VALUE",
+                     help="solver option, repeatable, checked by the solver (e.g. iterations=20, "
+                     "enable_joint_limits=False); default: the solver's reference defaults, except "
+                     "SolverSteel's enable_joint_limits=True")
+    run.add_argument("--fixed-base", action="store_true",
+                     help="robot files: weld the root to the world (default: floating base)")
+    run.add_argument("--start-height", type=_finite_float, default=0.0, metavar="DZ",
+                     help="robot files: lift the robot DZ [m] above the pose the file gives it (default 0)")
+    run.add_argument("--keyframe", default="auto", metavar="NAME|INDEX",
+                     help="MJCF files: start at this <keyframe><key> or 'init_qpos'; 'none' keeps the file's "
+                     "body poses (default auto: init_qpos when the file declares one)")
+    run.add_argument("--max-speed", type=_positive_float, default=DEFAULT_MAX_SPEED,
+                     help=f"divergence guard: largest body or particle speed [m/s] (default {DEFAULT_MAX_SPEED:g})")
+    run.add_argument("--bounds-margin", type=_positive_float, default=DEFAULT_MARGIN,
+                     help="divergence guard: how far [m] beyond the start's bounding box anything may go "
+                     f"(default {DEFAULT_MARGIN:g})")
+    run.add_argument("--viewer", choices=VIEWERS, default="null",
+                     help="null (default), usd (writes motion.usd; needs steel[usd]), gl (a window; steel[viewer])")
+    run.add_argument("--out", default=None,
+                     help="output folder (default results/run/INPUT/SOLVER, INPUT the scene or file name "
+                     "plus a hash of its path)")
+    run.add_argument("--device", default=None, help="warp device: cpu or cuda:0 (default: warp's default)")
     run.add_argument("--size", type=_positive_int, default=None,
                      help="particle scenes: quads per cloth side (default 32) or cells per cube side (default 4)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None) -> int:
+    from .particle_scenes import PARTICLE_SCENES
+
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version: 0; bad arguments: 2
+        return int(exc.code or 0)
+    command = ["steel", *(sys.argv[1:] if argv is None else argv)]
 
     import warp as wp
 
-    wp.config.log_level = wp.LOG_WARNING  # no per-module load lines
+    wp.config.log_level = wp.LOG_WARNING  # no per-module load lines (a cold cache turns them on as progress)
+    from .robot_files import RobotFileError
     from .runner import run_scene
 
     try:
         if args.command == "demo":
             viewer = "usd" if _has_usd() else "null"
-            summary = run_scene("tower", "steel", 1, args.seconds, viewer=viewer, out_dir=args.out, device=args.device)
+            summary = run_scene("tower", "steel", 1, args.seconds, viewer=viewer, out_dir=args.out,
+                                device=args.device, command=command)
             if viewer == "null":
                 print("  (usd-core not installed: no USD file of the motion)")
         elif args.solver == "vbd" or (args.solver is None and args.scene in PARTICLE_SCENES):
@@ -70,14 +162,23 @@ def main(argv=None) -> int:
 
             if args.worlds != 1:
                 raise ValueError("--worlds: particle scenes run one world")
-            summary = run_particle_scene(args.scene, args.seconds or 3.0, args.viewer, args.out, args.device, args.size)
+            if args.fixed_base or args.start_height != 0.0 or args.keyframe != "auto":
+                raise ValueError("--fixed-base, --start-height and --keyframe apply to robot files")
+            summary = run_particle_scene(args.scene, args.seconds or 3.0, args.viewer, args.out, args.device,
+                                         args.size, options=dict(args.option), dt=args.dt,
+                                         margin=args.bounds_margin, max_speed=args.max_speed, command=command)
         else:
+            if args.size is not None:
+                raise ValueError("--size applies to particle scenes (--solver vbd)")
             summary = run_scene(args.scene, args.solver or "steel", args.worlds, args.seconds or 5.0, args.dt,
-                                args.viewer, args.out, args.device)
-    except (ValueError, RuntimeError) as exc:
-        print(f"steel: error: {exc}", file=sys.stderr)
-        return 2
-    return 0 if summary["finite"] else 1
+                                args.viewer, args.out, args.device, options=dict(args.option),
+                                fixed_base=args.fixed_base, start_height=args.start_height, keyframe=args.keyframe,
+                                margin=args.bounds_margin, max_speed=args.max_speed, command=command)
+    except (ValueError, RuntimeError, RobotFileError, KeyError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"steel: error: {message}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    return EXIT_OK if summary["outcome"] == "completed" else EXIT_DIVERGED
 
 
 def _has_usd() -> bool:

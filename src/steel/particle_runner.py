@@ -2,8 +2,10 @@
 
 Results under ``out_dir``:
 
-* ``summary.json``: scene, size, steps, wall time, steps/s, NaN check, the lowest particle [m], the
-  energy at start and end [J], the largest count of self-intersecting pairs seen;
+* ``summary.json``: outcome (``completed`` or ``diverged``, with what and when: the
+  :mod:`steel.guard` checks every frame), scene, solver options, size, steps, command line,
+  versions, wall time, steps/s, NaN check, the lowest particle [m], the energy at start and end [J],
+  the largest count of self-intersecting pairs seen;
 * ``final_state.npz``: ``particle_q``, ``particle_qd`` of the last step;
 * ``energy_contacts.png``: kinetic + gravitational energy [J] and the count of self-intersecting
   edge–triangle pairs per frame (needs matplotlib);
@@ -15,7 +17,6 @@ solver's own contact detection, so it checks the solver rather than repeating it
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -23,6 +24,7 @@ import numpy as np
 
 import newton
 
+from .guard import DEFAULT_MARGIN, DEFAULT_MAX_SPEED, Diverged, DivergenceGuard
 from .intersections import edge_triangle_intersections, mesh_edges
 from .particle_scenes import FRAME_DT, PARTICLE_SCENES, ParticleScene, build_particle_scene
 
@@ -47,24 +49,47 @@ def run_particle_scene(
     device=None,
     size: int | None = None,
     log=print,
+    *,
+    options: dict | None = None,
+    dt: float | None = None,
+    margin: float = DEFAULT_MARGIN,
+    max_speed: float = DEFAULT_MAX_SPEED,
+    command: list[str] | None = None,
 ) -> dict:
-    """Simulate particle scene ``scene`` for ``seconds`` [s] with SolverVBD; see the module docstring."""
-    from .runner import make_viewer
+    """Simulate particle scene ``scene`` for ``seconds`` [s] with SolverVBD; see the module docstring.
+
+    ``options`` go to SolverVBD on top of the scene's (it validates them); ``dt`` [s] defaults to the
+    scene's; ``margin`` [m] and ``max_speed`` [m/s] set the divergence guard.
+    """
+    from .run_record import default_out_dir, provenance, write_summary
+    from .runner import announce_first_compile, check_run_length, make_out_dir, make_viewer, remove_empty_dirs
     from .solvers import SolverVBD
 
     if scene not in PARTICLE_SCENES:
         raise ValueError(f"particle scene must be one of {PARTICLE_SCENES}, got {scene!r}")
     if not (seconds > 0.0 and np.isfinite(seconds)):
         raise ValueError(f"seconds must be positive and finite, got {seconds!r}")
-    out = Path(out_dir) if out_dir is not None else Path("results") / "run" / scene
-    out.mkdir(parents=True, exist_ok=True)
+    wall_start = time.perf_counter()
+    out = Path(out_dir) if out_dir is not None else default_out_dir(scene, PARTICLE_SCENES, "vbd")
 
     sc: ParticleScene = build_particle_scene(scene, size, device)
     model = sc.model
-    solver = SolverVBD(model, **sc.solver_options)
-    substeps = max(int(round(FRAME_DT / sc.dt)), 1)
+    step_dt = sc.dt if dt is None else dt
+    check_run_length(seconds, step_dt)
+    solver_options = {**sc.solver_options, **(options or {})}
+    try:
+        solver = SolverVBD(model, **solver_options)
+    except (TypeError, ValueError, NotImplementedError) as exc:
+        raise ValueError(f"SolverVBD options {solver_options}: {exc}") from exc
+    substeps = max(int(round(FRAME_DT / step_dt)), 1)
     frames = max(int(round(seconds / FRAME_DT)), 1)
-    view = make_viewer(viewer, out, frames + 1)
+    guard = DivergenceGuard.around(model.particle_q.numpy(), margin, max_speed)
+    created = make_out_dir(out)  # nothing is written for a run that fails before this line
+    try:
+        view = make_viewer(viewer, out, frames + 1)
+    except Exception:
+        remove_empty_dirs(created)
+        raise
     view.set_model(model)
     pipeline = newton.CollisionPipeline(model) if sc.contacts else None
     contacts = pipeline.contacts() if pipeline is not None else None
@@ -76,41 +101,62 @@ def run_particle_scene(
         return len(edge_triangle_intersections(state.particle_q.numpy(), tris, edges)) if len(tris) else 0
 
     times, energy, pierced = [0.0], [mechanical_energy(model, s0)], [crossings(s0)]
-    log(f"[steel] {scene}: {model.particle_count} particles, SolverVBD {sc.solver_options}, {frames} frames x "
-        f"{substeps} steps of {sc.dt:.5f} s on {model.device}")
+    log(f"[steel] {scene}: {model.particle_count} particles, SolverVBD {solver_options}, {frames} frames x "
+        f"{substeps} steps of {step_dt:.5f} s on {model.device}")
+    import warp as wp
+
+    log_level = wp.config.log_level
+    announce_first_compile("steel.solvers.vbd", log)
     report_every = max(frames // 10, 1)
-    wall = 0.0
-    for f in range(1, frames + 1):
-        t0 = time.perf_counter()
-        for _ in range(substeps):
-            if pipeline is not None:
-                pipeline.collide(s0, contacts)
-            solver.step(s0, s1, None, contacts, sc.dt)
-            s0, s1 = s1, s0
-        if f > 1:  # the first frame compiles kernels: keep it out of the speed figure
-            wall += time.perf_counter() - t0
-        times.append(f * FRAME_DT)
-        energy.append(mechanical_energy(model, s0))
-        pierced.append(crossings(s0))
-        view.begin_frame(f * FRAME_DT)
-        view.log_state(s0)
-        view.end_frame()
-        if f % report_every == 0 or f == frames:
-            rate = (f - 1) * substeps / max(wall, 1e-9) if f > 1 else float("nan")
-            log(f"  t = {f * FRAME_DT:5.2f} s  energy {energy[-1]:9.3f} J  self-intersecting pairs {pierced[-1]:4d}  "
-                f"({rate:.1f} steps/s)")
-    view.close()
+    wall, diverged, f = 0.0, None, 0
+    try:
+        for f in range(1, frames + 1):
+            t0 = time.perf_counter()
+            for _ in range(substeps):
+                if pipeline is not None:
+                    pipeline.collide(s0, contacts)
+                solver.step(s0, s1, None, contacts, step_dt)
+                s0, s1 = s1, s0
+            if f > 1:  # the first frame compiles kernels: keep it out of the speed figure
+                wall += time.perf_counter() - t0
+            wp.config.log_level = log_level
+            guard.check_state(s0, f * FRAME_DT, f * substeps)
+            times.append(f * FRAME_DT)
+            energy.append(mechanical_energy(model, s0))
+            pierced.append(crossings(s0))
+            view.begin_frame(f * FRAME_DT)
+            view.log_state(s0)
+            view.end_frame()
+            if f % report_every == 0 or f == frames:
+                rate = (f - 1) * substeps / max(wall, 1e-9) if f > 1 else float("nan")
+                log(f"  t = {f * FRAME_DT:5.2f} s  energy {energy[-1]:9.3f} J  self-intersecting pairs "
+                    f"{pierced[-1]:4d}  ({rate:.1f} steps/s)")
+    except Diverged as exc:
+        diverged = exc
+        log(f"[steel] stopped: {exc}")
+    finally:
+        wp.config.log_level = log_level
+        view.close()
 
     x = s0.particle_q.numpy()
     finite = bool(np.isfinite(x).all() and np.isfinite(s0.particle_qd.numpy()).all())
-    steps_timed = (frames - 1) * substeps
+    steps_timed = max(f - 1, 0) * substeps
     summary = {
+        "outcome": "diverged" if diverged else "completed",
+        "divergence": diverged.record() if diverged else None,
         "scene": scene,
+        "input": scene,
         "solver": "vbd",
+        "solver_options": solver_options,
         "particles": int(model.particle_count),
-        "dt": sc.dt,
+        "dt": step_dt,
         "steps": frames * substeps,
+        "steps_taken": f * substeps,
+        "simulated_seconds": f * FRAME_DT,
         "device": str(model.device),
+        **provenance(command),
+        "duration_seconds": time.perf_counter() - wall_start,
+        "guard": guard.describe(),
         "wall_seconds": wall,
         "steps_per_second": steps_timed / wall if wall > 0.0 else None,
         "finite": finite,
@@ -120,11 +166,14 @@ def run_particle_scene(
         "max_self_intersecting_pairs": int(max(pierced)),
         "contact_overflow": int(solver.work.contact_overflow.numpy()[0]) if solver.work is not None else 0,
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    write_summary(out / "summary.json", summary)
     np.savez(out / "final_state.npz", particle_q=x, particle_qd=s0.particle_qd.numpy())
     _plot(out / "energy_contacts.png", times, energy, pierced, scene, log)
-    log(f"[steel] done: {summary['steps_per_second'] or float('nan'):.1f} steps/s, at most "
-        f"{summary['max_self_intersecting_pairs']} self-intersecting pairs, finite={finite}; results in {out}/")
+    if diverged:
+        log(f"[steel] DIVERGED: {diverged}; results in {out}/")
+    else:
+        log(f"[steel] done: {summary['steps_per_second'] or float('nan'):.1f} steps/s, at most "
+            f"{summary['max_self_intersecting_pairs']} self-intersecting pairs; results in {out}/")
     return summary
 
 

@@ -1,11 +1,20 @@
 """The package's main job: step a scene with one of our solvers, report progress, write results.
 
 ``steel run SCENE`` and ``make demo`` (the four towers with SolverSteel) call :func:`run_scene`.
-A scene is one of :data:`steel.scenes.SCENES` or a path to an MJCF, URDF or USD file (floating
-base, dropped onto a ground plane). Results under ``out_dir``:
+A scene is one of :data:`steel.scenes.SCENES` or a path to an MJCF, URDF or USD file, loaded by
+:mod:`steel.robot_files` (floating base unless asked, the file's pose lifted by a start height,
+MJCF keyframes) and dropped onto a ground plane. The time step defaults to the scenes' ``DT``
+(1/600 s). SolverSteel runs with joint limits on (``enable_joint_limits=True``) unless the caller's
+options say otherwise: the reference default is off, which lets the humanoid's knees bend to 168°
+against a [-160°, 2°] range.
 
-* ``summary.json``: scene, solver, worlds, dt, wall time, world-steps/s, NaN check, the largest
-  horizontal drift of any root body [m], final root heights [m], dropped constraint rows;
+Every frame the :class:`steel.guard.DivergenceGuard` checks the state; a run that blows up stops
+there, and its summary says what happened and when (``outcome: "diverged"``). Results under
+``out_dir`` (default :func:`steel.run_record.default_out_dir`), created only once stepping starts:
+
+* ``summary.json``: outcome, scene and input path, solver and its options, worlds, dt, steps,
+  command line, versions, wall time (total and stepping) and world-steps/s, the guard's limits,
+  the largest horizontal drift of any root body [m], final root heights [m], dropped rows;
 * ``final_state.npz``: ``joint_q``, ``joint_qd``, ``body_q``, ``body_qd`` of the last step;
 * ``trajectory.png``: the highest root body [m] and the largest horizontal drift [m] over time
   (needs matplotlib);
@@ -14,7 +23,7 @@ base, dropped onto a ground plane). Results under ``out_dir``:
 
 from __future__ import annotations
 
-import json
+import os
 import time
 from pathlib import Path
 
@@ -25,50 +34,47 @@ import newton
 import newton.viewer
 
 from . import scenes
+from .guard import DEFAULT_MARGIN, DEFAULT_MAX_SPEED, Diverged, DivergenceGuard
+from .robot_files import load_robot
+from .run_record import default_out_dir, provenance, write_summary
 
 SOLVERS = ("steel", "featherstone")
 VIEWERS = ("null", "usd", "gl")
 FRAME_DT = 1.0 / 60.0  # [s] viewer frame interval
+# What steel run changes from the solvers' reference defaults, per solver (see the module docstring).
+RUN_DEFAULT_OPTIONS = {"steel": {"enable_joint_limits": True}, "featherstone": {}}
 
 
-def build_model(scene: str, world_count: int, device=None) -> newton.Model:
-    """A shipped scene by name, or a robot file (MJCF/URDF/USD) replicated and dropped on a ground plane.
-
-    A robot file is lifted 1 m; an MJCF's own ``floor``/``ground`` geoms are dropped in favour of the
-    shared ground plane.
-    """
+def build_model(scene: str, world_count: int, device=None, *, fixed_base: bool = False, start_height: float = 0.0,
+                keyframe: str = "auto") -> newton.Model:
+    """A shipped scene by name, or a robot file (see :mod:`steel.robot_files`) replicated over a ground plane."""
     if scene in scenes.SCENES:
+        if fixed_base or start_height != 0.0 or keyframe != "auto":
+            raise ValueError("--fixed-base, --start-height and --keyframe apply to robot files, not shipped scenes")
         return scenes.build_scene(scene, world_count, device).model
-    path = Path(scene)
-    if not path.exists():
+    if not Path(scene).exists():
         raise ValueError(f"scene {scene!r} is neither a shipped scene ({', '.join(scenes.SCENES)}) nor a file")
-    robot = newton.ModelBuilder()
-    lift = wp.transform(wp.vec3(0.0, 0.0, 1.0), wp.quat_identity())
-    suffix = path.suffix.lower()
-    if suffix == ".xml":
-        # The file's own floor is replaced by the one ground plane every world shares.
-        robot.add_mjcf(str(path), xform=lift, ignore_names=["floor", "ground"])
-    elif suffix == ".urdf":
-        robot.add_urdf(str(path), xform=lift, floating=True)
-    elif suffix in (".usd", ".usda", ".usdc"):
-        robot.add_usd(str(path))
-    else:
-        raise ValueError(f"scene file {scene!r} must be .xml (MJCF), .urdf or .usd/.usda/.usdc")
+    robot = load_robot(scene, fixed_base=fixed_base, start_height=start_height, keyframe=keyframe)
     world = newton.ModelBuilder()
     world.replicate(robot, world_count)
     world.add_ground_plane()
     return world.finalize(device=device)
 
 
-def make_solver(name: str, model: newton.Model):
-    """``"steel"`` or ``"featherstone"`` with default options."""
+def make_solver(name: str, model: newton.Model, options: dict | None = None):
+    """``"steel"`` or ``"featherstone"`` with ``options``; the solver validates them itself.
+
+    Unknown names, bad values and options not built yet come back as one ``ValueError`` naming them.
+    """
     from .solvers import SolverFeatherstone, SolverSteel
 
-    if name == "steel":
-        return SolverSteel(model)
-    if name == "featherstone":
-        return SolverFeatherstone(model)
-    raise ValueError(f"solver must be one of {SOLVERS}, got {name!r}")
+    classes = {"steel": SolverSteel, "featherstone": SolverFeatherstone}
+    if name not in classes:
+        raise ValueError(f"solver must be one of {SOLVERS}, got {name!r}")
+    try:
+        return classes[name](model, **(options or {}))
+    except (TypeError, ValueError, NotImplementedError) as exc:
+        raise ValueError(f"{classes[name].__name__} options {options}: {exc}") from exc
 
 
 def make_viewer(kind: str, out_dir: Path, frames: int):
@@ -79,14 +85,60 @@ def make_viewer(kind: str, out_dir: Path, frames: int):
         try:
             import pxr  # noqa: F401
         except ImportError as exc:
-            raise RuntimeError("--viewer usd needs the usd-core package (pip install usd-core)") from exc
+            raise RuntimeError("--viewer usd needs the usd-core package (pip install 'steel[usd]')") from exc
         return newton.viewer.ViewerUSD(str(out_dir / "motion.usd"), fps=int(round(1.0 / FRAME_DT)), num_frames=frames)
     if kind == "gl":
         try:
             return newton.viewer.ViewerGL()
         except Exception as exc:  # no display, no pyglet
-            raise RuntimeError(f"--viewer gl could not open a window ({exc})") from exc
+            raise RuntimeError(f"--viewer gl could not open a window ({exc}); it needs pip install "
+                               "'steel[viewer]' and a display") from exc
     raise ValueError(f"viewer must be one of {VIEWERS}, got {kind!r}")
+
+
+def announce_first_compile(module_prefix: str, log) -> bool:
+    """Say so when ``module_prefix``'s kernels are not in Warp's cache yet; returns whether they were not.
+
+    A cold cache costs minutes on a CPU in the first step, with no output otherwise. When cold,
+    Warp's own per-module load lines are switched on as progress (the caller restores the level).
+    """
+    cache = wp.config.kernel_cache_dir
+    if cache is None or not os.path.isdir(cache):
+        cold = True
+    else:
+        cold = not any(entry.startswith(f"wp_{module_prefix}") for entry in os.listdir(cache))
+    if cold:
+        log(f"[steel] compiling kernels, first run only (a few minutes on a CPU; cached in {cache})")
+        wp.config.log_level = min(wp.config.log_level, wp.LOG_INFO)
+    return cold
+
+
+def make_out_dir(out: Path) -> list[Path]:
+    """Create ``out`` and its missing parents; returns the folders created, deepest first."""
+    created = []
+    for folder in (out, *out.parents):
+        if folder.exists():
+            break
+        created.append(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    return created
+
+
+def remove_empty_dirs(created: list[Path]) -> None:
+    """Undo :func:`make_out_dir` for a run that failed before writing anything."""
+    for folder in created:
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+
+
+def check_run_length(seconds: float, dt: float) -> int:
+    """Steps in ``seconds`` [s] at ``dt`` [s]; a run shorter than one step is an error, not an empty run."""
+    if not (seconds > 0.0 and np.isfinite(seconds)) or not (dt > 0.0 and np.isfinite(dt)):
+        raise ValueError(f"seconds and dt must be positive and finite, got {seconds!r}, {dt!r}")
+    steps = int(round(seconds / dt))
+    if steps < 1:
+        raise ValueError(f"--seconds {seconds:g} is shorter than one time step (dt = {dt:g} s)")
+    return steps
 
 
 def run_scene(
@@ -94,86 +146,135 @@ def run_scene(
     solver: str = "steel",
     world_count: int = 1,
     seconds: float = 10.0,
-    dt: float = 1.0 / 240.0,
+    dt: float | None = None,
     viewer: str = "null",
     out_dir: str | Path | None = None,
     device=None,
     log=print,
+    *,
+    options: dict | None = None,
+    fixed_base: bool = False,
+    start_height: float = 0.0,
+    keyframe: str = "auto",
+    margin: float = DEFAULT_MARGIN,
+    max_speed: float = DEFAULT_MAX_SPEED,
+    command: list[str] | None = None,
 ) -> dict:
-    """Simulate ``scene`` for ``seconds`` [s] at time step ``dt`` [s]; see the module docstring."""
+    """Simulate ``scene`` for ``seconds`` [s] at time step ``dt`` [s] (default the scenes' ``DT``).
+
+    ``options`` are the solver's keyword options on top of :data:`RUN_DEFAULT_OPTIONS`; ``margin``
+    [m] and ``max_speed`` [m/s] set the divergence guard. Bad input raises ``ValueError`` before
+    anything is written. See the module docstring for the results.
+    """
+    wall_start = time.perf_counter()
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
     if viewer not in VIEWERS:
         raise ValueError(f"viewer must be one of {VIEWERS}, got {viewer!r}")
     if not isinstance(world_count, int) or world_count < 1:
         raise ValueError(f"world_count must be a positive int, got {world_count!r}")
-    if not (seconds > 0.0 and np.isfinite(seconds)) or not (dt > 0.0 and np.isfinite(dt)):
-        raise ValueError(f"seconds and dt must be positive and finite, got {seconds!r}, {dt!r}")
+    dt = scenes.DT if dt is None else dt
+    steps = check_run_length(seconds, dt)
     name = Path(scene).stem if scene not in scenes.SCENES else scene
-    out = Path(out_dir) if out_dir is not None else Path("results") / "run" / name
-    out.mkdir(parents=True, exist_ok=True)
+    out = Path(out_dir) if out_dir is not None else default_out_dir(scene, scenes.SCENES, solver)
+    solver_options = {**RUN_DEFAULT_OPTIONS[solver], **(options or {})}
 
-    model = build_model(scene, world_count, device)
-    sim = make_solver(solver, model)
-    steps = int(round(seconds / dt))
-    substeps = max(int(round(FRAME_DT / dt)), 1)
-    view = make_viewer(viewer, out, steps // substeps + 1)
-    view.set_model(model)
+    model = build_model(scene, world_count, device, fixed_base=fixed_base, start_height=start_height,
+                        keyframe=keyframe)
+    sim = make_solver(solver, model, solver_options)
     pipeline = newton.CollisionPipeline(model)
     contacts = pipeline.contacts()
     s0, s1 = model.state(), model.state()
     newton.eval_fk(model, s0.joint_q, s0.joint_qd, s0)
+    guard = DivergenceGuard.around(s0.body_q.numpy(), margin, max_speed)
+    substeps = max(int(round(FRAME_DT / dt)), 1)
+    created = make_out_dir(out)  # everything before this line may fail without leaving a folder
+    try:
+        view = make_viewer(viewer, out, steps // substeps + 1)
+    except Exception:
+        remove_empty_dirs(created)
+        raise
+    view.set_model(model)
     roots = _root_bodies(model)
     start_xy = s0.body_q.numpy()[roots, :2].copy()
     times, top, drift = [], [], []
-    log(f"[steel] {name}: {world_count} world(s), {solver} solver, {steps} steps of {dt:.5f} s on {model.device}")
+    log(f"[steel] {name}: {world_count} world(s), {solver} solver {solver_options}, {steps} steps of {dt:.5f} s "
+        f"on {model.device}")
+    log_level = wp.config.log_level
+    announce_first_compile(f"steel.solvers.{solver}", log)
     report_every = max(steps // 10, 1)
-    wall = 0.0
-    for n in range(1, steps + 1):
-        t0 = time.perf_counter()
-        pipeline.collide(s0, contacts)
-        sim.step(s0, s1, None, contacts, dt)
-        s0, s1 = s1, s0
-        if n > 1:  # the first step compiles kernels: keep it out of the speed figure
-            wall += time.perf_counter() - t0
-        frame = n % substeps == 0 or n == steps
-        report = n % report_every == 0 or n == steps
-        if frame or report:
-            q = s0.body_q.numpy()
-            times.append(n * dt)
-            top.append(float(q[roots, 2].max()))
-            drift.append(float(np.linalg.norm(q[roots, :2] - start_xy, axis=1).max()))
-        if frame:
-            view.begin_frame(n * dt)
-            view.log_state(s0)
-            view.end_frame()
-        if report:
-            log(f"  t = {n * dt:6.2f} s  highest root {top[-1]:.3f} m  max drift {1000 * drift[-1]:.2f} mm  "
-                f"({world_count * max(n - 1, 1) / max(wall, 1e-9):.0f} world-steps/s)")
-    view.close()
+    wall, diverged, n = 0.0, None, 0
+    try:
+        guard.check_state(s0, 0.0, 0)
+        for n in range(1, steps + 1):
+            t0 = time.perf_counter()
+            pipeline.collide(s0, contacts)
+            sim.step(s0, s1, None, contacts, dt)
+            s0, s1 = s1, s0
+            if n > 1:  # the first step compiles kernels: keep it out of the speed figure
+                wall += time.perf_counter() - t0
+            else:
+                wp.config.log_level = log_level
+            frame = n % substeps == 0 or n == steps
+            report = n % report_every == 0 or n == steps
+            if frame:
+                guard.check_state(s0, n * dt, n)
+            if frame or report:
+                q = s0.body_q.numpy()
+                times.append(n * dt)
+                top.append(float(q[roots, 2].max()))
+                drift.append(float(np.linalg.norm(q[roots, :2] - start_xy, axis=1).max()))
+            if frame:
+                view.begin_frame(n * dt)
+                view.log_state(s0)
+                view.end_frame()
+            if report:
+                log(f"  t = {n * dt:6.2f} s  highest root {top[-1]:.3f} m  max drift {1000 * drift[-1]:.2f} mm  "
+                    f"({world_count * max(n - 1, 1) / max(wall, 1e-9):.0f} world-steps/s)")
+    except Diverged as exc:
+        diverged = exc
+        log(f"[steel] stopped: {exc}")
+    finally:
+        wp.config.log_level = log_level
+        view.close()
 
     finite = bool(np.isfinite(s0.joint_q.numpy()).all() and np.isfinite(s0.body_q.numpy()).all())
     summary = {
+        "outcome": "diverged" if diverged else "completed",
+        "divergence": diverged.record() if diverged else None,
         "scene": name,
+        "input": scene if scene in scenes.SCENES else str(Path(scene).resolve()),
         "solver": solver,
+        "solver_options": solver_options,
         "world_count": world_count,
         "dt": dt,
         "steps": steps,
+        "steps_taken": n,
+        "simulated_seconds": n * dt,
+        "robot_file": {"fixed_base": fixed_base, "start_height_m": start_height, "keyframe": keyframe}
+        if scene not in scenes.SCENES else None,
         "device": str(model.device),
+        **provenance(command),
+        "duration_seconds": time.perf_counter() - wall_start,
         "wall_seconds": wall,
-        "world_steps_per_second": world_count * max(steps - 1, 1) / max(wall, 1e-9),
+        "world_steps_per_second": world_count * (n - 1) / wall if wall > 0.0 else None,  # step 1 compiles
+        "guard": guard.describe(),
         "finite": finite,
-        "max_horizontal_drift_m": float(max(drift)),
-        "final_drift_m": float(drift[-1]),
+        "max_horizontal_drift_m": float(max(drift)) if drift else None,
+        "final_drift_m": float(drift[-1]) if drift else None,
         "final_root_height_m": s0.body_q.numpy()[roots, 2].astype(float).tolist(),
         "rows_dropped": _rows_dropped(sim),
     }
-    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    write_summary(out / "summary.json", summary)
     np.savez(out / "final_state.npz", joint_q=s0.joint_q.numpy(), joint_qd=s0.joint_qd.numpy(),
              body_q=s0.body_q.numpy(), body_qd=s0.body_qd.numpy())
-    _plot(out / "trajectory.png", times, top, drift, name, log)
-    log(f"[steel] done: {summary['world_steps_per_second']:.0f} world-steps/s, max drift "
-        f"{1000 * summary['max_horizontal_drift_m']:.2f} mm, finite={finite}; results in {out}/")
+    if times:
+        _plot(out / "trajectory.png", times, top, drift, name, log)
+    if diverged:
+        log(f"[steel] DIVERGED: {diverged}; results in {out}/")
+    else:
+        log(f"[steel] done: {summary['world_steps_per_second'] or float('nan'):.0f} world-steps/s, max drift "
+            f"{1000 * summary['max_horizontal_drift_m']:.2f} mm; results in {out}/")
     return summary
 
 
