@@ -9,7 +9,8 @@ most three rows (normal and two friction), so
     free_body_constraint_max    = 3 * contacts_per_world                                 (if the
                                   model has free single bodies, else 0)
 
-(with 4 rows per free-body contact when a shape has ``steel:condim`` 4: the spin row), where
+(with 4 rows per free-body contact when a shape has ``steel:condim`` 4, the spin row, and 6 when
+one has condim 6, the spin row and the rolling pair), where
 ``limit_bounds_per_world`` (only with ``enable_joint_limits``) is the largest number of
 finite lower and upper bounds of PRISMATIC, REVOLUTE and D6 DOFs in one world. The reference's fixed 32 rows
 per world overflow on nv_humanoid at its initial pose (88 contacts per world); this rule sizes
