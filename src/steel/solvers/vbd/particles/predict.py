@@ -27,7 +27,9 @@ last acceleration along gravity, clamped to [0, |g|], while a swinging cloth als
 gravity (a start with the whole last acceleration ends 0.03 m from Newton's 10-iteration trajectory,
 without the clamp 0.08 m, as with it). The adaptive start is kept as the default because
 the paper (and the specification) ask for it, and because it starts a resting or supported body where
-it rests instead of ``dt² g`` into its support.
+it rests instead of ``dt² g`` into its support: a 9x9 cloth lying on the ground sits at its static
+contact depth (1.1e-4 m) with 2 iterations from the adaptive start, 1.5e-3 m deeper from ``y``
+(1e-4 m deeper with 5 iterations, the same with 10).
 
 Inactive particles (``ParticleFlags.ACTIVE`` clear) and particles without mass keep their position;
 ``finish`` then gives them zero velocity. This stage also stores ``v_t`` for the next step's
