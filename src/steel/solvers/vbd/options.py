@@ -243,40 +243,58 @@ def build_options(**kwargs) -> tuple[VBDOptions, dict]:
               for f in fields(VBDOptions)}
     _map_collision_frequency(extras, values, "particle_collision_detection_interval" in kwargs)
     for name, value in extras.items():
-        if name not in EXTRAS_ANY_VALUE and name not in ("collision_frequency", "collision_frequency_type") \
-                and value != EXTRAS[name]:
+        if name not in EXTRAS_ANY_VALUE and name not in _SCHEDULE_OPTIONS and value != EXTRAS[name]:
             raise NotImplementedError(f"SolverVBD option {name}={value!r} is not implemented yet")
     return VBDOptions(**values), extras
+
+
+# Handed to newton.solvers.SolverBase, which owns the pipeline and the per-slot schedule (see .collision).
+_SCHEDULE_OPTIONS = ("collision_pipeline", "collision_frequency", "collision_frequency_type")
 
 
 def _map_collision_frequency(extras: dict, values: dict, interval_given: bool) -> None:
     """Read the later revision's self-contact detection schedule as the seed's detection interval.
 
-    ``SOFT_SELF_CONTACT`` at PRE_INIT -> -1, PRE_POST_INIT -> 0, ITERATIONS every k -> k; other slots
-    are rigid (part 2). Giving both this and ``particle_collision_detection_interval`` -> ValueError.
+    Giving both a ``SOFT_SELF_CONTACT`` entry and ``particle_collision_detection_interval`` -> ValueError.
     """
     ftype, freq = extras.get("collision_frequency_type"), extras.get("collision_frequency")
     if ftype is None and freq is None:
         return
+    interval = soft_self_contact_interval(ftype, freq, values["particle_enable_self_contact"])
+    if (_soft_self_contact_entry(ftype) is not None or _soft_self_contact_entry(freq) is not None) and interval_given:
+        raise ValueError("SolverVBD got both particle_collision_detection_interval and a SOFT_SELF_CONTACT entry of "
+                         "collision_frequency/collision_frequency_type; pass one of them")
+    if interval is not None:
+        values["particle_collision_detection_interval"] = interval
+
+
+def soft_self_contact_interval(ftype, freq, self_contact: bool) -> int | None:
+    """The seed's ``particle_collision_detection_interval`` for a later-revision schedule, or None if it sets none.
+
+    ``SOFT_SELF_CONTACT`` at PRE_INIT -> -1, PRE_POST_INIT or AUTO -> 0, ITERATIONS every k -> k
+    (``collision_frequency``, default 1). NONE with self-contact on -> ValueError (detection is what keeps
+    the mesh penetration-free); other slots are rigid and handled elsewhere.
+    """
     for name, mapping in (("collision_frequency_type", ftype), ("collision_frequency", freq)):
         if mapping is not None and not hasattr(mapping, "items"):
             raise TypeError(f"{name} must be a mapping of collision slot -> value, got {mapping!r}")
     slot_type = _soft_self_contact_entry(ftype)
     slot_freq = _soft_self_contact_entry(freq)
-    if (slot_type is not None or slot_freq is not None) and interval_given:
-        raise ValueError("SolverVBD got both particle_collision_detection_interval and a SOFT_SELF_CONTACT entry of "
-                         "collision_frequency/collision_frequency_type; pass one of them")
     if slot_type is None:
-        return
+        return None
     kind = getattr(slot_type, "name", str(slot_type)).upper()
     if kind == "PRE_INIT":
-        values["particle_collision_detection_interval"] = -1
-    elif kind in ("PRE_POST_INIT", "AUTO"):
-        values["particle_collision_detection_interval"] = 0
-    elif kind == "ITERATIONS":
-        values["particle_collision_detection_interval"] = _int("collision_frequency", 1 if slot_freq is None else slot_freq, 1)
-    elif kind != "NONE":
-        raise ValueError(f"collision_frequency_type has an unknown SOFT_SELF_CONTACT schedule {slot_type!r}")
+        return -1
+    if kind in ("PRE_POST_INIT", "AUTO"):
+        return 0
+    if kind == "ITERATIONS":
+        return _int("collision_frequency", 1 if slot_freq is None else slot_freq, 1)
+    if kind == "NONE":
+        if self_contact:
+            raise ValueError("collision_frequency_type[SOFT_SELF_CONTACT] = NONE while particle_enable_self_contact "
+                             "is on: self-contact needs its detection")
+        return None
+    raise ValueError(f"collision_frequency_type has an unknown SOFT_SELF_CONTACT schedule {slot_type!r}")
 
 
 def _soft_self_contact_entry(mapping):
@@ -289,4 +307,5 @@ def _soft_self_contact_entry(mapping):
     return None
 
 
-__all__ = ["ALIASES", "EXTRAS", "SIGNATURE", "VBDOptions", "build_options", "validate_option"]
+__all__ = ["ALIASES", "EXTRAS", "SIGNATURE", "VBDOptions", "build_options", "soft_self_contact_interval",
+           "validate_option"]

@@ -11,6 +11,7 @@ import newton
 from newton.solvers import SolverBase
 
 from ..inputs import check_state
+from .collision import Frequency, Slot, check_pipeline, check_schedule_change, contacts_before_step, detect_after_init
 from .options import SIGNATURE, build_options
 from .particles.contacts import prepare_contacts
 from .particles.data import ParticleWork
@@ -19,6 +20,9 @@ from .particles.predict import predict_particles
 from .particles.self_contact import SelfContact
 from .particles.solve import solve_particles
 from .reset import check_world_mask, reset_bodies
+
+
+_BASE_OPTIONS = ("collision_pipeline", "collision_frequency", "collision_frequency_type")
 
 
 class SolverVBD(SolverBase):
@@ -58,14 +62,38 @@ class SolverVBD(SolverBase):
 
     def __init__(self, model: newton.Model, **options):
         opts, extras = build_options(**options)  # validate everything before allocating anything
+        check_pipeline(extras.get("collision_pipeline"))
         _check_model(model, opts.integrate_with_external_rigid_solver)
-        super().__init__(model)
+        super().__init__(model, **{k: extras[k] for k in _BASE_OPTIONS if k in extras})
         self.options = opts
         self.extras = extras
         self.work = ParticleWork(model, opts.friction_epsilon) if model.particle_count else None
         self.self_contact = SelfContact(model, opts) if opts.particle_enable_self_contact and self.work else None
 
     __init__.__signature__ = SIGNATURE
+
+    supports_collision_pipeline = True  # a solver-owned newton.CollisionPipeline (see .collision)
+
+    def set_collision_frequency(self, *, collision_frequency=None, collision_frequency_type=None) -> None:
+        """Change the detection schedule from the next step (see :mod:`steel.solvers.vbd.collision`).
+
+        The ``SOFT_SELF_CONTACT`` slot sets the self-contact detection interval (PRE_INIT = -1,
+        PRE_POST_INIT = 0, ITERATIONS every k = k); NONE while self-contact is on raises ``ValueError``.
+        The ``RIGID`` slot schedules the owned pipeline; ITERATIONS raises ``NotImplementedError``.
+        Everything is checked before anything changes.
+        """
+        interval = check_schedule_change(self, collision_frequency, collision_frequency_type)
+        super().set_collision_frequency(collision_frequency=collision_frequency,
+                                        collision_frequency_type=collision_frequency_type)
+        contact = self.__dict__.get("self_contact")
+        if contact is not None and interval is not None:
+            contact.interval = interval
+
+    def _default_collision_frequency_type(self, slot):
+        """AUTO: the owned pipeline before the step (RIGID); self-contact before and after initialization."""
+        if slot == Slot.SOFT_SELF_CONTACT:
+            return Frequency.PRE_POST_INIT
+        return super()._default_collision_frequency_type(slot)
 
     def __getattr__(self, name):
         opts = self.__dict__.get("options")
@@ -79,7 +107,9 @@ class SolverVBD(SolverBase):
         """Advance particles by one implicit-Euler step of ``dt`` [s] (``iterations`` VBD sweeps).
 
         ``contacts`` (from ``CollisionPipeline.collide`` on ``state_in``) supplies particle–shape
-        contacts; ``None`` steps without them. ``control`` is not read by the particle solve.
+        contacts; ``None`` steps without them. With a solver-owned ``collision_pipeline`` it must be
+        ``None`` and the solver detects into ``solver.contacts`` (:mod:`.collision`). ``control`` is
+        not read by the particle solve.
         """
         del control
         if not isinstance(dt, numbers.Real) or isinstance(dt, bool) or not np.isfinite(dt) or dt <= 0.0:
@@ -87,8 +117,10 @@ class SolverVBD(SolverBase):
         model, work, external = self.model, self.work, self.options.integrate_with_external_rigid_solver
         check_state(model, state_in, "state_in", particles=True)
         check_state(model, state_out, "state_out", particles=True)
+        contacts = contacts_before_step(self, state_in, contacts, dt)
         if work is not None:
             predict_particles(model, state_in, state_out, work, dt)
+            detect_after_init(self, state_in, state_out, dt)
             prepare_contacts(model, state_in, state_out, contacts, work, dt, external)
             if self.self_contact is not None:
                 self.self_contact.begin_step(model, work.particle_q_prev, state_out.particle_q)
