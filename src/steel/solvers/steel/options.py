@@ -116,7 +116,6 @@ NOT_IMPLEMENTED = (
     "use_parallel_streams",
     "double_buffer",
     "contact_regularization",
-    "contact_warmstart",
     "contact_friction_position_iterations",
     "contact_shared_anchor",
     "contact_friction_shared_anchor",
@@ -287,6 +286,11 @@ def build_options(**kwargs) -> SteelOptions:
         for name in ("enable_sleeping", "contact_compliance"):
             if values[name]:
                 raise ValueError(f"velocity_iterations={values['velocity_iterations']} is incompatible with {name}=True")
+    if values["contact_warmstart"]:
+        # Spec C14: incompatible with these (checked before the unbuilt-feature test, as above).
+        for name in ("enable_sleeping", "contact_compliance"):
+            if values[name]:
+                raise ValueError(f"contact_warmstart=True is incompatible with {name}=True")
     for name in NOT_IMPLEMENTED:
         if values[name] != getattr(defaults, name) and not (name == "propagation_constraint_max" and propagation):
             raise NotImplementedError(f"SolverSteel option {name}={values[name]!r} is not implemented yet")

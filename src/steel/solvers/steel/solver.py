@@ -30,6 +30,7 @@ from .rows.capacity import resolved_rigid_contact_max, row_capacities
 from .rows.contacts import build_contact_rows
 from .rows.history import ContactHistory, forget_worlds, record_contacts
 from .rows.limits import build_limit_rows
+from .rows.warmstart import check_contacts as check_warm_start_contacts
 from .tables import SteelTables, cross_world_global_bodies
 
 
@@ -172,7 +173,9 @@ class SolverSteel(SolverBase, SteelCoupling):
 
         Raises:
             ValueError: ``dt`` is not a positive finite number, ``contacts`` holds more contacts
-                than the capacity sized at construction, or a state/control does not fit the model.
+                than the capacity sized at construction, ``contact_warmstart`` is on and
+                ``contacts`` has no ``rigid_contact_match_index`` (a pipeline without contact
+                matching), or a state/control does not fit the model.
         """
         self.validate_observables(observables, contacts)
         self._check_step(contacts, dt)
@@ -363,6 +366,7 @@ class SolverSteel(SolverBase, SteelCoupling):
                 f"slots, but the solver was built for model.rigid_contact_max={self.rigid_contact_capacity}; "
                 "set model.rigid_contact_max (or build the CollisionPipeline) before constructing the solver"
             )
+        check_warm_start_contacts(self, contacts)
         if dt != self._last_dt:
             self._refresh_mass_matrix = True  # the implicit drive terms depend on dt
             self._last_dt = dt

@@ -43,6 +43,7 @@ from .adhesion import adhesion_pull
 from .angular import angular_coefficients, angular_row, angular_row_count
 from .common import reserve_rows, side_offset, write_point_jacobian
 from .history import find_record
+from .warmstart import carried_impulses, predecessor, warm_start_arrays
 
 EXPERIMENT = False
 IMPACT_SPEED = wp.constant(0.1)  # [m/s] closing speed above which a contact counts as an impact
@@ -182,6 +183,13 @@ def _contact_rows(
     history_anchor1: wp.array[wp.vec3],
     history_age: wp.array[wp.int32],
     anchor_beta: float,
+    # Warm start by contact identity (rows/warmstart.py):
+    contact_warmstart: int,
+    same_buffer: int,
+    warmstart_decay: float,
+    match_index: wp.array[wp.int32],
+    match_generation: wp.array[wp.int32],
+    solved_generation: wp.array[wp.int32],
     # Data in:
     body_q: wp.array[wp.transform],
     body_qd: wp.array[wp.spatial_vector],
@@ -386,6 +394,16 @@ def _contact_rows(
             # anchor0 stays this step's point on body 0; anchor1 is placed so that its separation
             # from it is the slip, plus the points' current separation along the normal.
             anchor1 = wp.transform_point(wp.transform_inverse(X1), a0 + slip + wp.dot(a1 - a0, n) * n)
+    if contact_warmstart != 0:
+        # The matched predecessor's impulses replace the shape-pair history's seeds; unmatched: cold.
+        prev = predecessor(c, same_buffer, match_generation, solved_generation, history_count, match_index)
+        carried = wp.vec3(0.0)
+        if prev >= 0:
+            carried = carried_impulses(prev, dt, warmstart_decay, mu, t1, t2, history_force_n, history_force_t)
+        rows.impulse[r] = carried[0]
+        if friction:
+            rows.impulse[r + 1] = carried[1]
+            rows.impulse[r + 2] = carried[2]
     contact_anchor0_out[c] = anchor0
     contact_anchor1_out[c] = anchor1
 
@@ -454,6 +472,10 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             solver.history.anchor1,
             solver.history.age,
             float(solver.friction_anchor_beta),
+            int(opts.contact_warmstart),
+            int(contacts is solver.history.solved_contacts),
+            float(opts.contact_warmstart_decay),
+            *warm_start_arrays(solver, contacts),
             state_body_q,
             state_body_qd,
             core.data.articulation_origin,

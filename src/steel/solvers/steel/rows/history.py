@@ -57,10 +57,15 @@ class ContactHistory:
         self.world = wp.zeros(n, dtype=wp.int32, device=device)
         self.age = wp.zeros(n, dtype=wp.int32, device=device)
         self.count = wp.zeros(1, dtype=wp.int32, device=device)
+        # Warm start by contact identity (rows/warmstart.py): the records are also read by slot.
+        self.solved_generation = wp.full(1, -1, dtype=wp.int32, device=device)  # match generation of the solved set
+        self.solved_contacts = None  # the Contacts buffer last solved (host reference)
+        self.no_match = wp.full(1, -1, dtype=wp.int32, device=device)  # placeholder when warm start is off
 
     def clear(self) -> None:
         self.count.zero_()
         self.key.fill_(NO_KEY)
+        self.solved_generation.fill_(-1)
 
 
 @wp.func
@@ -134,6 +139,10 @@ def _record_contacts(
         r = contact_row[c]
     if r < 0 or contact_impact[c] != 0:
         key_out[c] = NO_KEY
+        # Read by slot for the warm start by contact identity: nothing carried (an impact's
+        # impulse must not repeat its rebound).
+        force_n_out[c] = 0.0
+        force_t_out[c] = wp.vec3(0.0)
         return
     key_out[c] = contact_shape0[c] * shape_count + contact_shape1[c]
     point0_out[c] = contact_point0[c]
@@ -190,20 +199,27 @@ def record_contacts(solver, contacts, dt: float) -> None:
     # Unused slots carry NO_KEY and sort last, so the whole capacity can be sorted blindly.
     wp.utils.radix_sort_pairs(hist.key, hist.index, n)
     wp.copy(hist.count, contacts.rigid_contact_count)
+    if solver.options.contact_warmstart:
+        wp.copy(hist.solved_generation, contacts.rigid_contact_match_generation)
+        hist.solved_contacts = contacts
 
 
 @wp.kernel
 def _forget_worlds(mask: wp.array[wp.bool], count: wp.array[wp.int32], world: wp.array[wp.int32],
-                   point0: wp.array[wp.vec3]):
+                   point0: wp.array[wp.vec3], force_n: wp.array[float], force_t: wp.array[wp.vec3]):
     c = wp.tid()
     if c < count[0]:
         if mask[world[c]]:
-            # The record keeps its key (the sort order stays valid) but can no longer match.
+            # The record keeps its key (the sort order stays valid) but can no longer match, and
+            # carries nothing to a warm start by contact identity.
             point0[c] = wp.vec3(1.0e30)
+            force_n[c] = 0.0
+            force_t[c] = wp.vec3(0.0)
 
 
 def forget_worlds(solver, mask) -> None:
     """Drop the records of the worlds selected by ``mask`` (length world_count + 1)."""
     hist = solver.history
-    wp.launch(_forget_worlds, dim=hist.capacity, inputs=[mask, hist.count, hist.world, hist.point0],
+    wp.launch(_forget_worlds, dim=hist.capacity,
+              inputs=[mask, hist.count, hist.world, hist.point0, hist.force_n, hist.force_t],
               device=solver.model.device)
