@@ -1,8 +1,14 @@
-"""Runnable examples: ``python -m steel.examples NAME``."""
+"""Runnable examples in Newton's conventions: ``python -m steel.examples NAME [--viewer ...] [--test]``.
 
+One per solver: each takes Newton's example flags (see :mod:`steel.examples.common`) and has a
+``--test`` mode that CI runs. ``python -m steel.examples`` lists them with one line each.
+"""
+
+# name -> module; each module has a main(argv) -> exit status and a docstring whose first line describes it.
 EXAMPLES = {
-    "cloth_drape": "steel.examples.cloth_drape:run_cloth_drape",
-    "adaptive_collision": "steel.examples.adaptive_collision:run_adaptive_collision",
-    "free_fall": "steel.examples.free_fall:run_free_fall",
-    "featherstone_humanoid": "steel.examples.featherstone_humanoid:run_featherstone_humanoid",
+    "steel_humanoid": "steel.examples.steel_humanoid",
+    "featherstone_humanoid": "steel.examples.featherstone_humanoid",
+    "cloth_drape": "steel.examples.cloth_drape",
+    "adaptive_collision": "steel.examples.adaptive_collision",
+    "free_fall": "steel.examples.free_fall",
 }

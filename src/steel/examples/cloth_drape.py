@@ -1,40 +1,84 @@
 """A cloth dropped over a sphere onto the ground with SolverVBD and self-contact.
 
-``python -m steel.examples cloth_drape [--viewer null|usd|gl] [--size N] [--seconds T] [--out DIR]``
+``python -m steel.examples cloth_drape [--size N] [--viewer null|usd|gl] [--num-frames F] [--test]``
 
 A 1.6 m square cloth of ``N x N`` quads (default 32) falls 0.5 m onto a 0.4 m sphere resting on the
 ground, drapes over it and folds onto itself; vertex–triangle and edge–edge self-contact keep its
-layers apart. Progress lines report the energy and the number of self-intersecting edge–triangle
-pairs (an exact check independent of the solver, :mod:`steel.intersections`) every tenth of the run;
-the results folder gets ``summary.json``, ``final_state.npz``, ``energy_contacts.png`` and, with
-``--viewer usd`` (the default when usd-core is installed), ``motion.usd``. It is the scene of
+layers apart. Each 1/60 s frame runs the scene's 10 substeps. ``--test`` (default 90 frames, 1.5 s)
+checks that no particle went through the ground, the cloth came down onto the sphere, and no edge
+crosses a triangle of the cloth (an exact check independent of the solver,
+:mod:`steel.intersections`). The same scene with energy and intersection plots is
 ``steel run cloth --solver vbd``.
 """
 
 from __future__ import annotations
 
-import argparse
+import numpy as np
 
-from ..particle_runner import run_particle_scene
+import newton
+
+from ..intersections import edge_triangle_intersections, mesh_edges
+from ..particle_scenes import FRAME_DT, SPHERE_RADIUS, build_cloth_drape
+from ..solvers import SolverVBD
+from . import common
+
+BELOW_GROUND_Z = -0.02  # [m] a particle below this has gone through the ground
 
 
-def run_cloth_drape(argv: list[str] | None = None, log=print) -> dict:
-    """Run the example (see the module docstring); returns the summary."""
-    p = argparse.ArgumentParser(prog="python -m steel.examples cloth_drape")
-    p.add_argument("--viewer", choices=("null", "usd", "gl"), default=None,
-                   help="default: usd when usd-core is installed, else null")
-    p.add_argument("--size", type=int, default=32, help="quads per cloth side (default 32)")
-    p.add_argument("--seconds", type=float, default=3.0)
-    p.add_argument("--out", default="results/cloth_drape")
-    p.add_argument("--device", default=None)
-    args = p.parse_args(argv)
-    if args.size < 2 or not args.seconds > 0.0:
-        p.error(f"--size must be >= 2 and --seconds positive, got {args.size}, {args.seconds}")
-    viewer = args.viewer
-    if viewer is None:
-        try:
-            import pxr  # noqa: F401
-            viewer = "usd"
-        except ImportError:
-            viewer = "null"
-    return run_particle_scene("cloth", args.seconds, viewer, args.out, args.device, args.size, log)
+class Example:
+    """The example in Newton's shape: ``step()`` one frame, ``render()``, ``test_final()``."""
+
+    def __init__(self, viewer, args):
+        self.viewer, self.frame, self.sim_time = viewer, 0, 0.0
+        scene = build_cloth_drape(args.size)
+        self.model, self.sim_dt, self.options = scene.model, scene.dt, scene.solver_options
+        self.tris = scene.tri_indices
+        self.substeps = max(int(round(FRAME_DT / self.sim_dt)), 1)
+        self.solver = SolverVBD(self.model, **self.options)
+        self.pipeline = newton.CollisionPipeline(self.model)
+        self.contacts = self.pipeline.contacts()
+        self.control = self.model.control()
+        self.state_0, self.state_1 = self.model.state(), self.model.state()
+        self.start_z = float(self.state_0.particle_q.numpy()[:, 2].min())
+        self.guard = common.guard_for(self.state_0.particle_q.numpy(), args)
+        self.viewer.set_model(self.model)
+
+    def step(self):
+        for _ in range(self.substeps):
+            self.pipeline.collide(self.state_0, self.contacts)
+            self.solver.step(self.state_0, self.state_1, self.control, self.contacts, self.sim_dt)
+            self.state_0, self.state_1 = self.state_1, self.state_0
+        self.frame += 1
+        self.sim_time += FRAME_DT
+        self.guard.check_state(self.state_0, self.sim_time, self.frame * self.substeps)
+
+    def render(self):
+        self.viewer.begin_frame(self.sim_time)
+        self.viewer.log_state(self.state_0)
+        self.viewer.end_frame()
+
+    def self_intersections(self) -> int:
+        """Edge–triangle pairs of the cloth that cross (exact, float64)."""
+        q = self.state_0.particle_q.numpy()
+        return len(edge_triangle_intersections(q, self.tris, mesh_edges(self.tris)))
+
+    def test_final(self):
+        z = self.state_0.particle_q.numpy()[:, 2]
+        assert z.min() > BELOW_GROUND_Z, f"a particle is at {z.min():.3f} m: through the ground"
+        assert z.max() < self.start_z, f"the cloth has not come down (highest particle {z.max():.3f} m)"
+        assert z.max() > 2.0 * SPHERE_RADIUS - 0.05, f"the cloth is not over the sphere (highest {z.max():.3f} m)"
+        assert self.self_intersections() == 0, f"{self.self_intersections()} edge-triangle pairs cross"
+
+    def summary(self) -> dict:
+        z = self.state_0.particle_q.numpy()[:, 2]
+        return {"solver": "SolverVBD", "options": self.options, "particles": int(self.model.particle_count),
+                "dt": self.sim_dt, "simulated_seconds": self.sim_time, "lowest_particle_m": float(z.min()),
+                "highest_particle_m": float(z.max()), "self_intersecting_pairs": self.self_intersections(),
+                "finite": bool(np.isfinite(z).all())}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = common.create_parser("cloth_drape", __doc__, num_frames=90)
+    parser.add_argument("--size", type=int, default=32, help="quads per cloth side")
+    viewer, args = common.init(parser, argv, minimums={"size": 2})
+    return common.run(Example(viewer, args), args, "cloth_drape")
