@@ -65,7 +65,8 @@ def test_demo_writes_the_tower_results(tmp_path):
 
 def test_run_particle_scene_with_vbd(tmp_path):
     """`steel run cloth_hang --solver vbd` writes the particle summary, final state and energy plot."""
-    assert main(["run", "cloth_hang", "--solver", "vbd", "--size", "4", "--seconds", "0.05", "--out", str(tmp_path)]) == 0
+    args = ["run", "cloth_hang", "--solver", "vbd", "--size", "4", "--seconds", "0.05", "--out", str(tmp_path)]
+    assert main(args) == 0
     summary = _summary(tmp_path)
     assert summary["outcome"] == "completed" and summary["particles"] == 25 and summary["steps"] == 30
     assert summary["max_self_intersecting_pairs"] == 0 and summary["lowest_particle_m"] < 2.0
@@ -112,7 +113,8 @@ def test_a_run_that_goes_nan_stops_and_writes_no_nan(tmp_path, monkeypatch):
                 q[0] = np.nan
                 s1.joint_q.assign(q)
 
-    monkeypatch.setattr(runner, "make_solver", lambda name, model, options=None: PoisonAfter(make(name, model, options), 15))
+    monkeypatch.setattr(runner, "make_solver", lambda name, model, options=None: PoisonAfter(make(name, model, options),
+                                                                                             15))
     assert main(["run", "chain", "--seconds", "0.1", "--out", str(tmp_path)]) == EXIT_DIVERGED
     summary = _summary(tmp_path)
     assert summary["outcome"] == "diverged" and summary["finite"] is False

@@ -59,7 +59,8 @@ def mjcf_start_qpos(root: ET.Element, keyframe: str, path: Path) -> np.ndarray |
         elif keyframe.lstrip("-").isdigit() and -len(keys) <= int(keyframe) < len(keys):
             key = keys[int(keyframe)]
         else:
-            names = [k.get("name") or str(i) for i, k in enumerate(keys)] + (["init_qpos"] if "init_qpos" in numeric else [])
+            names = [k.get("name") or str(i) for i, k in enumerate(keys)]
+            names += ["init_qpos"] if "init_qpos" in numeric else []
             raise RobotFileError(f"{path}: no keyframe {keyframe!r}; the file has {names or 'none'}")
         text = key.get("qpos")
         if text is None:
