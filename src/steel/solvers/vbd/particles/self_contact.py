@@ -14,7 +14,10 @@ The solver owns one :class:`SelfContact` when ``particle_enable_self_contact`` i
 So the seed's cadence reads: interval < 0 -> one detection per step, before initialization;
 0 -> before and right after initialization; n >= 1 -> before initialization and before every n-th
 iteration (0, n, 2n, ...). Between two detections every vertex stays within its bound, so the mesh
-cannot pass through itself (see :func:`.self_contact_force.truncate_displacement`).
+cannot pass through itself (see :func:`.self_contact_force.truncate_displacement`). The price is
+that a vertex whose primitives touch another primitive at detection (distance 0, e.g. a mesh that
+starts self-intersecting or with coincident layers) gets a zero budget and stays where it is; start
+from a state free of self-intersection. Pairs removed by the filters are not protected.
 
 Distances [m]: ``particle_self_contact_radius`` ``r`` is the interaction distance (pairs closer
 than ``r`` push apart); ``particle_self_contact_margin`` is the detection distance (pairs within it
