@@ -137,3 +137,19 @@ def test_readme_lists_exactly_the_solversteel_options_not_built_yet():
     listed = set(re.findall(r"^\| `(\w+)` \|", section, re.M))
     partial = {name for name, ok in NOT_IMPLEMENTED_VALUES.items() if set(ok) != set(ENUMS[name])}
     assert listed == set(NOT_IMPLEMENTED) | partial
+
+
+def test_help_documents_the_solvers_own_options():
+    """help() of SolverSteel and SolverFeatherstone shows their options, not the base class's constructor doc."""
+    import pydoc  # noqa: PLC0415
+    from dataclasses import fields  # noqa: PLC0415
+
+    from steel.solvers import SolverFeatherstone, SolverSteel  # noqa: PLC0415
+    from steel.solvers.steel.options import NOT_IMPLEMENTED, SteelOptions  # noqa: PLC0415
+
+    doc = SolverSteel.__init__.__doc__
+    for f in fields(SteelOptions):
+        line = next(line for line in doc.splitlines() if line.strip().startswith(f"{f.name}:"))
+        assert "default" in line and (f.name not in NOT_IMPLEMENTED or "not built" in line), line
+    for cls in (SolverSteel, SolverFeatherstone):
+        assert "Initialize common solver state" not in pydoc.render_doc(cls, renderer=pydoc.plaintext)

@@ -214,6 +214,7 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
         fuse_cholesky: bool = True,
         deterministic: wp.DeterministicMode | None = None,
     ):
+        """Validate the model and the options (see the class docstring: units, defaults), then allocate."""
         # Validate everything before allocating anything.
         angular_damping = _check_nonnegative("angular_damping", angular_damping)
         if friction_smoothing is None:  # the later reference's default spelling

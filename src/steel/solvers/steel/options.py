@@ -11,8 +11,12 @@ Deliberate differences from the reference (see ``docs/architecture.md``):
 * ``articulation_constraint_max`` and ``free_body_constraint_max`` default to ``None``: the
   capacity is then sized from the model so that no row can be dropped (see
   :mod:`steel.solvers.steel.rows.capacity`). An explicit value is honoured exactly.
-* ``friction_anchor_beta=None`` resolves to point friction (``0``) until persistent friction
-  patches are built; the resolved value is reported on the instance.
+* ``friction_anchor_beta=None`` resolves to ``0.2`` (friction anchors on); the resolved value is
+  reported on the instance (``solver.friction_anchor_beta``).
+
+:func:`options_docstring` writes every option, its default and its state (built, not built yet,
+serial fallback on the CPU, assignable after construction) into ``SolverSteel.__init__.__doc__``,
+so ``help(SolverSteel)`` documents the options rather than the base class's constructor.
 """
 
 from __future__ import annotations
@@ -313,3 +317,65 @@ def check_options_on_device(opts: SteelOptions, device) -> None:
         "order and results differ from the colored/propagation solve on CUDA",
         newton.NewtonWarning, stacklevel=3,
     )
+
+
+# One line per option for ``help(SolverSteel)``; units in brackets. Options without a line here are
+# listed with their default and state only (their meaning is the reference's option of that name).
+OPTION_HELP = {
+    "solve_mode": "row sweep: 'serial' (per world); 'colored' needs articulated_contact_response='propagation'",
+    "iterations": "projected Gauss-Seidel sweeps per step",
+    "baumgarte": "fraction of a position error corrected per step by the velocity bias, non-dimensional",
+    "cfm": "constraint force mixing added to each row's diagonal J Y [1/kg or 1/(kg·m²)]",
+    "relaxation": "over-relaxation factor of each impulse update, non-dimensional",
+    "update_mass_matrix_interval": "steps between CRBA mass-matrix rebuilds (1: every step)",
+    "enable_joint_limits": "joint position limits as one-sided rows (off in the reference; `steel run` turns it on)",
+    "joint_limit_activation_gap": "distance from a limit at which its row is created [m or rad] (inf: always)",
+    "enable_joint_velocity_limits": "joint velocity limits as rows",
+    "enable_joint_friction": "joint friction rows",
+    "articulation_constraint_max": "rows per world for articulated bodies (None: sized from the model, none dropped)",
+    "free_body_constraint_max": "rows per world for free bodies (None: sized from the model, none dropped)",
+    "warn_constraint_overflow": "warn once when rows are dropped for lack of capacity",
+    "friction_anchor_beta": "friction anchor correction, non-dimensional (None: 0.2; 0: point friction)",
+    "velocity_iterations": "extra sweeps without position bias that refine the published velocity",
+    "velocity_drive_mode": "velocity drives during the velocity sweeps: 'freeze' or 'active'",
+    "enable_restitution": "bounce with each shape pair's restitution above restitution_velocity_threshold",
+    "restitution_velocity_threshold": "approach speed below which restitution is ignored [m/s]",
+    "contact_friction_scale": "scale on the friction coefficient of every contact, non-dimensional",
+    "enable_sleeping": "put resting islands to sleep",
+    "sleep_linear_threshold": "linear speed under which a body counts as quiet [m/s]",
+    "sleep_angular_threshold": "angular speed under which a body counts as quiet [rad/s]",
+    "sleep_quiet_time": "time an island must stay quiet before it sleeps [s]",
+    "deterministic": "warp.DeterministicMode.RUN_TO_RUN: bitwise-repeatable runs (CPU; not built on CUDA)",
+}
+
+
+def options_docstring() -> str:
+    """The constructor docstring: every option with its default, meaning and state."""
+    defaults = SteelOptions()
+    lines = [
+        "Validate the model and the options, then allocate the solver (nothing is kept on an error).",
+        "",
+        "Every option is keyword-only, with the reference's name and default. Options marked *not built*",
+        "raise ``NotImplementedError`` naming them when set to another value; *assignable* ones may also be",
+        "set on the instance after construction (re-validated).",
+        "",
+        "Args:",
+        "    model: a finalized :class:`newton.Model` without particles or gradients.",
+    ]
+    for f in fields(SteelOptions):
+        default = getattr(defaults, f.name)
+        state = []
+        if f.name in NOT_IMPLEMENTED:
+            state.append("*not built*: only the default")
+        if f.name in NOT_IMPLEMENTED_VALUES and set(NOT_IMPLEMENTED_VALUES[f.name]) != set(ENUMS[f.name]):
+            state.append(f"*not built* beyond {', '.join(map(repr, NOT_IMPLEMENTED_VALUES[f.name]))}")
+        if f.name in SERIAL_FALLBACK_VALUES:
+            state.append(f"{', '.join(map(repr, SERIAL_FALLBACK_VALUES[f.name]))} runs the serial sweep on the CPU "
+                         "(warns) and is not built on CUDA")
+        if f.name in ENUMS:
+            state.append(f"one of {', '.join(map(repr, ENUMS[f.name]))}")
+        if f.name in STEP_OPTIONS:
+            state.append("assignable")
+        text = OPTION_HELP.get(f.name, "as the reference option of that name")
+        lines.append(f"    {f.name}: {text} (default {default!r})" + (f"; {'; '.join(state)}." if state else "."))
+    return "\n".join(lines)

@@ -22,7 +22,14 @@ from .coupling import SteelCoupling
 from .data import SteelRows
 from .finish import finish_step
 from .observables import write_observables
-from .options import STEP_OPTIONS, SteelOptions, build_options, check_options_on_device, validate_option
+from .options import (
+    STEP_OPTIONS,
+    SteelOptions,
+    build_options,
+    check_options_on_device,
+    options_docstring,
+    validate_option,
+)
 from .pgs import sweep, velocity_sweep
 from .predict import eval_joint_forces, predict_velocity
 from .rows.adhesion import check_adhesion_options
@@ -48,7 +55,7 @@ class SolverSteel(SolverBase, SteelCoupling):
 
     The options are those of ``newton.solvers.SolverSteel`` (all keyword-only, same names and
     defaults); see :mod:`steel.solvers.steel.options` for the two deliberate differences
-    (capacities sized from the model by default; point friction until friction patches exist)
+    (capacities sized from the model by default; ``friction_anchor_beta=None`` resolving to 0.2)
     and for the options not built yet, which raise ``NotImplementedError`` when set.
 
     Args:
@@ -97,7 +104,7 @@ class SolverSteel(SolverBase, SteelCoupling):
         stride = max(self.core.plan.max_dof_count, 1)
         self.rows = SteelRows(max(int(model.world_count), 1), art_cap, free_cap, stride, model.device)
         # The resolved values are what the instance reports (capacities sized from the model,
-        # point friction for an omitted friction_anchor_beta).
+        # 0.2 for an omitted friction_anchor_beta).
         opts.articulation_constraint_max = art_cap
         opts.free_body_constraint_max = free_cap
         opts.friction_anchor_beta = 0.2 if opts.friction_anchor_beta is None else opts.friction_anchor_beta
@@ -390,6 +397,7 @@ def _signature() -> inspect.Signature:
 
 
 SolverSteel.__init__.__signature__ = _signature()
+SolverSteel.__init__.__doc__ = options_docstring()  # else help() shows the base class's constructor
 
 
 @wp.kernel
