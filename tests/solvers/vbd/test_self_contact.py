@@ -164,7 +164,8 @@ def test_barrier_law_derivatives_and_c2_joins():
     # C2 joins: one-sided values agree.
     for join in (tau, dmin):
         lo, hi_ = join * (1 - 1e-9), join * (1 + 1e-9)
-        gl, hl = (-KE * (RADIUS - lo), KE) if lo >= tau else (-KE * tau**2 / max(lo, dmin), KE * tau**2 / max(lo, dmin) ** 2)
+        dl = max(lo, dmin)
+        gl, hl = (-KE * (RADIUS - lo), KE) if lo >= tau else (-KE * tau**2 / dl, KE * tau**2 / dl**2)
         gh, hh = (-KE * (RADIUS - hi_), KE) if hi_ >= tau else (-KE * tau**2 / hi_, KE * tau**2 / hi_**2)
         assert abs(gl - gh) <= 1e-6 * abs(gh) + 1e-9 and abs(hl - hh) <= 1e-6 * abs(hh)
     assert _energy(RADIUS) == 0.0

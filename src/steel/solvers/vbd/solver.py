@@ -133,7 +133,11 @@ class SolverVBD(SolverBase):
     # -- self-contact -------------------------------------------------------------------------------
 
     def rebuild_bvh(self, state) -> None:
-        """Rebuild the self-contact BVHs from ``state.particle_q`` (steps only refit them; rebuild after large deformation)."""
+        """Rebuild the self-contact BVHs from ``state.particle_q``.
+
+        Steps only refit the trees; rebuild after a large deformation or a teleport, when refitted boxes
+        grow loose and queries slow down.
+        """
         if self.self_contact is not None:
             check_state(self.model, state, "state", particles=True)
             self.self_contact.rebuild(state.particle_q)

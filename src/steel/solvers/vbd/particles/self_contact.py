@@ -99,7 +99,8 @@ class SelfContact:
         self.friction_epsilon = float(opts.friction_epsilon)
 
         # Host tables, once: topology rings, external maps, vertex -> primitive lists.
-        ring_start, ring_vertex = ring_table(n, mesh_edges(tris, edges), int(opts.particle_topological_contact_filter_threshold))
+        rings = int(opts.particle_topological_contact_filter_threshold)
+        ring_start, ring_vertex = ring_table(n, mesh_edges(tris, edges), rings)
         vmap_start, vmap = filter_map_table(opts.particle_external_vertex_contact_filtering_map, n, self.tri_count,
                                             "particle_external_vertex_contact_filtering_map")
         emap_start, emap = filter_map_table(opts.particle_external_edge_contact_filtering_map, self.edge_count,
