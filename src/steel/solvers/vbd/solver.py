@@ -19,6 +19,7 @@ from .particles.finish import finish_particles
 from .particles.predict import predict_particles
 from .particles.self_contact import SelfContact
 from .particles.solve import solve_particles
+from .particles.solve_tile import active_families
 from .reset import check_world_mask, reset_bodies
 
 
@@ -37,8 +38,10 @@ class SolverVBD(SolverBase):
     ``inspect.signature`` shows them) and accepts the later revision's spellings as aliases (see
     :mod:`steel.solvers.vbd.options`). Built so far: the particle solve.
 
-    * ``particle_enable_tile_solve`` (default True) is accepted, but no tile kernel exists yet: both
-      values run the general per-vertex kernel, so results do not depend on it.
+    * ``particle_enable_tile_solve`` (default True) runs the vertex step with one block of threads
+      per vertex splitting its elements (:mod:`steel.solvers.vbd.particles.solve_tile`), specialized
+      at construction to the element families present; False runs one thread per vertex. Both give
+      bitwise the same positions on the CPU (on CUDA they may differ by float32 rounding).
     * ``particle_enable_self_contact=True`` adds vertex–triangle and edge–edge contacts with a C2
       log-barrier law and penetration-free displacement truncation
       (:mod:`steel.solvers.vbd.particles.self_contact`); :meth:`rebuild_bvh` and
@@ -69,6 +72,9 @@ class SolverVBD(SolverBase):
         self.extras = extras
         self.work = ParticleWork(model, opts.friction_epsilon) if model.particle_count else None
         self.self_contact = SelfContact(model, opts) if opts.particle_enable_self_contact and self.work else None
+        # The tile kernel is specialized here to the element families present (spec VB2).
+        tile = opts.particle_enable_tile_solve and self.work is not None
+        self._tile_families = active_families(self.work.elements) if tile else None
 
     __init__.__signature__ = SIGNATURE
 
@@ -124,7 +130,8 @@ class SolverVBD(SolverBase):
             prepare_contacts(model, state_in, state_out, contacts, work, dt, external)
             if self.self_contact is not None:
                 self.self_contact.begin_step(model, work.particle_q_prev, state_out.particle_q)
-            solve_particles(model, state_out, work, self.options.iterations, dt, self.self_contact)
+            solve_particles(model, state_out, work, self.options.iterations, dt, self.self_contact,
+                            self._tile_families)
             finish_particles(model, state_out, work, dt)
         if model.body_count and not external and state_out is not state_in:
             state_out.body_q.assign(state_in.body_q)  # static/kinematic colliders keep their pose

@@ -83,54 +83,120 @@ class ContactData:
 
 
 @wp.func
+def triangle_entry_force_hessian(k: int, el: ElementData, x: wp.array[wp.vec3], xp: wp.array[wp.vec3], dt: float):
+    """``(-∂E_t/∂x_v, ∂²E_t/∂x_v²)`` [N, N/m] of the triangle and vertex named by ``el.tri_entry[k]``."""
+    t = el.tri_entry[k] >> 2
+    o = el.tri_entry[k] & 3
+    a = el.tri_indices[t, 0]
+    b = el.tri_indices[t, 1]
+    c = el.tri_indices[t, 2]
+    return triangle_force_hessian(o, x[a], x[b], x[c], xp[a], xp[b], xp[c], el.tri_poses[t], el.tri_areas[t],
+                                  el.tri_materials[t, 0], el.tri_materials[t, 1], el.tri_materials[t, 2], dt)
+
+
+@wp.func
+def edge_entry_force_hessian(k: int, el: ElementData, x: wp.array[wp.vec3], xp: wp.array[wp.vec3], dt: float):
+    """Bending force and Hessian [N, N/m] of the edge and vertex named by ``el.edge_entry[k]``."""
+    e = el.edge_entry[k] >> 2
+    o = el.edge_entry[k] & 3
+    a = el.edge_indices[e, 0]
+    b = el.edge_indices[e, 1]
+    c = el.edge_indices[e, 2]
+    d = el.edge_indices[e, 3]
+    return bending_force_hessian(o, x[a], x[b], x[c], x[d], xp[a], xp[b], xp[c], xp[d], el.edge_rest_angle[e],
+                                 el.edge_rest_length[e], el.edge_bending_properties[e, 0],
+                                 el.edge_bending_properties[e, 1], dt)
+
+
+@wp.func
+def tet_entry_force_hessian(k: int, el: ElementData, x: wp.array[wp.vec3], xp: wp.array[wp.vec3], dt: float):
+    """Force and Hessian [N, N/m] of the tetrahedron and vertex named by ``el.tet_entry[k]``."""
+    t = el.tet_entry[k] >> 2
+    o = el.tet_entry[k] & 3
+    a = el.tet_indices[t, 0]
+    b = el.tet_indices[t, 1]
+    c = el.tet_indices[t, 2]
+    d = el.tet_indices[t, 3]
+    return tet_force_hessian(o, x[a], x[b], x[c], x[d], xp[a], xp[b], xp[c], xp[d], el.tet_poses[t],
+                             el.tet_volumes[t], el.tet_materials[t, 0], el.tet_materials[t, 1],
+                             el.tet_materials[t, 2], dt)
+
+
+@wp.func
+def spring_entry_force_hessian(k: int, el: ElementData, x: wp.array[wp.vec3], xp: wp.array[wp.vec3], dt: float):
+    """Force and Hessian [N, N/m] of the spring and vertex named by ``el.spring_entry[k]``."""
+    s = el.spring_entry[k] >> 2
+    o = el.spring_entry[k] & 3
+    a = el.spring_indices[2 * s]
+    b = el.spring_indices[2 * s + 1]
+    return spring_force_hessian(o, x[a], x[b], xp[a], xp[b], el.spring_rest_length[s], el.spring_stiffness[s],
+                                el.spring_damping[s], dt)
+
+
+@wp.func
 def _element_force_hessian(i: int, el: ElementData, x: wp.array[wp.vec3], xp: wp.array[wp.vec3], dt: float):
-    """Sum of ``(-∂E_e/∂x_i, ∂²E_e/∂x_i²)`` over every element touching vertex ``i``."""
+    """Sum of ``(-∂E_e/∂x_i, ∂²E_e/∂x_i²)`` over every element touching vertex ``i``.
+
+    The order (triangles, edges, tetrahedra, springs, each in table order) is the summation order the
+    tile path (:mod:`.solve_tile`) reproduces, so both paths round alike.
+    """
     f = wp.vec3(0.0)
     h = wp.mat33(0.0)
     for k in range(el.tri_start[i], el.tri_start[i + 1]):
-        t = el.tri_entry[k] >> 2
-        o = el.tri_entry[k] & 3
-        a = el.tri_indices[t, 0]
-        b = el.tri_indices[t, 1]
-        c = el.tri_indices[t, 2]
-        fe, he = triangle_force_hessian(o, x[a], x[b], x[c], xp[a], xp[b], xp[c], el.tri_poses[t], el.tri_areas[t],
-                                        el.tri_materials[t, 0], el.tri_materials[t, 1], el.tri_materials[t, 2], dt)
+        fe, he = triangle_entry_force_hessian(k, el, x, xp, dt)
         f += fe
         h += he
     for k in range(el.edge_start[i], el.edge_start[i + 1]):
-        e = el.edge_entry[k] >> 2
-        o = el.edge_entry[k] & 3
-        a = el.edge_indices[e, 0]
-        b = el.edge_indices[e, 1]
-        c = el.edge_indices[e, 2]
-        d = el.edge_indices[e, 3]
-        fe, he = bending_force_hessian(o, x[a], x[b], x[c], x[d], xp[a], xp[b], xp[c], xp[d], el.edge_rest_angle[e],
-                                       el.edge_rest_length[e], el.edge_bending_properties[e, 0],
-                                       el.edge_bending_properties[e, 1], dt)
+        fe, he = edge_entry_force_hessian(k, el, x, xp, dt)
         f += fe
         h += he
     for k in range(el.tet_start[i], el.tet_start[i + 1]):
-        t = el.tet_entry[k] >> 2
-        o = el.tet_entry[k] & 3
-        a = el.tet_indices[t, 0]
-        b = el.tet_indices[t, 1]
-        c = el.tet_indices[t, 2]
-        d = el.tet_indices[t, 3]
-        fe, he = tet_force_hessian(o, x[a], x[b], x[c], x[d], xp[a], xp[b], xp[c], xp[d], el.tet_poses[t],
-                                   el.tet_volumes[t], el.tet_materials[t, 0], el.tet_materials[t, 1],
-                                   el.tet_materials[t, 2], dt)
+        fe, he = tet_entry_force_hessian(k, el, x, xp, dt)
         f += fe
         h += he
     for k in range(el.spring_start[i], el.spring_start[i + 1]):
-        s = el.spring_entry[k] >> 2
-        o = el.spring_entry[k] & 3
-        a = el.spring_indices[2 * s]
-        b = el.spring_indices[2 * s + 1]
-        fe, he = spring_force_hessian(o, x[a], x[b], xp[a], xp[b], el.spring_rest_length[s], el.spring_stiffness[s],
-                                      el.spring_damping[s], dt)
+        fe, he = spring_entry_force_hessian(k, el, x, xp, dt)
         f += fe
         h += he
     return f, h
+
+
+@wp.func
+def finish_vertex_step(
+    i: int,
+    f: wp.vec3,
+    h: wp.mat33,
+    particle_mass: wp.array[float],
+    contacts: ContactData,
+    self_contacts: SelfContactData,
+    dt: float,
+    particle_q_prev: wp.array[wp.vec3],
+    particle_inertia: wp.array[wp.vec3],
+    particle_q: wp.array[wp.vec3],
+    particle_q_out: wp.array[wp.vec3],
+):
+    """Add inertia, shape and self-contacts to vertex ``i``'s element sums ``f``, ``h`` [N, N/m]; take the step.
+
+    Shared by the general and the tile kernels, so both add the same terms in the same order.
+    """
+    x = particle_q[i]
+    x_prev = particle_q_prev[i]
+    m_dt2 = particle_mass[i] / (dt * dt)
+    f += m_dt2 * (particle_inertia[i] - x)
+    h += m_dt2 * wp.identity(3, dtype=float)
+    count = wp.min(contacts.particle_contact_count[i], contacts.particle_contact.shape[1])
+    for k in range(count):
+        c = contacts.particle_contact[i, k]
+        fc, hc = contact_force_hessian(x, x_prev, contacts.point[c], contacts.normal[c], contacts.disp[c],
+                                       contacts.material[c], contacts.friction_epsilon, dt)
+        f += fc
+        h += hc
+    fs, hs = self_contact_force_hessian(i, self_contacts, particle_q, particle_q_prev, dt)
+    f += fs
+    h += hs
+    if wp.abs(wp.determinant(h)) > 1.0e-12:
+        # Truncation keeps the vertex within its self-contact bound (a no-op without self-contact).
+        particle_q_out[i] = truncate_displacement(i, self_contacts, x + wp.inverse(h) * f)
 
 
 @wp.kernel
@@ -155,35 +221,22 @@ def _solve_color(
     i = color_particles[tid]
     if not particle_is_free(particle_flags[i], particle_inv_mass[i]):
         return
-    x = particle_q[i]
-    x_prev = particle_q_prev[i]
-    m_dt2 = particle_mass[i] / (dt * dt)
     f, h = _element_force_hessian(i, elements, particle_q, particle_q_prev, dt)
-    f += m_dt2 * (particle_inertia[i] - x)
-    h += m_dt2 * wp.identity(3, dtype=float)
-    count = wp.min(contacts.particle_contact_count[i], contacts.particle_contact.shape[1])
-    for k in range(count):
-        c = contacts.particle_contact[i, k]
-        fc, hc = contact_force_hessian(x, x_prev, contacts.point[c], contacts.normal[c], contacts.disp[c],
-                                       contacts.material[c], contacts.friction_epsilon, dt)
-        f += fc
-        h += hc
-    fs, hs = self_contact_force_hessian(i, self_contacts, particle_q, particle_q_prev, dt)
-    f += fs
-    h += hs
-    if wp.abs(wp.determinant(h)) > 1.0e-12:
-        # Truncation keeps the vertex within its self-contact bound (a no-op without self-contact).
-        particle_q_out[i] = truncate_displacement(i, self_contacts, x + wp.inverse(h) * f)
+    finish_vertex_step(i, f, h, particle_mass, contacts, self_contacts, dt, particle_q_prev, particle_inertia,
+                       particle_q, particle_q_out)
 
 
-def solve_particles(model, state_out, work, iterations: int, dt: float, self_contact=None) -> None:
+def solve_particles(model, state_out, work, iterations: int, dt: float, self_contact=None, tile_families=None) -> None:
     """Run ``iterations`` Gauss-Seidel sweeps over the particle colours on ``state_out.particle_q``.
 
     ``self_contact`` (a :class:`.self_contact.SelfContact` or None) detects before the iterations its
-    cadence names and adds its forces and truncation to every vertex step.
+    cadence names and adds its forces and truncation to every vertex step. ``tile_families`` (the
+    flags of :func:`.solve_tile.active_families`) selects the tile kernel, bitwise equal to this one.
     """
     dev = model.device
     sc_data = self_contact.data if self_contact is not None else disabled_self_contact(dev)
+    if tile_families is not None:
+        from .solve_tile import launch_solve_colour_tile  # noqa: PLC0415 (it imports this module)
     for iteration in range(iterations):
         if self_contact is not None:
             self_contact.before_iteration(state_out.particle_q, iteration)
@@ -191,12 +244,10 @@ def solve_particles(model, state_out, work, iterations: int, dt: float, self_con
             if group.shape[0] == 0:
                 continue
             wp.copy(work.particle_q_colour, state_out.particle_q)
-            wp.launch(
-                _solve_color,
-                dim=group.shape[0],
-                inputs=[model.particle_flags, model.particle_mass, model.particle_inv_mass, work.elements,
-                        work.contact_data, sc_data, group, float(dt), work.particle_q_prev, work.particle_inertia,
-                        work.particle_q_colour],
-                outputs=[state_out.particle_q],
-                device=dev,
-            )
+            inputs = [model.particle_flags, model.particle_mass, model.particle_inv_mass, work.elements,
+                      work.contact_data, sc_data, group, float(dt), work.particle_q_prev, work.particle_inertia,
+                      work.particle_q_colour]
+            if tile_families is not None:
+                launch_solve_colour_tile(tile_families, inputs, state_out.particle_q, group, dev)
+            else:
+                wp.launch(_solve_color, dim=group.shape[0], inputs=inputs, outputs=[state_out.particle_q], device=dev)
