@@ -231,3 +231,18 @@ def test_fixed_base_welds_a_urdf_root_and_a_urdf_floats_otherwise():
     fixed = runner.build_model(path, 1, fixed_base=True)
     assert int(floating.joint_type.numpy()[0]) == int(newton.JointType.FREE)
     assert int(fixed.joint_type.numpy()[0]) != int(newton.JointType.FREE)
+
+
+def test_a_cold_kernel_cache_is_announced(tmp_path, monkeypatch):
+    """With no compiled kernels of the solver in Warp's cache, the run says it is compiling (it was silent for minutes)."""
+    import warp as wp  # noqa: PLC0415
+
+    monkeypatch.setattr(wp.config, "kernel_cache_dir", str(tmp_path))
+    monkeypatch.setattr(wp.config, "log_level", wp.LOG_WARNING)
+    lines = []
+    assert runner.announce_first_compile("steel.solvers.steel", lines.append)
+    assert "compiling kernels, first run only" in lines[0] and wp.config.log_level == wp.LOG_INFO  # progress on
+    (tmp_path / "wp_steel.solvers.steel.pgs_1234567").mkdir()
+    monkeypatch.setattr(wp.config, "log_level", wp.LOG_WARNING)
+    assert not runner.announce_first_compile("steel.solvers.steel", lines.append) and len(lines) == 1
+    assert wp.config.log_level == wp.LOG_WARNING
