@@ -76,15 +76,19 @@ def _outcome(sc, state) -> dict:
     return out
 
 
-def measure(label: str, scene: str, size: int, device: str, steps: int, warmup: int) -> VBDEntry:
-    """Time ``steps`` steps of one solver on a fresh scene (collide then step, as Newton's examples do)."""
+def measure(label: str, scene: str, size: int, device: str, steps: int, warmup: int,
+            options: dict | None = None) -> VBDEntry:
+    """Time ``steps`` steps of one solver on a fresh scene (collide then step, as Newton's examples do).
+
+    ``options`` are added to the scene's solver options (e.g. ``particle_enable_tile_solve``).
+    """
     from steel.particle_scenes import build_particle_scene  # noqa: PLC0415
 
     sc = build_particle_scene(scene, size, device)
     model = sc.model
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # deprecation notices of the reference's renamed options
-        solver = _solver_class(label)(model, **sc.solver_options)
+        solver = _solver_class(label)(model, **{**sc.solver_options, **(options or {})})
     pipeline = newton.CollisionPipeline(model) if sc.contacts else None
     contacts = pipeline.contacts() if pipeline is not None else None
     states = [model.state(), model.state()]
@@ -111,7 +115,7 @@ def measure(label: str, scene: str, size: int, device: str, steps: int, warmup: 
 
 
 def run(device: str, steps: int = DEFAULT_STEPS, warmup: int = DEFAULT_WARMUP, repeats: int = 2,
-        cases=CASES, t_start: float | None = None) -> list[VBDEntry]:
+        cases=CASES, t_start: float | None = None, options: dict | None = None) -> list[VBDEntry]:
     """Every case, both solvers interleaved; prints a progress line per row."""
     t_start = time.perf_counter() if t_start is None else t_start
     entries: list[VBDEntry] = []
@@ -123,7 +127,7 @@ def run(device: str, steps: int = DEFAULT_STEPS, warmup: int = DEFAULT_WARMUP, r
                 if label in errors:
                     continue
                 try:
-                    e = measure(label, scene, size, device, steps, warmup)
+                    e = measure(label, scene, size, device, steps, warmup, options)
                 except Exception as exc:  # a solver that cannot run a case is a result, not a crash
                     errors[label] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
                     continue
@@ -191,12 +195,15 @@ def main(argv=None) -> int:
     p.add_argument("--repeats", type=int, default=2)
     p.add_argument("--cases", default=",".join(f"{s}={n}" for s, n in CASES), help="comma list of scene=size")
     p.add_argument("--device", default=None)
+    p.add_argument("--tile-solve", choices=("default", "on", "off"), default="default",
+                   help="particle_enable_tile_solve for both solvers (default: the option's default, on)")
     args = p.parse_args(argv)
     wp.config.log_level = wp.LOG_WARNING
     wp.init()
     device = args.device or str(wp.get_preferred_device())
     cases = [(c.split("=")[0], int(c.split("=")[1])) for c in args.cases.split(",") if c.strip()]
-    entries = run(device, args.steps, args.warmup, args.repeats, cases)
+    options = {} if args.tile_solve == "default" else {"particle_enable_tile_solve": args.tile_solve == "on"}
+    entries = run(device, args.steps, args.warmup, args.repeats, cases, options=options)
     print("\n".join(markdown_lines(entries, args.steps, args.warmup)))
     return 0
 

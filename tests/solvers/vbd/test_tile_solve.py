@@ -1,9 +1,9 @@
 """The tile path of the VBD vertex step (``particle_enable_tile_solve``) against the general path.
 
 Both paths evaluate every element with the same function and add the terms in the same order
-(see steel.solvers.vbd.particles.solve_tile), so on the CPU the trajectories are compared bitwise:
-with Warp's default one lane per block, with 32 cooperating lanes (``wp.config.enable_cpu_blocks``)
-and with 4 lanes, where most vertices take several rounds of the gather.
+(see steel.solvers.vbd.particles.solve_tile), so on the CPU the trajectories are compared bitwise,
+with 32 cooperating lanes (``wp.config.enable_cpu_blocks``, without which the solver runs the general
+kernel on the CPU) and with 4 lanes, where most vertices take several rounds of the gather.
 
 On CUDA the comparison allows ``CUDA_TOL``: nvcc contracts a multiply and an add into one FMA
 (Warp compiles with ``--fmad=true``), and it can fuse the general kernel's ``f += fe`` with the
@@ -26,14 +26,13 @@ from .test_self_contact import RADIUS, _folded_cloth
 # ~1 m, grown by at most two orders over these short runs of 10 iterations a step.
 CUDA_TOL = 1.0e-5
 
-LANES = ["one lane", "32 lanes", "4 lanes"]
+LANES = ["32 lanes", "4 lanes"]
 
 
 @pytest.fixture(params=LANES)
 def lanes(request, monkeypatch):
-    """How many lanes a tile block runs on the CPU (on CUDA the block always has its lanes)."""
-    if request.param != "one lane":
-        monkeypatch.setattr(wp.config, "enable_cpu_blocks", True)
+    """How many lanes a tile block runs (on the CPU, lanes need Warp's CPU blocks)."""
+    monkeypatch.setattr(wp.config, "enable_cpu_blocks", True)
     if request.param == "4 lanes":
         monkeypatch.setattr(solve_tile, "TILE_BLOCK_DIM", 4)
     return request.param
@@ -124,8 +123,10 @@ def test_folded_cloth_with_self_contact(device, lanes):
                  particle_self_contact_margin=2 * RADIUS)
 
 
-def test_tile_option_selects_the_tile_kernel():
-    """``particle_enable_tile_solve`` is honoured: True (the default) specializes the tile kernel, False does not."""
-    model = _spring_chain("cpu", 3)
+def test_tile_option_selects_the_tile_kernel(device, monkeypatch):
+    """True (the default) runs the tile kernel where it has lanes (CUDA, CPU blocks), False never does."""
+    model = _spring_chain(device, 3)
+    assert (SolverVBD(model)._tile_families is not None) == wp.get_device(device).is_cuda
+    monkeypatch.setattr(wp.config, "enable_cpu_blocks", True)
     assert SolverVBD(model)._tile_families is not None
     assert SolverVBD(model, particle_enable_tile_solve=False)._tile_families is None

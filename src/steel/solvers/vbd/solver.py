@@ -19,7 +19,7 @@ from .particles.finish import finish_particles
 from .particles.predict import predict_particles
 from .particles.self_contact import SelfContact
 from .particles.solve import solve_particles
-from .particles.solve_tile import active_families
+from .particles.solve_tile import active_families, tile_solve_pays_off
 from .reset import check_world_mask, reset_bodies
 
 
@@ -40,8 +40,9 @@ class SolverVBD(SolverBase):
 
     * ``particle_enable_tile_solve`` (default True) runs the vertex step with one block of threads
       per vertex splitting its elements (:mod:`steel.solvers.vbd.particles.solve_tile`), specialized
-      at construction to the element families present; False runs one thread per vertex. Both give
-      bitwise the same positions on the CPU (on CUDA they may differ by float32 rounding).
+      at construction to the element families present; False runs one thread per vertex. On the
+      CPU, where Warp gives a block one lane (unless ``wp.config.enable_cpu_blocks``), the general
+      kernel runs either way: it is faster there and gives bitwise the same positions.
     * ``particle_enable_self_contact=True`` adds vertex–triangle and edge–edge contacts with a C2
       log-barrier law and penetration-free displacement truncation
       (:mod:`steel.solvers.vbd.particles.self_contact`); :meth:`rebuild_bvh` and
@@ -72,8 +73,9 @@ class SolverVBD(SolverBase):
         self.extras = extras
         self.work = ParticleWork(model, opts.friction_epsilon) if model.particle_count else None
         self.self_contact = SelfContact(model, opts) if opts.particle_enable_self_contact and self.work else None
-        # The tile kernel is specialized here to the element families present (spec VB2).
-        tile = opts.particle_enable_tile_solve and self.work is not None
+        # The tile kernel is specialized here to the element families present (spec VB2); on a CPU
+        # without Warp's CPU blocks it would be the general loop plus tile overhead (see solve_tile).
+        tile = opts.particle_enable_tile_solve and self.work is not None and tile_solve_pays_off(model.device)
         self._tile_families = active_families(self.work.elements) if tile else None
 
     __init__.__signature__ = SIGNATURE

@@ -24,9 +24,15 @@ general path's per-vertex function), so they keep the general path's order too.
 
 ``TILE_BLOCK_DIM = 32``: one GPU warp. A smaller block still occupies a whole warp (the idle lanes
 are lost) and a larger one needs block-wide barriers at each gather; with 32 lanes nearly every
-vertex of the shipped cloth and tet scenes takes one round. On CPU Warp runs a tiled launch with
-one lane per block unless ``wp.config.enable_cpu_blocks`` is set, so there the tile kernel is the
-general loop with a tile of one element (its speed is reported in docs/architecture.md).
+vertex of the shipped cloth and tet scenes takes one round.
+
+On the CPU the general kernel runs instead (:func:`tile_solve_pays_off`; same positions, bitwise).
+Warp runs a tiled CPU launch with one lane per block unless ``wp.config.enable_cpu_blocks`` is set,
+so the tile kernel there is the general loop plus the cost of the tiles: 12-20 % slower, measured
+(``python -m benchmarks.vbd --steps 20 --cases cloth_hang=32,soft_cube=6``, 2 cores: 72 against 82
+steps/s on the cloth, 145 against 170 on the tet cube). With ``enable_cpu_blocks`` the lanes are
+real (fibers) and the tile kernel runs, which is how the tests exercise its gather on a CPU; it is
+~10x slower there (7 steps/s on that cloth), which only a test wants.
 
 Specialized at construction (spec VB2): the kernel is compiled only with the element families the
 model has active entries for (a tet-only model compiles without triangle, edge and spring code),
@@ -132,6 +138,11 @@ def _solve_colour_tile_kernel(tri: bool, edge: bool, tet: bool, spring: bool):
                                particle_inertia, particle_q, particle_q_out)
 
     return solve_colour_tile
+
+
+def tile_solve_pays_off(device) -> bool:
+    """Whether the tile kernel runs with real lanes on ``device``: CUDA, or a CPU with ``enable_cpu_blocks``."""
+    return bool(wp.get_device(device).is_cuda or wp.config.enable_cpu_blocks)
 
 
 def active_families(elements: ElementData) -> tuple[bool, bool, bool, bool]:
