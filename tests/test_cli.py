@@ -246,3 +246,22 @@ def test_a_cold_kernel_cache_is_announced(tmp_path, monkeypatch):
     monkeypatch.setattr(wp.config, "log_level", wp.LOG_WARNING)
     assert not runner.announce_first_compile("steel.solvers.steel", lines.append) and len(lines) == 1
     assert wp.config.log_level == wp.LOG_WARNING
+
+
+def test_steel_run_humanoid_keeps_its_joints_inside_their_limits(tmp_path):
+    """`steel run humanoid` turns SolverSteel's joint limits on: after the fall no hinge is past its range.
+
+    With the reference default (limits off) the knees ended at 168° against a [-160°, 2°] range."""
+    assert main(["run", "humanoid", "--seconds", "2", "--out", str(tmp_path)]) == 0
+    summary = _summary(tmp_path)
+    assert summary["solver_options"]["enable_joint_limits"] is True
+    assert summary["joint_limit_overshoot_m_or_rad"] < 0.05
+    assert max(summary["final_root_height_m"]) < 0.5  # it fell and lies on the ground
+
+
+def test_a_robot_file_that_blows_up_at_once_suggests_a_start_height(tmp_path, capsys):
+    """quadruped.urdf starts with its feet below the ground plane: the guard stops it and says what to try."""
+    path = newton.examples.get_asset("quadruped.urdf")
+    assert main(["run", path, "--seconds", "0.1", "--out", str(tmp_path)]) == EXIT_DIVERGED
+    assert "--start-height" in capsys.readouterr().out
+    assert main(["run", path, "--seconds", "0.1", "--start-height", "0.7", "--out", str(tmp_path)]) == 0

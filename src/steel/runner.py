@@ -260,6 +260,7 @@ def run_scene(
         "world_steps_per_second": world_count * (n - 1) / wall if wall > 0.0 else None,  # step 1 compiles
         "guard": guard.describe(),
         "finite": finite,
+        "joint_limit_overshoot_m_or_rad": joint_limit_overshoot(model, s0),
         "max_horizontal_drift_m": float(max(drift)) if drift else None,
         "final_drift_m": float(drift[-1]) if drift else None,
         "final_root_height_m": s0.body_q.numpy()[roots, 2].astype(float).tolist(),
@@ -272,10 +273,27 @@ def run_scene(
         _plot(out / "trajectory.png", times, top, drift, name, log)
     if diverged:
         log(f"[steel] DIVERGED: {diverged}; results in {out}/")
+        if scene not in scenes.SCENES and diverged.time < 0.1:
+            # A robot file starts at the pose the file gives it; feet at z = 0 or below start inside the ground.
+            log("[steel] a robot file starts at its pose in the file: if it starts inside the ground plane, "
+                "lift it with --start-height")
     else:
         log(f"[steel] done: {summary['world_steps_per_second'] or float('nan'):.0f} world-steps/s, max drift "
             f"{1000 * summary['max_horizontal_drift_m']:.2f} mm; results in {out}/")
     return summary
+
+
+def joint_limit_overshoot(model: newton.Model, state: newton.State) -> float:
+    """Largest distance of a limited revolute or prismatic coordinate outside its range [m or rad] (0 inside)."""
+    q = state.joint_q.numpy()
+    lower, upper = model.joint_limit_lower.numpy(), model.joint_limit_upper.numpy()
+    q_start, qd_start = model.joint_q_start.numpy(), model.joint_qd_start.numpy()
+    worst = 0.0
+    for j, jtype in enumerate(model.joint_type.numpy()):
+        if jtype in (int(newton.JointType.REVOLUTE), int(newton.JointType.PRISMATIC)):
+            x, d = q[q_start[j]], qd_start[j]
+            worst = max(worst, float(lower[d] - x), float(x - upper[d]))
+    return worst
 
 
 def _root_bodies(model: newton.Model) -> np.ndarray:

@@ -18,6 +18,7 @@ import newton
 import newton.examples
 
 from .. import scenes
+from ..runner import joint_limit_overshoot
 from ..solvers import SolverSteel
 from . import common
 
@@ -63,14 +64,7 @@ class Example:
 
     def limit_overshoot(self) -> float:
         """Largest distance of a limited hinge outside its range [rad] (0 inside)."""
-        q = self.state_0.joint_q.numpy()
-        lower, upper = self.model.joint_limit_lower.numpy(), self.model.joint_limit_upper.numpy()
-        qs, ds = self.model.joint_q_start.numpy(), self.model.joint_qd_start.numpy()
-        worst = 0.0
-        for j, jtype in enumerate(self.model.joint_type.numpy()):
-            if jtype == int(newton.JointType.REVOLUTE):
-                worst = max(worst, lower[ds[j]] - q[qs[j]], q[qs[j]] - upper[ds[j]])
-        return float(worst)
+        return joint_limit_overshoot(self.model, self.state_0)
 
     def test_final(self):
         z = self.state_0.body_q.numpy()[:, 2]
