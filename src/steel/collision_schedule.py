@@ -1,4 +1,4 @@
-"""Device-side collision refresh over a fixed number of solver substeps (seed 001).
+"""Device-side collision refresh over a fixed number of solver substeps.
 
 Contract
 --------
@@ -387,6 +387,7 @@ class CollisionSubstepScheduler:
         substeps: int,
         collision_dt_max: float | None = None,
     ):
+        """Validate every argument (see the class docstring: units, defaults), then allocate the schedule."""
         # --- validation: everything is checked before anything is allocated or changed ---
         if not isinstance(collision_pipeline, newton.CollisionPipeline):
             raise TypeError(

@@ -36,6 +36,8 @@ def _parse_xml(path: Path) -> ET.Element:
         raise RobotFileError(f"{path}: the file is empty")
     try:
         return ET.parse(path).getroot()
+    except OSError as exc:
+        raise RobotFileError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     except ET.ParseError as exc:
         line, column = exc.position
         raise RobotFileError(f"{path}:{line}:{column}: malformed or empty XML ({exc})") from None
