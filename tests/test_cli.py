@@ -265,3 +265,13 @@ def test_a_robot_file_that_blows_up_at_once_suggests_a_start_height(tmp_path, ca
     assert main(["run", path, "--seconds", "0.1", "--out", str(tmp_path)]) == EXIT_DIVERGED
     assert "--start-height" in capsys.readouterr().out
     assert main(["run", path, "--seconds", "0.1", "--start-height", "0.7", "--out", str(tmp_path)]) == 0
+
+
+def test_vbd_options_are_passed_to_and_checked_by_solvervbd(tmp_path, capsys):
+    """--option reaches SolverVBD on top of the scene's options; a bad one is its error, exit 2, nothing written."""
+    out = tmp_path / "out"
+    assert main(["run", "cloth_hang", "--size", "2", "--option", "no_such_option=1", "--out", str(out)]) == 2
+    assert "SolverVBD" in capsys.readouterr().err and not out.exists()
+    assert main(["run", "cloth_hang", "--size", "2", "--seconds", "0.02", "--option", "iterations=3",
+                 "--out", str(out)]) == 0
+    assert _summary(out)["solver_options"]["iterations"] == 3
