@@ -22,8 +22,10 @@ from steel.solvers.vbd.particles import solve_tile
 
 from .test_self_contact import RADIUS, _folded_cloth
 
-# [m] on CUDA only (see the module docstring): float32 rounding of ~1e-7 m per iteration on bodies of
-# ~1 m, grown by at most two orders over these short runs of 10 iterations a step.
+# [m] on CUDA only (see the module docstring). Measured on the CPU by adding each vertex's element terms
+# in reverse order (a rounding-only change, as FMA contraction would be): 2e-13 m on the cloth on the
+# sphere after 30 steps, 5e-7 m on the tet block after 20; the folded cloth, where self-contact
+# amplifies it to 2e-5 m, runs on the CPU only.
 CUDA_TOL = 1.0e-5
 
 LANES = ["32 lanes", "4 lanes"]
