@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import warp as wp
 
 import newton
 
@@ -103,8 +104,6 @@ def run_particle_scene(
     times, energy, pierced = [0.0], [mechanical_energy(model, s0)], [crossings(s0)]
     log(f"[steel] {scene}: {model.particle_count} particles, SolverVBD {solver_options}, {frames} frames x "
         f"{substeps} steps of {step_dt:.5f} s on {model.device}")
-    import warp as wp
-
     log_level = wp.config.log_level
     announce_first_compile("steel.solvers.vbd", log)
     report_every = max(frames // 10, 1)
