@@ -383,16 +383,20 @@ def test_detection_cadence(interval, expected, monkeypatch):
 
 
 def test_rebuild_bvh_after_a_large_move():
-    """rebuild_bvh(state) rebuilds from the state's positions; detection after it finds the same pairs as a
-    fresh solver at those positions."""
+    """rebuild_bvh(state) rebuilds in place from the state's positions, also replayed from a captured graph;
+    detection after it finds the same pairs as a fresh solver at those positions."""
     model = _grid_model()
     q = model.particle_q.numpy() * 0.01 + np.array([5.0, -3.0, 2.0])
     solver = SolverVBD(model, particle_enable_self_contact=True, particle_self_contact_margin=1.0,
                        particle_vertex_contact_buffer_size=64)
     state = model.state()
-    state.particle_q.assign(q)
-    solver.rebuild_bvh(state)
-    solver.self_contact.detect(state.particle_q)
+    ids = (solver.self_contact.tri_bvh.id, solver.self_contact.edge_bvh.id)
+    with wp.ScopedCapture(device="cpu") as capture:
+        solver.rebuild_bvh(state)
+        solver.self_contact.detect(state.particle_q)
+    state.particle_q.assign(q)  # moved after capture: the replay must see the new positions
+    wp.capture_launch(capture.graph)
+    assert (solver.self_contact.tri_bvh.id, solver.self_contact.edge_bvh.id) == ids
     _, vt, _ = _detect(model, q, particle_self_contact_margin=1.0, particle_vertex_contact_buffer_size=64)
     got = {(v, int(t)) for v in range(model.particle_count)
            for t in solver.self_contact.vt_tri.numpy()[v, : solver.self_contact.vt_count.numpy()[v]]}

@@ -150,9 +150,14 @@ class SelfContact:
         # Without triangles (edges) nothing is ever found for vertices (edges): the budget is the margin.
         self.vertex_min_dist.fill_(self.margin)
         self.edge_min_dist.fill_(self.margin)
-        self.tri_bvh = None
-        self.edge_bvh = None
-        self.rebuild(model.particle_q)
+        # Built once; rebuilds are in place, so kernel launches (and captured graphs) keep valid ids.
+        # SAH on the CPU, LBVH on a GPU (the constructors whose trees Warp rebuilds in place there).
+        self.bvh_constructor = "sah" if wp.get_device(dev).is_cpu else "lbvh"
+        self._prepare(model.particle_q)
+        self.tri_bvh = wp.Bvh(self.tri_lower, self.tri_upper, constructor=self.bvh_constructor) \
+            if self.tri_count else None
+        self.edge_bvh = wp.Bvh(self.edge_lower, self.edge_upper, constructor=self.bvh_constructor) \
+            if self.edge_count else None
 
         data = SelfContactData()
         data.enabled = 1
@@ -180,12 +185,14 @@ class SelfContact:
         self.data.mu = float(model.soft_contact_mu)
 
     def rebuild(self, particle_q: wp.array) -> None:
-        """Build both BVHs anew from ``particle_q`` (refits keep their topology between rebuilds)."""
+        """Rebuild both BVHs in place from ``particle_q`` (refits keep their topology between rebuilds).
+
+        In place, so it can run inside a captured graph (it is replayed against the current positions).
+        """
         self._prepare(particle_q)
-        if self.tri_count:
-            self.tri_bvh = wp.Bvh(self.tri_lower, self.tri_upper)
-        if self.edge_count:
-            self.edge_bvh = wp.Bvh(self.edge_lower, self.edge_upper)
+        for bvh in (self.tri_bvh, self.edge_bvh):
+            if bvh is not None:
+                bvh.rebuild(self.bvh_constructor)
 
     def detect(self, particle_q: wp.array) -> None:
         """Gather pairs, distances and bounds at ``particle_q`` (refits the BVHs first)."""
