@@ -65,6 +65,48 @@ class SolverVBD(SolverBase):
     """
 
     def __init__(self, model: newton.Model, **options):
+        """Check the options and the model, then allocate the particle solve.
+
+        Particle options (built):
+
+        * ``iterations`` (10): VBD sweeps over all colours per step (>= 1).
+        * ``friction_epsilon`` (1e-2) [m/s]: slip speed below which Coulomb friction is a stiff
+          spring (IPC smoothing; the slip distance is ``friction_epsilon * dt``), for shape contacts
+          and self-contact.
+        * ``integrate_with_external_rigid_solver`` (False): bodies are moved by another solver;
+          ``state_in``/``state_out`` body poses are the collider's start and end of the step.
+        * ``particle_enable_self_contact`` (False): vertex–triangle and edge–edge contact.
+        * ``particle_self_contact_radius`` (0.2) [m]: distance below which self-contact pairs push
+          apart. ``particle_self_contact_margin`` (0.2) [m]: detection distance (>= the radius).
+        * ``particle_conservative_bound_relaxation`` (0.85): fraction of the distance to the nearest
+          primitive a vertex may move between detections, in (0, 1].
+        * ``particle_vertex_contact_buffer_size`` (32) / ``particle_edge_contact_buffer_size`` (64):
+          self-contact pairs kept per vertex / per edge; more are counted
+          (:meth:`check_self_contact_overflow`), never written out of bounds.
+        * ``particle_collision_detection_interval`` (0): self-contact detection cadence: < 0 once
+          before initialization, 0 before and right after it, n >= 1 also before every n-th iteration.
+        * ``particle_edge_parallel_epsilon`` (1e-5): edge pairs whose squared sine of the angle
+          between them is below this are treated as parallel (closest points from the overlap).
+        * ``particle_enable_tile_solve`` (True): use Warp tile kernels for the vertex step where the
+          build has them (see the class docstring); results agree with the general kernel.
+        * ``particle_topological_contact_filter_threshold`` (2) [rings]: primitives this close in
+          the mesh never self-collide. ``particle_rest_shape_contact_exclusion_radius`` (0.0) [m]:
+          nor do pairs closer than this in ``model.particle_q``.
+        * ``particle_external_vertex_contact_filtering_map`` / ``..._edge_...`` (None): dicts
+          vertex -> triangles / edge -> edges that never collide.
+
+        Rigid options (``rigid_avbd_*``, ``rigid_contact_*``, ``rigid_body_*_buffer_size``,
+        ``rigid_joint_*``; defaults as in ``inspect.signature``) are validated and kept; they act
+        once rigid-body AVBD is built (until then a dynamic body raises ``NotImplementedError``).
+        ``deterministic`` (None) is validated and kept: on the CPU every step repeats bitwise; on CUDA
+        the order in which a particle's shape contacts are filed (atomic slots) can vary, and with it
+        the float32 rounding of their sum.
+
+        Later-revision spellings (``particle_self_contact_gap``, ``dat_conservative_bound_relaxation``,
+        ...) are accepted as aliases, and ``collision_pipeline`` / ``collision_frequency[_type]``
+        select a solver-owned pipeline (see :mod:`steel.solvers.vbd.options` and
+        :mod:`steel.solvers.vbd.collision`).
+        """
         opts, extras = build_options(**options)  # validate everything before allocating anything
         check_pipeline(extras.get("collision_pipeline"))
         _check_model(model, opts.integrate_with_external_rigid_solver)
