@@ -9,9 +9,14 @@ against an edge (EE). Each pair has a separation vector ``u = Σ_k β_k x_k`` ov
 * EE: ``u = (x_a1 + s (x_b1 - x_a1)) - (x_a2 + t (x_b2 - x_a2))`` with the closest-point parameters
   of the two segments, ``β = (1 - s, s, t - 1, -t)``.
 
-Its distance ``d = |u|`` is the minimum over the weights, so by the envelope theorem
+The pair distance ``d = |u|`` is the minimum over the weights, so by the envelope theorem
 ``∂d/∂x_k = β_k n`` with ``n = u/d`` and the weights held fixed: the force below is the exact
 negative gradient of the pair energy (checked against finite differences in the tests).
+
+Both kinds are summed as they are: where an edge pair's closest points are edge endpoints the
+same proximity is also a vertex–triangle pair, and the push there is stronger (IPC's distance
+types would count it once; not built, since the truncation, not the force, is what prevents
+crossing).
 
 Contact law (a C2 log barrier after Li et al., "Incremental Potential Contact", ACM TOG 39(4) 2020,
 joined to a quadratic penalty so its stiffness ``k`` = ``model.soft_contact_ke`` [N/m] keeps the
