@@ -6,7 +6,9 @@ horizontal push above mu (W + 4 A) (friction bounded by mu times the net normal 
 Measured at dt = 1/240 s: held at 0.99 (4 A + W) with z unchanged to 1e-6 m, gone at 1.01; contact_f
 sums to the net pull F - W. MuJoCo 3.17 on the same MJCF (geom adhesion 5, margin and gap 2 cm: its
 soft contact must stretch to pull, and without them loses the contact at the first pull, even at
-0.5 (4 A + W)) rests 2 cm up on its margin, is held there at 0.99 and lets go at 1.01 as well.
+0.5 (4 A + W)) rests 2 cm up on its margin, is held there at 0.99 and lets go at 1.01 as well. The
+same MJCF through Newton's importer (geom adhesion into steel:adhesion, margin into shape_margin)
+rests 2 cm up too and pulls off at the same force.
 """
 
 import numpy as np
@@ -60,15 +62,18 @@ class _Run:
         return self.obs.contact_f.numpy()[:self.contact_count(), :3].sum(axis=0)
 
 
+# The cube as MJCF, for MuJoCo and for Newton's importer (which reads geom adhesion into steel:adhesion).
+MJCF = f"""<mujoco><option timestep="{DT}" cone="elliptic"/>
+<worldbody><geom type="plane" size="5 5 .1"/>
+<body pos="0 0 0.1"><freejoint/>
+<geom type="box" size=".1 .1 .1" density="100" adhesion="{A}" margin="{GAP}" gap="{GAP}"/></body>
+</worldbody></mujoco>"""
+
+
 def _mujoco_height_after_pull(pull, seconds=1.0, settle=0.5):
     """MuJoCo's cube (geom adhesion A) settled, then pulled up with ``pull`` [N]: its final height [m]."""
     mujoco = pytest.importorskip("mujoco")
-    xml = f"""<mujoco><option timestep="{DT}" cone="elliptic"/>
-    <worldbody><geom type="plane" size="5 5 .1"/>
-    <body pos="0 0 0.1"><freejoint/>
-    <geom type="box" size=".1 .1 .1" density="100" adhesion="{A}" margin="{GAP}" gap="{GAP}"/></body>
-    </worldbody></mujoco>"""
-    m = mujoco.MjModel.from_xml_string(xml)
+    m = mujoco.MjModel.from_xml_string(MJCF)
     d = mujoco.MjData(m)
     for i in range(round((settle + seconds) / DT)):
         d.xfrc_applied[1, 2] = pull if i * DT >= settle else 0.0
@@ -96,6 +101,28 @@ def test_pull_off_force_is_contact_points_times_adhesion_plus_weight(fraction, h
     else:
         assert z > 0.5
         assert mj > 0.5
+
+
+@pytest.mark.parametrize("fraction, held", [(0.99, True), (1.01, False)])
+def test_imported_mjcf_adhesion_pulls_off_as_in_mujoco(fraction, held):
+    """The same MJCF through Newton's importer: steel:adhesion = A, and the pull-off is n A + W again.
+
+    Its margin (shape_margin 2 cm) makes the cube rest 2 cm up, as in MuJoCo.
+    """
+    builder = newton.ModelBuilder()
+    SolverSteel.register_custom_attributes(builder)
+    builder.add_mjcf(MJCF)
+    model = builder.finalize(device="cpu")
+    assert sorted(model.steel.adhesion.numpy().tolist()) == [0.0, A]
+    run = _Run(model)
+    z_rest = run.step(60)[2]
+    assert z_rest == pytest.approx(0.1 + GAP, abs=1e-3)
+    run.force[2] = fraction * (run.contact_count() * A + run.weight)
+    z = run.step(240)[2]
+    if held:
+        assert z == pytest.approx(z_rest, abs=1e-4)
+    else:
+        assert z > 0.5
 
 
 @pytest.mark.parametrize("fraction, slides", [(0.95, False), (1.05, True)])
