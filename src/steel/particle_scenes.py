@@ -6,7 +6,7 @@ like with like). The cloth's side ``n`` (quads per side) sets the size: ``(n + 1
 
 * ``cloth_hang``: an ``n x n`` cloth of side 1.6 m, released horizontal at 2 m with one edge pinned,
   swinging down under gravity; no contacts. The material is the one Newton's VBD hanging-cloth example uses.
-* ``cloth``: the same cloth, horizontal, dropped 0.5 m onto a sphere (radius 0.4 m) resting on the
+* ``cloth``: the same cloth, horizontal, dropped 0.2 m onto a sphere (radius 0.4 m) resting on the
   ground; it drapes and folds onto itself, so it runs with self-contact (contact distance 5 mm,
   detection reach 10 mm).
 * ``soft_cube``: a 0.5 m tetrahedral cube (``n`` cells per side, rubber-like, E ≈ 1 MPa,
@@ -25,6 +25,7 @@ import newton
 PARTICLE_SCENES = ("cloth", "cloth_hang", "soft_cube")
 CLOTH_SIDE = 1.6  # [m]
 SPHERE_RADIUS = 0.4  # [m]
+DROP_HEIGHT = 0.2  # [m] of the draped cloth above the sphere's top
 AREAL_DENSITY = 10.0  # [kg/m²], that of Newton's hanging-cloth example (0.1 kg per 0.1 m cell)
 FRAME_DT = 1.0 / 60.0  # [s]
 SUBSTEPS = 10  # steps per frame
@@ -82,7 +83,7 @@ def build_cloth_drape(n: int = 32, device=None, self_contact: bool = True) -> Pa
     b.add_shape_sphere(-1, xform=wp.transform(wp.vec3(0.0, 0.0, SPHERE_RADIUS), wp.quat_identity()),
                        radius=SPHERE_RADIUS)
     half = 0.5 * CLOTH_SIDE
-    _cloth(b, n, wp.vec3(-half, -half, 2.0 * SPHERE_RADIUS + 0.5), wp.quat_identity(), False, 0.005)
+    _cloth(b, n, wp.vec3(-half, -half, 2.0 * SPHERE_RADIUS + DROP_HEIGHT), wp.quat_identity(), False, 0.005)
     b.color(include_bending=True)
     model = b.finalize(device=device)
     model.soft_contact_ke = 1.0e4

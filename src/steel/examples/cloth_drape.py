@@ -2,7 +2,7 @@
 
 ``python -m steel.examples cloth_drape [--size N] [--viewer null|usd|gl] [--num-frames F] [--test]``
 
-A 1.6 m square cloth of ``N x N`` quads (default 32) falls 0.5 m onto a 0.4 m sphere resting on the
+A 1.6 m square cloth of ``N x N`` quads (default 32) falls 0.2 m onto a 0.4 m sphere resting on the
 ground, drapes over it and folds onto itself; vertex–triangle and edge–edge self-contact keep its
 layers apart. Each 1/60 s frame runs the scene's 10 substeps. ``--test`` (default 90 frames, 1.5 s)
 checks that no particle went through the ground, the cloth came down onto the sphere, and no edge
