@@ -21,6 +21,9 @@ from .particles.self_contact import SelfContact
 from .particles.solve import solve_particles
 from .particles.solve_tile import active_families, tile_solve_pays_off
 from .reset import check_world_mask, reset_bodies
+from .rigid.attributes import JointSlot, check_joint_slot, register_vbd_attributes
+from .rigid.data import RigidWork, check_rigid_model, dynamic_bodies
+from .rigid.step import step_rigid
 
 
 _BASE_OPTIONS = ("collision_pipeline", "collision_frequency", "collision_frequency_type")
@@ -36,7 +39,7 @@ class SolverVBD(SolverBase):
 
     The constructor takes the seed revision's options (all keyword-only, same names and defaults;
     ``inspect.signature`` shows them) and accepts the later revision's spellings as aliases (see
-    :mod:`steel.solvers.vbd.options`). Built so far: the particle solve.
+    :mod:`steel.solvers.vbd.options`). Built so far: the particle solve and rigid joints (no body contacts).
 
     * ``particle_enable_tile_solve`` (default True) runs the vertex step with one block of threads
       per vertex splitting its elements (:mod:`steel.solvers.vbd.particles.solve_tile`), specialized
@@ -47,10 +50,12 @@ class SolverVBD(SolverBase):
       log-barrier law and penetration-free displacement truncation
       (:mod:`steel.solvers.vbd.particles.self_contact`); :meth:`rebuild_bvh` and
       :meth:`check_self_contact_overflow` go with it.
-    * Rigid bodies integrated by VBD (AVBD, part 2) do not exist yet: a model with a dynamic body
-      raises ``NotImplementedError`` unless ``integrate_with_external_rigid_solver=True``. Static
-      shapes and kinematic bodies are colliders; their poses pass from ``state_in`` to
-      ``state_out`` unchanged. The rigid options are validated and kept.
+    * Rigid bodies: Augmented VBD (Giles, Diaz, Yuksel, SIGGRAPH 2025; :mod:`steel.solvers.vbd.rigid`),
+      a 6x6 Newton step per body over ``model.body_color_groups`` with BALL, FIXED, REVOLUTE,
+      PRISMATIC and D6 joints as hard (augmented-Lagrangian) or soft slots, drives and limits.
+      Body–body contacts are not built yet: a model whose shapes can collide with a dynamic body
+      raises ``NotImplementedError``. Static shapes and kinematic bodies pass from ``state_in`` to
+      ``state_out`` unchanged; with ``integrate_with_external_rigid_solver=True`` no body is moved.
 
     Args:
         model: a finalized :class:`newton.Model`; with particles it must be coloured
@@ -60,9 +65,11 @@ class SolverVBD(SolverBase):
         ValueError: a model with particles but no ``particle_color_groups``; an invalid option value
             or one option under both of its spellings (the message names it).
         TypeError: an unknown option or a value of the wrong type.
-        NotImplementedError: dynamic rigid bodies (rigid AVBD), or a later-revision option selecting
-            an unbuilt feature.
+        NotImplementedError: shapes that can collide with a dynamic body (body–body contacts), an
+            unsupported joint (named), or a later-revision option selecting an unbuilt feature.
     """
+
+    JointSlot = JointSlot
 
     def __init__(self, model: newton.Model, **options):
         """Check the options and the model, then allocate the particle solve.
@@ -95,9 +102,14 @@ class SolverVBD(SolverBase):
         * ``particle_external_vertex_contact_filtering_map`` / ``..._edge_...`` (None): dicts
           vertex -> triangles / edge -> edges that never collide.
 
-        Rigid options (``rigid_avbd_*``, ``rigid_contact_*``, ``rigid_body_*_buffer_size``,
-        ``rigid_joint_*``; defaults as in ``inspect.signature``) are validated and kept; they act
-        once rigid-body AVBD is built (until then a dynamic body raises ``NotImplementedError``).
+        Rigid options (defaults as in ``inspect.signature``; see :mod:`steel.solvers.vbd.rigid.joints`):
+        ``rigid_avbd_alpha`` (0.95) / ``rigid_avbd_joint_alpha`` (None = alpha): C0 stabilization;
+        ``rigid_avbd_beta`` (0 = fixed k) / ``..._linear_beta`` / ``..._angular_beta`` [N/m² or N·m/rad²]:
+        per-iteration penalty ramp from ``rigid_joint_{linear,angular}_k_start`` up to
+        ``rigid_joint_{linear,angular}_ke`` [N/m, N·m/rad]; ``rigid_avbd_gamma`` (0.999): per-step decay
+        of k and of hard-slot λ (λ also scaled by alpha); ``rigid_joint_{linear,angular}_kd``
+        [N·s/m, N·m·s/rad]: structural damping. The ``rigid_contact_*`` and buffer options are
+        validated and kept for body contacts (not built yet).
         ``deterministic`` (None) is validated and kept: on the CPU every step repeats bitwise; on CUDA
         the order in which a particle's shape contacts are filed (atomic slots) can vary, and with it
         the float32 rounding of their sum.
@@ -119,6 +131,8 @@ class SolverVBD(SolverBase):
         # without Warp's CPU blocks it would be the general loop plus tile overhead (see solve_tile).
         tile = opts.particle_enable_tile_solve and self.work is not None and tile_solve_pays_off(model.device)
         self._tile_families = active_families(self.work.elements) if tile else None
+        rigid = not opts.integrate_with_external_rigid_solver and dynamic_bodies(model).any()
+        self.rigid = RigidWork(model, opts) if rigid else None
 
     __init__.__signature__ = SIGNATURE
 
@@ -158,10 +172,9 @@ class SolverVBD(SolverBase):
 
         ``contacts`` (from ``CollisionPipeline.collide`` on ``state_in``) supplies particle–shape
         contacts; ``None`` steps without them. With a solver-owned ``collision_pipeline`` it must be
-        ``None`` and the solver detects into ``solver.contacts`` (:mod:`.collision`). ``control`` is
-        not read by the particle solve.
+        ``None`` and the solver detects into ``solver.contacts`` (:mod:`.collision`). ``control``
+        supplies drive targets (``joint_target_q``/``joint_target_qd``) to the rigid solve.
         """
-        del control
         if not isinstance(dt, numbers.Real) or isinstance(dt, bool) or not np.isfinite(dt) or dt <= 0.0:
             raise ValueError(f"dt must be a positive finite number of seconds, got {dt!r}")
         model, work, external = self.model, self.work, self.options.integrate_with_external_rigid_solver
@@ -177,9 +190,36 @@ class SolverVBD(SolverBase):
             solve_particles(model, state_out, work, self.options.iterations, dt, self.self_contact,
                             self._tile_families)
             finish_particles(model, state_out, work, dt)
-        if model.body_count and not external and state_out is not state_in:
+        if self.rigid is not None:
+            step_rigid(model, state_in, state_out, control, self.rigid, self.options.iterations, dt)
+        elif model.body_count and not external and state_out is not state_in:
             state_out.body_q.assign(state_in.body_q)  # static/kinematic colliders keep their pose
             state_out.body_qd.assign(state_in.body_qd)
+
+    # -- rigid joints -------------------------------------------------------------------------------
+
+    @classmethod
+    def register_custom_attributes(cls, builder, *, dahl_defaults_enabled: bool = True) -> None:
+        """Register ``vbd:joint_is_hard``, ``vbd:dahl_eps_max`` and ``vbd:dahl_tau`` (see :mod:`.rigid.attributes`)."""
+        register_vbd_attributes(builder, dahl_defaults_enabled=dahl_defaults_enabled)
+
+    def set_joint_constraint_mode(self, joint_index: int, hard: bool, slot: int | None = None) -> None:
+        """Make a joint's structural slots hard (augmented Lagrangian) or soft (penalty only) from the next step.
+
+        Args:
+            joint_index: the joint.
+            hard: True for the augmented-Lagrangian mode (persistent ``λ``, C0 stabilization), False for
+                penalty only.
+            slot: ``JointSlot.LINEAR`` (0) or ``JointSlot.ANGULAR`` (1); None sets every structural slot.
+
+        Raises:
+            ValueError: the joint index is out of range, or the slot is a drive/limit slot (>= 2) or beyond
+                the joint's structural slots (BALL has LINEAR only; FREE has none).
+        """
+        layout = self.rigid.layout if self.rigid is not None else None
+        check_joint_slot(self.model, layout, joint_index, slot)
+        if self.rigid is not None:
+            self.rigid.set_joint_mode(int(joint_index), bool(hard), None if slot is None else int(slot))
 
     # -- self-contact -------------------------------------------------------------------------------
 
@@ -236,22 +276,14 @@ class SolverVBD(SolverBase):
 
 
 def _check_model(model, external_bodies: bool) -> None:
-    """Refuse what the particle solve cannot run: uncoloured particles, VBD-integrated rigid bodies."""
+    """Refuse what the solve cannot run: uncoloured particles or bodies, body–body contacts."""
     if model.particle_count and not model.particle_color_groups:
         raise ValueError(
             "SolverVBD requires particle coloring: model.particle_color_groups is empty; call builder.color() "
             "(newton.ModelBuilder.color) before builder.finalize()"
         )
     if model.body_count and not external_bodies:
-        kinematic = (model.body_flags.numpy() & int(newton.BodyFlags.KINEMATIC)) != 0
-        dynamic = ~kinematic & (model.body_inv_mass.numpy() > 0.0)
-        if dynamic.any():
-            raise NotImplementedError(
-                f"SolverVBD: the model has {int(dynamic.sum())} dynamic rigid bodies (first: body "
-                f"{int(np.flatnonzero(dynamic)[0])}); rigid-body AVBD (Augmented Vertex Block Descent) is not "
-                "implemented yet. Make them kinematic, or integrate them with another solver and pass "
-                "integrate_with_external_rigid_solver=True"
-            )
+        check_rigid_model(model)
 
 
 __all__ = ["SolverVBD"]

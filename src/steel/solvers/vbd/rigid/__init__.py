@@ -1,0 +1,1 @@
+"""Rigid bodies in SolverVBD: Augmented Vertex Block Descent (per-body 6x6 block descent, AL joints)."""

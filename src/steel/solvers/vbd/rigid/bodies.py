@@ -1,0 +1,200 @@
+"""Rigid AVBD body stages: inertial prediction, the per-body 6x6 block step, velocities from positions.
+
+Each step minimizes, over all body poses, the implicit-Euler energy
+
+    E(x, q) = Σ_b ½ m |x - x̃|² / dt² + ½ θᵀ I_w θ / dt²  +  Σ_joints E_joint,    θ = log(q q̃⁻¹)
+
+one body at a time (Gauss-Seidel over the body colouring, bodies of one colour in parallel), with
+one Newton step on the body's 6 DOF per visit: ``H [dx; dθ] = [f; τ]`` where ``H`` is the 6x6 block
+of the Hessian (inertia ``m/dt², I_w/dt²`` plus the joints' Gauss-Newton terms). ``x`` is the COM
+[m] and ``I_w = R I Rᵀ`` the inertia about it in the world frame [kg·m²] at the current iterate.
+
+The inertial target ``(x̃, q̃)`` is the unconstrained implicit-Euler position: ``x̃ = x + dt v +
+dt² (g + f/m)``; ``q̃ = exp(dt ω̃) q`` with ``ω̃`` the rate whose momentum at the step's midpoint pose
+equals the start's world angular momentum plus the torque impulse, ``R½ I R½ᵀ ω̃ = L + dt τ`` (a few
+fixed-point iterations). At the end the rotation rate ``log(q q₀⁻¹)/dt`` is read as that midpoint
+velocity and its momentum is handed on as the velocity at the end pose, so a torque-free body keeps
+``L`` to rounding and its energy to 0.1 % over 10 s, and tumbles (Dzhanibekov) as it should. Rejected:
+evaluating the momentum at the end pose (backward Euler; a tumbling body lost 25 % of its energy in
+1 s and settled on its major axis) and a one-step implicit gyroscopic update (lost 4 % of ``L`` in 3 s).
+Orientation updates use the exact exponential map so rates and turns convert without loss.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from .joints import JointData, joint_force_on_body, quat_exp, quat_log
+
+_GYRO_ITERATIONS = wp.constant(4)  # fixed-point iterations of the angular target (see _predict_bodies)
+
+
+@wp.struct
+class BodyData:
+    """Per-body constants and step buffers of the rigid solve."""
+
+    com: wp.array[wp.vec3]  # COM in the body frame [m]
+    mass: wp.array[wp.float32]  # [kg]
+    inertia: wp.array[wp.mat33]  # about the COM, body frame [kg·m²]
+    dynamic: wp.array[wp.int32]  # 1 = integrated here; 0 = static or kinematic (pose passes through)
+    world: wp.array[wp.int32]
+    joint_start: wp.array[wp.int32]  # CSR into joint_list, (body + 1,)
+    joint_list: wp.array[wp.int32]
+    x_prev: wp.array[wp.vec3]  # COM at the start of the step [m]
+    q_prev: wp.array[wp.quat]
+    x_tilde: wp.array[wp.vec3]  # inertial target COM [m]
+    q_tilde: wp.array[wp.quat]
+    v_last: wp.array[wp.vec3]  # previous step's input COM velocity [m/s] (adaptive initialization)
+    has_last: wp.array[wp.int32]  # 1 once v_last holds a velocity
+
+
+@wp.kernel
+def _predict_bodies(
+    bd: BodyData,
+    gravity: wp.array[wp.vec3],
+    body_q_in: wp.array[wp.transform],
+    body_qd_in: wp.array[wp.spatial_vector],
+    body_f: wp.array[wp.spatial_vector],
+    has_f: wp.int32,
+    adaptive: wp.int32,
+    dt: wp.float32,
+    body_q_out: wp.array[wp.transform],
+):
+    b = wp.tid()  # one thread per body
+    t = body_q_in[b]
+    rot = wp.transform_get_rotation(t)
+    x = wp.transform_point(t, bd.com[b])
+    bd.x_prev[b] = x
+    bd.q_prev[b] = rot
+    if bd.dynamic[b] == 0:
+        body_q_out[b] = t
+        return
+    v = wp.spatial_top(body_qd_in[b])
+    w = wp.spatial_bottom(body_qd_in[b])
+    g = gravity[wp.max(bd.world[b], 0)]
+    m = bd.mass[b]
+    force = wp.vec3(0.0)
+    torque = wp.vec3(0.0)
+    if has_f != 0:
+        force = wp.spatial_top(body_f[b])
+        torque = wp.spatial_bottom(body_f[b])
+    x_t = x + dt * v + dt * dt * (g + force / m)
+    # Angular target: the ω̃ whose momentum at the midpoint pose exp(dt ω̃/2) q is the start's world
+    # angular momentum plus the torque impulse (fixed point; a contraction for |ω| dt well below 1).
+    inertia = bd.inertia[b]
+    inertia_inv = wp.inverse(inertia)
+    r0 = wp.quat_to_matrix(rot)
+    momentum = r0 * (inertia * (wp.transpose(r0) * w)) + dt * torque
+    w_t = w + dt * (r0 * (inertia_inv * (wp.transpose(r0) * torque)))
+    for _k in range(_GYRO_ITERATIONS):
+        r1 = wp.quat_to_matrix(wp.normalize(quat_exp(0.5 * dt * w_t) * rot))
+        w_t = r1 * (inertia_inv * (wp.transpose(r1) * momentum))
+    q_t = wp.normalize(quat_exp(dt * w_t) * rot)
+    bd.x_tilde[b] = x_t
+    bd.q_tilde[b] = q_t
+    # First iterate: the inertial target, or (adaptive, VBD paper §3.5) gravity scaled by how much of
+    # it the body actually followed last step. A resting body then starts where it rests, and the
+    # iterations' fixed point is the true equilibrium; starting every step a full dt² g low instead
+    # leaves a long chain sagging by what its few sweeps per step cannot pull back.
+    x_0 = x_t
+    if adaptive != 0 and bd.has_last[b] != 0:
+        gg = wp.dot(g, g)
+        weight = float(1.0)
+        if gg > 0.0:
+            weight = wp.clamp(wp.dot((v - bd.v_last[b]) / dt, g) / gg, 0.0, 1.0)
+        x_0 = x + dt * v + dt * dt * (weight * g + force / m)
+    bd.v_last[b] = v
+    bd.has_last[b] = 1
+    body_q_out[b] = wp.transform(x_0 - wp.quat_rotate(q_t, bd.com[b]), q_t)
+
+
+@wp.kernel
+def _solve_bodies(
+    bd: BodyData,
+    jd: JointData,
+    target_q: wp.array[wp.float32],
+    target_qd: wp.array[wp.float32],
+    group: wp.array[wp.int32],
+    dt: wp.float32,
+    body_q: wp.array[wp.transform],
+):
+    b = group[wp.tid()]  # one thread per body of this colour
+    if bd.dynamic[b] == 0:
+        return
+    t = body_q[b]
+    rot = wp.transform_get_rotation(t)
+    x = wp.transform_point(t, bd.com[b])
+    h = 1.0 / (dt * dt)
+    r = wp.quat_to_matrix(rot)
+    inertia_w = r * bd.inertia[b] * wp.transpose(r)
+    m = bd.mass[b]
+    f_l = -m * h * (x - bd.x_tilde[b])
+    f_a = -h * (inertia_w * quat_log(rot * wp.quat_inverse(bd.q_tilde[b])))
+    h_ll = m * h * wp.identity(n=3, dtype=wp.float32)
+    h_la = wp.mat33(0.0)
+    h_aa = h * inertia_w
+    for i in range(bd.joint_start[b], bd.joint_start[b + 1]):
+        jf_l, jf_a, jh_ll, jh_la, jh_aa = joint_force_on_body(jd, body_q, bd.com, target_q, target_qd,
+                                                              bd.joint_list[i], b, dt)
+        f_l = f_l + jf_l
+        f_a = f_a + jf_a
+        h_ll = h_ll + jh_ll
+        h_la = h_la + jh_la
+        h_aa = h_aa + jh_aa
+    # 6x6 solve by the Schur complement on the (always SPD) linear block.
+    a_inv = wp.inverse(h_ll)
+    schur = h_aa - wp.transpose(h_la) * a_inv * h_la
+    d_ang = wp.inverse(schur) * (f_a - wp.transpose(h_la) * (a_inv * f_l))
+    d_lin = a_inv * (f_l - h_la * d_ang)
+    rot_new = wp.normalize(quat_exp(d_ang) * rot)
+    x_new = x + d_lin
+    body_q[b] = wp.transform(x_new - wp.quat_rotate(rot_new, bd.com[b]), rot_new)
+
+
+@wp.kernel
+def _finish_bodies(
+    bd: BodyData,
+    body_q: wp.array[wp.transform],
+    body_qd_in: wp.array[wp.spatial_vector],
+    dt: wp.float32,
+    body_qd_out: wp.array[wp.spatial_vector],
+):
+    b = wp.tid()  # one thread per body
+    if bd.dynamic[b] == 0:
+        body_qd_out[b] = body_qd_in[b]
+        return
+    t = body_q[b]
+    rot = wp.transform_get_rotation(t)
+    x = wp.transform_point(t, bd.com[b])
+    v = (x - bd.x_prev[b]) / dt
+    turn = quat_log(rot * wp.quat_inverse(bd.q_prev[b]))
+    # The step's rotation rate is the midpoint velocity; the angular momentum it carries, taken at the
+    # midpoint pose, is handed on as the velocity at the end pose (what the next step starts from).
+    r_mid = wp.quat_to_matrix(wp.normalize(quat_exp(0.5 * turn) * bd.q_prev[b]))
+    r_end = wp.quat_to_matrix(rot)
+    inertia = bd.inertia[b]
+    momentum = r_mid * (inertia * (wp.transpose(r_mid) * (turn / dt)))
+    w = r_end * (wp.inverse(inertia) * (wp.transpose(r_end) * momentum))
+    body_qd_out[b] = wp.spatial_vector(v, w)
+
+
+def predict_bodies(model, bd, state_in, state_out, dt: float, adaptive: bool) -> None:
+    """Inertial targets from ``state_in`` and the first iterate in ``state_out.body_q`` (others: copied)."""
+    body_f = state_in.body_f
+    has_f = int(body_f is not None)
+    wp.launch(_predict_bodies, dim=model.body_count,
+              inputs=[bd, model.gravity, state_in.body_q, state_in.body_qd,
+                      body_f if has_f else state_in.body_qd, has_f, int(adaptive), float(dt)],
+              outputs=[state_out.body_q], device=model.device)
+
+
+def solve_body_colour(model, bd, jd, target_q, target_qd, group, dt: float, body_q) -> None:
+    """One Newton step on every dynamic body of one colour, in place on ``body_q``."""
+    wp.launch(_solve_bodies, dim=group.shape[0], inputs=[bd, jd, target_q, target_qd, group, float(dt)],
+              outputs=[body_q], device=model.device)
+
+
+def finish_bodies(model, bd, state_in, state_out, dt: float) -> None:
+    """Velocities from the step's displacement: ``v = Δx/dt``, ``ω = log(q q₀⁻¹)/dt`` (world, about the COM)."""
+    wp.launch(_finish_bodies, dim=model.body_count, inputs=[bd, state_out.body_q, state_in.body_qd, float(dt)],
+              outputs=[state_out.body_qd], device=model.device)

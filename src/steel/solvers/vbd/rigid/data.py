@@ -1,0 +1,191 @@
+"""Rigid AVBD work: body and joint arrays built once from the model, and the solve's parameters.
+
+=================  ===============================================================  =================
+field              meaning [unit]                                                   shape
+=================  ===============================================================  =================
+bodies.dynamic     1 where VBD integrates the body (positive mass, not kinematic)   (body,)
+bodies.x_prev      COM at the start of the step, world [m]                          (body,)
+bodies.q_prev      orientation at the start of the step                             (body,)
+bodies.x_tilde     inertial target COM [m]                                          (body,)
+bodies.q_tilde     inertial target orientation                                      (body,)
+bodies.v_last      previous step's input COM velocity [m/s]                         (body,)
+joints.hard        1 = augmented-Lagrangian slot, 0 = penalty-only                  (joint, 2)
+joints.k           current penalty stiffness [N/m] (slot 0), [N·m/rad] (slot 1)     (joint, 2)
+joints.lam_lin     persistent multiplier of slot 0 [N]                              (joint,)
+joints.lam_ang     persistent multiplier of slot 1 [N·m]                            (joint,)
+joints.c0_lin      slot 0 value at the start of the step [m]                        (joint,)
+joints.c0_ang      slot 1 value at the start of the step [rad]                      (joint,)
+joints.dof_s0      drive/limit coordinate at the start of the step [m or rad]       (dof,)
+=================  ===============================================================  =================
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import warp as wp
+
+import newton
+
+from .bodies import BodyData
+from .joints import JointData
+from .layout import JointLayout, body_joint_adjacency
+
+
+def dynamic_bodies(model) -> np.ndarray:
+    """Bodies VBD integrates: positive inverse mass and not kinematic (bool per body)."""
+    if not model.body_count:
+        return np.zeros(0, bool)
+    kinematic = (model.body_flags.numpy() & int(newton.BodyFlags.KINEMATIC)) != 0
+    return ~kinematic & (model.body_inv_mass.numpy() > 0.0)
+
+
+def check_rigid_model(model) -> np.ndarray:
+    """Raise what the rigid solve cannot run; return the dynamic-body mask.
+
+    Raises:
+        ValueError: dynamic bodies without ``model.body_color_groups`` (call ``builder.color()``).
+        NotImplementedError: shape pairs that can collide with a dynamic body (body–body contacts).
+    """
+    dynamic = dynamic_bodies(model)
+    if not dynamic.any():
+        return dynamic
+    if not model.body_color_groups:
+        raise ValueError("SolverVBD requires rigid-body coloring: model.body_color_groups is empty; call "
+                         "builder.color() (newton.ModelBuilder.color) before builder.finalize()")
+    pairs = model.shape_contact_pairs.numpy() if getattr(model, "shape_contact_pairs", None) is not None else None
+    if pairs is not None and len(pairs):
+        shape_body = model.shape_body.numpy()
+        for a, b in pairs[: int(model.shape_contact_pair_count)]:
+            bodies = [int(shape_body[a]), int(shape_body[b])]
+            if any(x >= 0 and dynamic[x] for x in bodies):
+                raise NotImplementedError(
+                    f"SolverVBD rigid AVBD: shapes {int(a)} and {int(b)} (bodies {bodies[0]} and {bodies[1]}) can "
+                    "collide and one of them is dynamic; rigid body contacts are not implemented yet. Disable "
+                    "collision for these shapes, or make the bodies kinematic")
+    return dynamic
+
+
+def _joint_is_hard(model, count: int) -> np.ndarray:
+    """Per-joint hard flag from the optional ``vbd:joint_is_hard`` attribute (default 1)."""
+    ns = getattr(model, "vbd", None)
+    values = getattr(ns, "joint_is_hard", None) if ns is not None else None
+    if values is None or count == 0:
+        return np.ones(count, np.int32)
+    values = values.numpy() if hasattr(values, "numpy") else np.asarray(values)
+    bad = np.flatnonzero((values != 0) & (values != 1))
+    if bad.size:
+        raise ValueError(f"vbd:joint_is_hard must be 0 or 1, got {values[bad[0]]!r} on joint {int(bad[0])}")
+    return values.astype(np.int32)
+
+
+def solve_params(opts) -> SimpleNamespace:
+    """Penalty seeds, ceilings, betas, alpha and gamma as the kernels take them."""
+    beta_lin = opts.rigid_avbd_beta if opts.rigid_avbd_linear_beta is None else opts.rigid_avbd_linear_beta
+    beta_ang = opts.rigid_avbd_beta if opts.rigid_avbd_angular_beta is None else opts.rigid_avbd_angular_beta
+    alpha = opts.rigid_avbd_alpha if opts.rigid_avbd_joint_alpha is None else opts.rigid_avbd_joint_alpha
+    k_max_lin, k_max_ang = opts.rigid_joint_linear_ke, opts.rigid_joint_angular_ke
+    return SimpleNamespace(
+        alpha=float(alpha), gamma=float(opts.rigid_avbd_gamma), beta_lin=float(beta_lin), beta_ang=float(beta_ang),
+        ramp_lin=int(beta_lin > 0.0), ramp_ang=int(beta_ang > 0.0),
+        # With no ramp k is the ceiling; a seed above its ceiling is capped by it.
+        k_min_lin=float(min(opts.rigid_joint_linear_k_start, k_max_lin)),
+        k_min_ang=float(min(opts.rigid_joint_angular_k_start, k_max_ang)),
+        k_max_lin=float(k_max_lin), k_max_ang=float(k_max_ang),
+    )
+
+
+class RigidWork:
+    """Body/joint arrays, colour groups and parameters of the rigid solve (see the module table)."""
+
+    def __init__(self, model, opts):
+        dev = model.device
+        dynamic = check_rigid_model(model)
+        self.device = dev
+        self.params = solve_params(opts)
+        self.layout = layout = JointLayout(model)
+        self.groups = [g for g in model.body_color_groups if g.shape[0] > 0]
+        nb, nj = int(model.body_count), int(model.joint_count)
+        start, flat = body_joint_adjacency(model, layout.kind)
+
+        bd = BodyData()
+        bd.com = model.body_com
+        bd.mass = model.body_mass
+        bd.inertia = model.body_inertia
+        bd.dynamic = wp.array(dynamic.astype(np.int32), dtype=wp.int32, device=dev)
+        bd.world = model.body_world
+        bd.joint_start = wp.array(start, dtype=wp.int32, device=dev)
+        bd.joint_list = wp.array(flat, dtype=wp.int32, device=dev)
+        bd.x_prev = wp.zeros(nb, dtype=wp.vec3, device=dev)
+        bd.q_prev = wp.zeros(nb, dtype=wp.quat, device=dev)
+        bd.x_tilde = wp.zeros(nb, dtype=wp.vec3, device=dev)
+        bd.q_tilde = wp.zeros(nb, dtype=wp.quat, device=dev)
+        bd.v_last = wp.zeros(nb, dtype=wp.vec3, device=dev)
+        bd.has_last = wp.zeros(nb, dtype=wp.int32, device=dev)
+        # First iterate of a step: adaptive (True) or the inertial target, where
+        # newton.solvers.SolverVBD starts (tests switch it for side-by-side runs).
+        self.adaptive_init = True
+        self.bodies = bd
+
+        n = max(nj, 1)
+        nd = max(int(model.joint_dof_count), 1)
+        p = self.params
+        jd = JointData()
+        if nj:
+            jd.kind = wp.array(layout.kind, dtype=wp.int32, device=dev)
+            jd.parent, jd.child, jd.enabled = model.joint_parent, model.joint_child, model.joint_enabled
+            jd.x_p = model.joint_X_p
+            jd.qd_start = model.joint_qd_start
+        else:
+            jd.kind = wp.zeros(1, dtype=wp.int32, device=dev)
+            jd.parent = jd.child = wp.zeros(1, dtype=wp.int32, device=dev)
+            jd.enabled = wp.zeros(1, dtype=wp.bool, device=dev)
+            jd.x_p = wp.zeros(1, dtype=wp.transform, device=dev)
+            jd.qd_start = wp.zeros(2, dtype=wp.int32, device=dev)
+        jd.x_c = wp.array(layout.x_c if nj else np.zeros((1, 7)), dtype=wp.transform, device=dev)
+        jd.lin_proj = wp.array(layout.lin_proj if nj else np.zeros((1, 3, 3)), dtype=wp.mat33, device=dev)
+        jd.ang_mode = wp.array(layout.ang_mode if nj else np.zeros(1), dtype=wp.int32, device=dev)
+        jd.ang_axis0 = wp.array(layout.ang_axis0 if nj else np.zeros((1, 3)), dtype=wp.vec3, device=dev)
+        jd.ang_axis1 = wp.array(layout.ang_axis1 if nj else np.zeros((1, 3)), dtype=wp.vec3, device=dev)
+        jd.ang_rest = wp.array(layout.ang_rest if nj else np.zeros(1), dtype=wp.float32, device=dev)
+        hard = np.repeat(_joint_is_hard(model, nj)[:, None], 2, axis=1) if nj else np.ones((1, 2), np.int32)
+        jd.hard = wp.array(hard, dtype=wp.int32, device=dev)
+        k0 = np.array([p.k_min_lin if p.ramp_lin else p.k_max_lin, p.k_min_ang if p.ramp_ang else p.k_max_ang])
+        jd.k = wp.array(np.tile(k0, (n, 1)), dtype=wp.float32, device=dev)
+        jd.lam_lin = wp.zeros(n, dtype=wp.vec3, device=dev)
+        jd.lam_ang = wp.zeros(n, dtype=wp.vec3, device=dev)
+        jd.c0_lin = wp.zeros(n, dtype=wp.vec3, device=dev)
+        jd.c0_ang = wp.zeros(n, dtype=wp.vec3, device=dev)
+        jd.dof_kind = wp.array(layout.dof_kind, dtype=wp.int32, device=dev)
+        jd.dof_axis = wp.array(layout.dof_axis, dtype=wp.vec3, device=dev)
+        jd.dof_offset = wp.array(layout.dof_offset, dtype=wp.float32, device=dev)
+        jd.dof_coord = wp.array(layout.dof_coord, dtype=wp.int32, device=dev)
+        jd.dof_s0 = wp.zeros(nd, dtype=wp.float32, device=dev)
+        zeros = wp.zeros(nd, dtype=wp.float32, device=dev)
+        has_dofs = model.joint_dof_count > 0
+        jd.target_ke = model.joint_target_ke if has_dofs else zeros
+        jd.target_kd = model.joint_target_kd if has_dofs else zeros
+        jd.limit_lower = model.joint_limit_lower if has_dofs else zeros
+        jd.limit_upper = model.joint_limit_upper if has_dofs else zeros
+        jd.limit_ke = model.joint_limit_ke if has_dofs else zeros
+        jd.limit_kd = model.joint_limit_kd if has_dofs else zeros
+        jd.alpha = p.alpha
+        jd.kd_lin = float(opts.rigid_joint_linear_kd)
+        jd.kd_ang = float(opts.rigid_joint_angular_kd)
+        self.joints = jd
+        self.joint_count = nj
+        self.empty_targets = zeros
+
+    def set_joint_mode(self, joint: int, hard: bool, slot: int | None) -> None:
+        """Set slot ``slot`` (None: all structural slots) of ``joint`` hard or soft; a switch drops its ``λ``."""
+        slots = range(self.layout.slot_count(joint)) if slot is None else (slot,)
+        flags = self.joints.hard.numpy()
+        lam = (self.joints.lam_lin.numpy(), self.joints.lam_ang.numpy())
+        for s in slots:
+            if flags[joint, s] != int(bool(hard)):
+                flags[joint, s] = int(bool(hard))
+                lam[s][joint] = 0.0
+        self.joints.hard.assign(flags)
+        self.joints.lam_lin.assign(lam[0])
+        self.joints.lam_ang.assign(lam[1])

@@ -1,0 +1,342 @@
+"""Joint constraint energies for rigid AVBD: evaluation, per-body contributions, step begin and dual update.
+
+Every structural slot is a vector constraint ``C(x) ∈ R³`` (unused rows zero) with Jacobians per
+body, linear part ``J_l`` (w.r.t. the COM displacement ``dx`` [m]) and angular part ``J_a`` (w.r.t.
+a world rotation vector ``dθ`` [rad]). Its force on the body being solved is ``-Jᵀ F`` with
+
+* hard slot (augmented Lagrangian): ``F = k (C - α C0) + λ``; ``λ`` persists across steps,
+* soft slot (penalty only):         ``F = k C``,
+
+plus damping ``kd (C - C0)/dt`` (``C0`` is the value at the start of the step, so ``(C - C0)/dt`` is
+the constraint's rate over the step). Its Hessian is the Gauss-Newton ``(k + kd/dt) Jᵀ J`` plus, for
+the anchor slot, the AVBD paper's diagonal stand-in for the geometric term, ``|F| |r| I`` on the
+angular block (positive, so the 6x6 block stays positive definite without a fix-up).
+
+``C - α C0`` is the AVBD stabilization: with ``α`` near 1 a step corrects only the fraction ``1 - α``
+of the error it started with, so an error present at the start (after a collision or a big load) is
+removed over several steps instead of being turned into velocity at once.
+
+Drive and limit DOFs are scalar soft slots measured in joint coordinates (the twist angle about a
+hinge axis [rad], or the displacement along an axis [m], plus the rest offset ``model.joint_q``):
+``F = ke (s - target) + kd (ṡ - target_qd)`` and ``F = limit_ke (s - bound) + limit_kd ṡ`` beyond a
+bound, with ``ṡ = (s - s0)/dt``.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from .layout import ANG_HINGE, ANG_LOCK, ANG_UNIVERSAL, DOF_LINEAR, KIND_NONE
+
+_ANG_HINGE = wp.constant(ANG_HINGE)
+_ANG_LOCK = wp.constant(ANG_LOCK)
+_ANG_UNIVERSAL = wp.constant(ANG_UNIVERSAL)
+_DOF_LINEAR = wp.constant(DOF_LINEAR)
+_KIND_NONE = wp.constant(KIND_NONE)
+
+
+@wp.struct
+class JointData:
+    """Joint layout and AVBD state the body solve reads (units in the module docstring)."""
+
+    kind: wp.array[wp.int32]
+    parent: wp.array[wp.int32]
+    child: wp.array[wp.int32]
+    enabled: wp.array[wp.bool]
+    x_p: wp.array[wp.transform]  # joint frame in the parent body frame (world frame for parent -1)
+    x_c: wp.array[wp.transform]  # joint frame in the child body frame, from the rest pose
+    lin_proj: wp.array[wp.mat33]  # projector onto the locked linear directions, parent joint frame
+    ang_mode: wp.array[wp.int32]
+    ang_axis0: wp.array[wp.vec3]
+    ang_axis1: wp.array[wp.vec3]
+    ang_rest: wp.array[wp.float32]
+    hard: wp.array2d[wp.int32]  # (joint, slot) 1 = augmented Lagrangian, 0 = penalty only
+    k: wp.array2d[wp.float32]  # (joint, slot) current penalty [N/m] or [N·m/rad]
+    lam_lin: wp.array[wp.vec3]  # [N]
+    lam_ang: wp.array[wp.vec3]  # [N·m]
+    c0_lin: wp.array[wp.vec3]  # [m]
+    c0_ang: wp.array[wp.vec3]  # [rad]
+    qd_start: wp.array[wp.int32]
+    dof_kind: wp.array[wp.int32]
+    dof_axis: wp.array[wp.vec3]
+    dof_offset: wp.array[wp.float32]
+    dof_coord: wp.array[wp.int32]
+    dof_s0: wp.array[wp.float32]  # DOF value at the start of the step [m or rad]
+    target_ke: wp.array[wp.float32]
+    target_kd: wp.array[wp.float32]
+    limit_lower: wp.array[wp.float32]
+    limit_upper: wp.array[wp.float32]
+    limit_ke: wp.array[wp.float32]
+    limit_kd: wp.array[wp.float32]
+    alpha: wp.float32
+    kd_lin: wp.float32  # [N·s/m]
+    kd_ang: wp.float32  # [N·m·s/rad]
+
+
+@wp.func
+def quat_log(q: wp.quat):
+    """Rotation vector [rad] of a unit quaternion, shortest arc."""
+    if q[3] < 0.0:
+        q = wp.quat(-q[0], -q[1], -q[2], -q[3])
+    v = wp.vec3(q[0], q[1], q[2])
+    s = wp.length(v)
+    if s < 1.0e-9:
+        return 2.0 * v
+    return v * (2.0 * wp.atan2(s, q[3]) / s)
+
+
+@wp.func
+def quat_exp(w: wp.vec3):
+    """Unit quaternion of the rotation vector ``w`` [rad] (exact, so integrating and differentiating agree)."""
+    theta = wp.length(w)
+    if theta < 1.0e-9:
+        return wp.normalize(wp.quat(0.5 * w[0], 0.5 * w[1], 0.5 * w[2], 1.0))
+    return wp.quat_from_axis_angle(w / theta, theta)
+
+
+@wp.func
+def body_frame(body_q: wp.array[wp.transform], body_com: wp.array[wp.vec3], b: wp.int32):
+    """World transform of body ``b`` and its COM [m]; the world (b = -1) is the identity at the origin."""
+    if b < 0:
+        return wp.transform_identity(), wp.vec3(0.0)
+    t = body_q[b]
+    return t, wp.transform_point(t, body_com[b])
+
+
+@wp.func
+def eval_linear(t_jp: wp.transform, t_jc: wp.transform, com_p: wp.vec3, com_c: wp.vec3, proj: wp.mat33,
+                child_side: wp.int32):
+    """Slot 0: ``C = P (o_c - o_p)`` [m], its Jacobian for the child (child_side=1) or the parent, the lever [m]."""
+    o_p = wp.transform_get_translation(t_jp)
+    o_c = wp.transform_get_translation(t_jc)
+    rot = wp.quat_to_matrix(wp.transform_get_rotation(t_jp))
+    p = rot * proj * wp.transpose(rot)
+    c = p * (o_c - o_p)
+    if child_side == 1:
+        r = o_c - com_c
+        return c, p, -p * wp.skew(r), wp.length(r)  # d o_c = dx + dθ × r = dx - [r]× dθ
+    r = o_p - com_p
+    return c, -p, p * wp.skew(r), wp.length(r)
+
+
+@wp.func
+def eval_angular(q_jp: wp.quat, q_jc: wp.quat, mode: wp.int32, a0: wp.vec3, a1: wp.vec3, rest: wp.float32,
+                 child_side: wp.int32):
+    """Slot 1: rotation error [rad] (lock), axis misalignment (hinge) or axis-angle change (universal)."""
+    eye = wp.identity(n=3, dtype=wp.float32)
+    if mode == _ANG_LOCK:
+        c = quat_log(q_jc * wp.quat_inverse(q_jp))  # child frame's rotation relative to the parent's
+        if child_side == 1:
+            return c, eye
+        return c, -eye
+    if mode == _ANG_HINGE:
+        ap = wp.quat_rotate(q_jp, a0)
+        ac = wp.quat_rotate(q_jc, a0)
+        c = wp.cross(ap, ac)  # zero when the axes agree; ~ the misalignment rotation otherwise
+        if child_side == 1:
+            return c, -wp.skew(ap) * wp.skew(ac)  # d ac = dθ × ac
+        return c, wp.skew(ac) * wp.skew(ap)
+    if mode == _ANG_UNIVERSAL:
+        ap = wp.quat_rotate(q_jp, a0)
+        ac = wp.quat_rotate(q_jc, a1)
+        c = wp.vec3(wp.dot(ap, ac) - rest, 0.0, 0.0)
+        row = wp.cross(ap, ac)
+        if child_side == 1:
+            row = wp.cross(ac, ap)
+        return c, wp.mat33(row[0], row[1], row[2], 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    return wp.vec3(0.0), wp.mat33(0.0)
+
+
+@wp.func
+def eval_dof(kind: wp.int32, axis: wp.vec3, t_jp: wp.transform, t_jc: wp.transform, com_p: wp.vec3,
+             com_c: wp.vec3, child_side: wp.int32):
+    """Joint coordinate of one DOF (without the rest offset) [m or rad] and its Jacobian rows for one side."""
+    q_jp = wp.transform_get_rotation(t_jp)
+    a = wp.quat_rotate(q_jp, axis)
+    sign = 1.0
+    if child_side == 0:
+        sign = -1.0
+    if kind == _DOF_LINEAR:
+        o_p = wp.transform_get_translation(t_jp)
+        o_c = wp.transform_get_translation(t_jc)
+        s = wp.dot(a, o_c - o_p)
+        r = o_c - com_c
+        if child_side == 0:
+            r = o_p - com_p
+        return s, sign * a, sign * wp.cross(r, a)
+    q_rel = wp.quat_inverse(q_jp) * wp.transform_get_rotation(t_jc)
+    s = 2.0 * wp.atan2(wp.dot(wp.vec3(q_rel[0], q_rel[1], q_rel[2]), axis), q_rel[3])
+    if s > wp.pi:
+        s = s - 2.0 * wp.pi
+    if s < -wp.pi:
+        s = s + 2.0 * wp.pi
+    return s, wp.vec3(0.0), sign * a
+
+
+@wp.func
+def joint_frames(jd: JointData, body_q: wp.array[wp.transform], body_com: wp.array[wp.vec3], j: wp.int32):
+    t_p, com_p = body_frame(body_q, body_com, jd.parent[j])
+    t_c, com_c = body_frame(body_q, body_com, jd.child[j])
+    return t_p * jd.x_p[j], t_c * jd.x_c[j], com_p, com_c
+
+
+@wp.func
+def joint_force_on_body(
+    jd: JointData,
+    body_q: wp.array[wp.transform],
+    body_com: wp.array[wp.vec3],
+    target_q: wp.array[wp.float32],
+    target_qd: wp.array[wp.float32],
+    j: wp.int32,
+    b: wp.int32,
+    dt: wp.float32,
+):
+    """Force, torque [N, N·m] and Hessian blocks (lin-lin, lin-ang, ang-ang) of joint ``j`` on body ``b``."""
+    f_l = wp.vec3(0.0)
+    f_a = wp.vec3(0.0)
+    h_ll = wp.mat33(0.0)
+    h_la = wp.mat33(0.0)
+    h_aa = wp.mat33(0.0)
+    if jd.kind[j] == _KIND_NONE or not jd.enabled[j]:
+        return f_l, f_a, h_ll, h_la, h_aa
+    side = wp.where(jd.child[j] == b, 1, 0)
+    t_jp, t_jc, com_p, com_c = joint_frames(jd, body_q, body_com, j)
+    inv_dt = 1.0 / dt
+    proj = jd.lin_proj[j]
+    if wp.trace(proj) > 0.0:
+        c, jl, ja, lever = eval_linear(t_jp, t_jc, com_p, com_c, proj, side)
+        k = jd.k[j, 0]
+        f = k * c
+        if jd.hard[j, 0] != 0:
+            f = k * (c - jd.alpha * jd.c0_lin[j]) + jd.lam_lin[j]
+        f = f + jd.kd_lin * inv_dt * (c - jd.c0_lin[j])
+        kk = k + jd.kd_lin * inv_dt
+        f_l = f_l - wp.transpose(jl) * f
+        f_a = f_a - wp.transpose(ja) * f
+        h_ll = h_ll + kk * wp.transpose(jl) * jl
+        h_la = h_la + kk * wp.transpose(jl) * ja
+        # Geometric stiffness, diagonal approximation (AVBD): the anchor's second derivative in the
+        # rotation has size |r|, so |F| |r| on the angular diagonal. Gauss-Newton alone has no
+        # curvature along rotations that move the anchor in a free direction (a D6 slide), and a
+        # body of small inertia then overshoots by radians in one Newton step.
+        h_aa = h_aa + kk * wp.transpose(ja) * ja + (wp.length(f) * lever) * wp.identity(n=3, dtype=wp.float32)
+    mode = jd.ang_mode[j]
+    if mode != 0:
+        c, ja = eval_angular(wp.transform_get_rotation(t_jp), wp.transform_get_rotation(t_jc), mode,
+                             jd.ang_axis0[j], jd.ang_axis1[j], jd.ang_rest[j], side)
+        k = jd.k[j, 1]
+        f = k * c
+        if jd.hard[j, 1] != 0:
+            f = k * (c - jd.alpha * jd.c0_ang[j]) + jd.lam_ang[j]
+        f = f + jd.kd_ang * inv_dt * (c - jd.c0_ang[j])
+        kk = k + jd.kd_ang * inv_dt
+        f_a = f_a - wp.transpose(ja) * f
+        h_aa = h_aa + kk * wp.transpose(ja) * ja
+    for d in range(jd.qd_start[j], jd.qd_start[j + 1]):
+        dk = jd.dof_kind[d]
+        if dk < 0:
+            continue
+        s, gl, ga = eval_dof(dk, jd.dof_axis[d], t_jp, t_jc, com_p, com_c, side)
+        s = s + jd.dof_offset[d]
+        rate = (s - jd.dof_s0[d]) * inv_dt
+        fd = float(0.0)
+        kd_eff = float(0.0)
+        ke, kd = jd.target_ke[d], jd.target_kd[d]
+        if ke > 0.0 or kd > 0.0:
+            fd = ke * (s - target_q[jd.dof_coord[d]]) + kd * (rate - target_qd[d])
+            kd_eff = ke + kd * inv_dt
+        lo, hi = jd.limit_lower[d], jd.limit_upper[d]
+        if s < lo or s > hi:
+            bound = wp.where(s < lo, lo, hi)
+            fd = fd + jd.limit_ke[d] * (s - bound) + jd.limit_kd[d] * rate
+            kd_eff = kd_eff + jd.limit_ke[d] + jd.limit_kd[d] * inv_dt
+        f_l = f_l - gl * fd
+        f_a = f_a - ga * fd
+        h_ll = h_ll + kd_eff * wp.outer(gl, gl)
+        h_la = h_la + kd_eff * wp.outer(gl, ga)
+        h_aa = h_aa + kd_eff * wp.outer(ga, ga)
+    return f_l, f_a, h_ll, h_la, h_aa
+
+
+@wp.kernel
+def _begin_joints(
+    jd: JointData,
+    body_q: wp.array[wp.transform],
+    body_com: wp.array[wp.vec3],
+    gamma: wp.float32,
+    ramp_lin: wp.int32,
+    ramp_ang: wp.int32,
+    k_min_lin: wp.float32,
+    k_min_ang: wp.float32,
+    k_max_lin: wp.float32,
+    k_max_ang: wp.float32,
+):
+    j = wp.tid()  # one thread per joint
+    if jd.kind[j] == _KIND_NONE:
+        return
+    t_jp, t_jc, com_p, com_c = joint_frames(jd, body_q, body_com, j)
+    c, jl, ja, lever = eval_linear(t_jp, t_jc, com_p, com_c, jd.lin_proj[j], 1)
+    jd.c0_lin[j] = c
+    c_a, ja2 = eval_angular(wp.transform_get_rotation(t_jp), wp.transform_get_rotation(t_jc), jd.ang_mode[j],
+                            jd.ang_axis0[j], jd.ang_axis1[j], jd.ang_rest[j], 1)
+    jd.c0_ang[j] = c_a
+    # Warm start (AVBD): lambda kept by alpha*gamma, penalty decayed by gamma but not below its seed.
+    keep = jd.alpha * gamma
+    jd.lam_lin[j] = wp.where(jd.hard[j, 0] != 0, keep * jd.lam_lin[j], wp.vec3(0.0))
+    jd.lam_ang[j] = wp.where(jd.hard[j, 1] != 0, keep * jd.lam_ang[j], wp.vec3(0.0))
+    if ramp_lin != 0:
+        jd.k[j, 0] = wp.clamp(gamma * jd.k[j, 0], k_min_lin, k_max_lin)
+    else:
+        jd.k[j, 0] = k_max_lin
+    if ramp_ang != 0:
+        jd.k[j, 1] = wp.clamp(gamma * jd.k[j, 1], k_min_ang, k_max_ang)
+    else:
+        jd.k[j, 1] = k_max_ang
+    for d in range(jd.qd_start[j], jd.qd_start[j + 1]):
+        if jd.dof_kind[d] >= 0:
+            s, gl, ga = eval_dof(jd.dof_kind[d], jd.dof_axis[d], t_jp, t_jc, com_p, com_c, 1)
+            jd.dof_s0[d] = s + jd.dof_offset[d]
+
+
+@wp.kernel
+def _update_duals(
+    jd: JointData,
+    body_q: wp.array[wp.transform],
+    body_com: wp.array[wp.vec3],
+    beta_lin: wp.float32,
+    beta_ang: wp.float32,
+    k_max_lin: wp.float32,
+    k_max_ang: wp.float32,
+):
+    j = wp.tid()  # one thread per joint, after every sweep over the colours
+    if jd.kind[j] == _KIND_NONE or not jd.enabled[j]:
+        return
+    t_jp, t_jc, com_p, com_c = joint_frames(jd, body_q, body_com, j)
+    if wp.trace(jd.lin_proj[j]) > 0.0:
+        c, jl, ja, lever = eval_linear(t_jp, t_jc, com_p, com_c, jd.lin_proj[j], 1)
+        k = jd.k[j, 0]
+        if jd.hard[j, 0] != 0:
+            jd.lam_lin[j] = jd.lam_lin[j] + k * (c - jd.alpha * jd.c0_lin[j])
+        jd.k[j, 0] = wp.min(k + beta_lin * wp.length(c), k_max_lin)
+    if jd.ang_mode[j] != 0:
+        c, ja = eval_angular(wp.transform_get_rotation(t_jp), wp.transform_get_rotation(t_jc), jd.ang_mode[j],
+                             jd.ang_axis0[j], jd.ang_axis1[j], jd.ang_rest[j], 1)
+        k = jd.k[j, 1]
+        if jd.hard[j, 1] != 0:
+            jd.lam_ang[j] = jd.lam_ang[j] + k * (c - jd.alpha * jd.c0_ang[j])
+        jd.k[j, 1] = wp.min(k + beta_ang * wp.length(c), k_max_ang)
+
+
+def begin_joints(jd, body_q, body_com, count: int, params, device) -> None:
+    """Snapshot ``C0`` and the DOF values from the step's input pose; decay ``λ`` and ``k`` (warm start)."""
+    if count:
+        wp.launch(_begin_joints, dim=count, inputs=[jd, body_q, body_com, params.gamma, params.ramp_lin,
+                                                    params.ramp_ang, params.k_min_lin, params.k_min_ang,
+                                                    params.k_max_lin, params.k_max_ang], device=device)
+
+
+def update_duals(jd, body_q, body_com, count: int, params, device) -> None:
+    """AVBD dual step after a sweep: ``λ += k (C - α C0)`` on hard slots; ``k += β |C|`` up to the ceiling."""
+    if count:
+        wp.launch(_update_duals, dim=count, inputs=[jd, body_q, body_com, params.beta_lin, params.beta_ang,
+                                                    params.k_max_lin, params.k_max_ang], device=device)
