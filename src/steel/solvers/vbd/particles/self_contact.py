@@ -99,7 +99,7 @@ class SelfContact:
         self.friction_epsilon = float(opts.friction_epsilon)
 
         # Host tables, once: topology rings, external maps, vertex -> primitive lists.
-        rings = int(opts.particle_topological_contact_filter_threshold)
+        rings = max(int(opts.particle_topological_contact_filter_threshold) - 1, 0)  # excluded: ring < threshold
         ring_start, ring_vertex = ring_table(n, mesh_edges(tris, edges), rings)
         vmap_start, vmap = filter_map_table(opts.particle_external_vertex_contact_filtering_map, n, self.tri_count,
                                             "particle_external_vertex_contact_filtering_map")

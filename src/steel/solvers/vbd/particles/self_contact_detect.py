@@ -8,9 +8,11 @@ its own box grown by the detection margin [m]; a box query finds every primitive
 filters and its exact distance is below the margin:
 
 * topology: a vertex and a triangle (an edge and an edge) are neighbours when the ring distance
-  between the vertex and a corner (between an endpoint and an endpoint) is at most
-  ``particle_topological_contact_filter_threshold``; ring 0 (sharing a vertex) is always excluded.
-  Rings follow the mesh's edges (triangle sides and ``edge_indices``).
+  between the vertex and a corner (between an endpoint and an endpoint) is below
+  ``particle_topological_contact_filter_threshold`` ("the distance under which pairs are
+  discarded"; measured on the reference solver, whose threshold 2 keeps 2-ring pairs and drops
+  1-ring ones); ring 0 (sharing a vertex) is always excluded, so 0 and 1 act alike. Rings follow
+  the mesh's edges (triangle sides and ``edge_indices``).
 * rest shape: pairs closer than ``particle_rest_shape_contact_exclusion_radius`` in
   ``model.particle_q`` are excluded (distance evaluated on the fly from the rest positions).
 * the external maps: vertex -> triangles, and edge -> edges (an edge pair is excluded when either
