@@ -1,4 +1,4 @@
-"""Vertex Block Descent (``SolverVBD``): particle solve in ``particles/``; rigid AVBD is part 2."""
+"""Vertex Block Descent (``SolverVBD``): particle solve in ``particles/``, rigid AVBD (bodies, joints) in ``rigid/``."""
 
 from .solver import SolverVBD
 

@@ -23,6 +23,7 @@ from .particles.solve_tile import active_families, tile_solve_pays_off
 from .reset import check_world_mask, reset_bodies
 from .rigid.attributes import JointSlot, check_joint_slot, register_vbd_attributes
 from .rigid.data import RigidWork, check_rigid_model, dynamic_bodies
+from .rigid.reset import reset_rigid_history
 from .rigid.step import step_rigid
 
 
@@ -255,6 +256,9 @@ class SolverVBD(SolverBase):
             flags: ``newton.StateFlags`` (or int) naming the body fields to copy; ``None`` = all.
                 Particle flags are not supported: with particles in the model they only warn, and the
                 particle state and solver history stay as they are.
+
+        Rigid AVBD history of the selected worlds is cleared whatever the flags: joint multipliers and
+        C0 zeroed, penalties back to their minimum, the adaptive start cold (:mod:`.rigid.reset`).
         """
         check_world_mask(self.model, world_mask)
         flags = int(newton.StateFlags.ALL) if flags is None else int(flags)
@@ -263,16 +267,28 @@ class SolverVBD(SolverBase):
                           newton.NewtonWarning, stacklevel=2)
         if not self.options.integrate_with_external_rigid_solver:
             reset_bodies(self.model, state, world_mask, flags)
+        if self.rigid is not None:
+            reset_rigid_history(self.model, self.rigid, world_mask)
 
     def notify_model_changed(self, flags) -> None:
-        """Re-check body flags and masses (``BODY_PROPERTIES``/``BODY_INERTIAL_PROPERTIES``).
+        """Re-check bodies (``BODY_PROPERTIES``/``BODY_INERTIAL_PROPERTIES``); rebuild the joint layout on those
+        and on ``JOINT_PROPERTIES``.
 
-        Particle masses, flags, element materials and contact materials are read from the model's
-        arrays every step, so in-place edits act at the next step without a notification.
+        Particle masses, flags, element materials and contact materials, body masses and inertias, and
+        joint drive and limit gains are read from the model's arrays every step, so in-place edits act
+        at the next step without a notification. A rebuild keeps the joints' hard/soft modes and starts
+        the rigid history cold.
         """
-        flags = int(flags)
-        if flags & (int(newton.ModelFlags.BODY_PROPERTIES) | int(newton.ModelFlags.BODY_INERTIAL_PROPERTIES)):
+        flags, mf = int(flags), newton.ModelFlags
+        body = flags & (int(mf.BODY_PROPERTIES) | int(mf.BODY_INERTIAL_PROPERTIES))
+        joint = flags & int(mf.JOINT_PROPERTIES)
+        if body:
             _check_model(self.model, self.options.integrate_with_external_rigid_solver)
+        if (body or joint) and not self.options.integrate_with_external_rigid_solver:
+            modes = self.rigid.joints.hard.numpy() if self.rigid is not None else None
+            self.rigid = RigidWork(self.model, self.options) if dynamic_bodies(self.model).any() else None
+            if self.rigid is not None and modes is not None and self.rigid.joint_count:
+                self.rigid.joints.hard.assign(modes)
 
 
 def _check_model(model, external_bodies: bool) -> None:

@@ -39,6 +39,10 @@ def pendulum(length=1.0, mass=1.0, inertia=1e-3, joint="revolute", gravity=(0.0,
         cfg = newton.ModelBuilder.JointDofConfig
         j = b.add_joint_d6(-1, body, parent_xform=parent, child_xform=child, linear_axes=[cfg(axis=(1, 0, 0))],
                            angular_axes=[cfg(axis=(0, 1, 0))], **joint_kw)
+    elif joint == "universal":
+        cfg = newton.ModelBuilder.JointDofConfig
+        j = b.add_joint_d6(-1, body, parent_xform=parent, child_xform=child,
+                           angular_axes=[cfg(axis=(1, 0, 0)), cfg(axis=(0, 1, 0))], **joint_kw)
     else:
         raise ValueError(joint)
     b.add_articulation([j])

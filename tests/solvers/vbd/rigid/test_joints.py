@@ -99,11 +99,12 @@ def test_revolute_limit_holds_a_falling_pendulum():
     assert abs(angles[-1] - expected) < 1e-3
 
 
-@pytest.mark.parametrize("joint", ["ball", "fixed", "d6"])
+@pytest.mark.parametrize("joint", ["ball", "fixed", "d6", "universal"])
 def test_structural_slots_hold_under_gravity(joint):
-    """Hard BALL, FIXED and D6 (x slide + y hinge) joints from an initial swing: anchor error < 1e-4 m over 1 s.
+    """Hard BALL, FIXED, D6 (x slide + y hinge) and D6 universal (x, y) joints from a swing: anchor error < 1e-4 m.
 
-    FIXED also keeps the bob's orientation (< 1e-4 rad); the D6 keeps y and the hinge axis.
+    Over 1 s at 60 Hz. FIXED also keeps the bob's orientation (< 1e-4 rad); the slide-hinge D6 keeps y and
+    its hinge axis; the universal keeps the parent's x axis square to the bob's y axis (< 1e-3).
     """
     model = pendulum(joint=joint)
     state = model.state()
@@ -117,6 +118,10 @@ def test_structural_slots_hold_under_gravity(joint):
         assert np.abs(qs[:, [3, 5]]).max() < 1e-4  # turns about y only
     else:
         assert np.abs(anchor - PIVOT).max() < 1e-4
+    if joint == "universal":
+        for q in qs:
+            rot = np.array(wp.quat_to_matrix(wp.quat(*q[3:]))).reshape(3, 3)
+            assert abs(rot[0, 1]) < 1e-3
     if joint == "fixed":
         assert np.abs(qs[:, 3:6]).max() < 1e-4 and np.abs(qs[:, :3] - (PIVOT - [0, 0, 1])).max() < 1e-4
 

@@ -1,0 +1,77 @@
+"""Rigid AVBD history reset for selected worlds (``SolverVBD.reset``).
+
+Joint multipliers and start-of-step values are zeroed and the penalty goes back to its minimum (the
+``k_start`` seed when ramping, else the fixed stiffness); a body's previous-step velocity is dropped,
+so the next step starts it from the inertial target instead of the adaptive guess. The pose history
+needs no rebaseline: every step snapshots its input pose.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from .bodies import BodyData
+from .joints import JointData
+
+
+@wp.func
+def _selected(world: wp.int32, mask: wp.array[wp.bool], use_mask: wp.int32, local_only: wp.int32):
+    """A world-mask entry: local worlds by index; entities of no world (-1) by the last entry, if there is one."""
+    if use_mask == 0:
+        return True
+    if world < 0:
+        if local_only != 0:
+            return False
+        return mask[mask.shape[0] - 1]
+    if world >= mask.shape[0]:
+        return False
+    return mask[world]
+
+
+@wp.kernel
+def _reset_joints(
+    jd: JointData,
+    joint_world: wp.array[wp.int32],
+    mask: wp.array[wp.bool],
+    use_mask: wp.int32,
+    local_only: wp.int32,
+    k_lin: wp.float32,
+    k_ang: wp.float32,
+):
+    j = wp.tid()  # one thread per joint
+    if not _selected(joint_world[j], mask, use_mask, local_only):
+        return
+    jd.lam_lin[j] = wp.vec3(0.0)
+    jd.lam_ang[j] = wp.vec3(0.0)
+    jd.c0_lin[j] = wp.vec3(0.0)
+    jd.c0_ang[j] = wp.vec3(0.0)
+    jd.k[j, 0] = k_lin
+    jd.k[j, 1] = k_ang
+
+
+@wp.kernel
+def _reset_bodies_history(
+    bd: BodyData,
+    mask: wp.array[wp.bool],
+    use_mask: wp.int32,
+    local_only: wp.int32,
+):
+    b = wp.tid()  # one thread per body
+    if _selected(bd.world[b], mask, use_mask, local_only):
+        bd.has_last[b] = 0
+
+
+def reset_rigid_history(model, work, world_mask) -> None:
+    """Clear AVBD joint state and body velocity history of the worlds ``world_mask`` selects (None: all)."""
+    dev = model.device
+    use_mask = int(world_mask is not None)
+    mask = world_mask if world_mask is not None else wp.zeros(1, dtype=wp.bool, device=dev)
+    local_only = int(use_mask and mask.shape[0] == int(model.world_count))
+    p = work.params
+    if work.joint_count:
+        wp.launch(_reset_joints, dim=work.joint_count,
+                  inputs=[work.joints, model.joint_world, mask, use_mask, local_only,
+                          p.k_min_lin if p.ramp_lin else p.k_max_lin, p.k_min_ang if p.ramp_ang else p.k_max_ang],
+                  device=dev)
+    wp.launch(_reset_bodies_history, dim=model.body_count, inputs=[work.bodies, mask, use_mask, local_only],
+              device=dev)
