@@ -120,8 +120,9 @@ def test_colliding_dynamic_shapes_raise_until_contacts_exist():
 def test_kinematic_and_external_bodies_are_not_moved():
     """A kinematic body keeps its pose; with integrate_with_external_rigid_solver no body is touched."""
     b = newton.ModelBuilder()
-    b.add_body(mass=1.0, is_kinematic=True, xform=wp.transform((0, 0, 1), wp.quat_identity()))
-    b.add_body(mass=1.0, xform=wp.transform((1, 0, 1), wp.quat_identity()))
+    b.add_body(mass=1.0, inertia=wp.mat33(np.eye(3) * 0.1), is_kinematic=True,
+               xform=wp.transform((0, 0, 1), wp.quat_identity()))
+    b.add_body(mass=1.0, inertia=wp.mat33(np.eye(3) * 0.1), xform=wp.transform((1, 0, 1), wp.quat_identity()))
     b.color()
     model = b.finalize(device="cpu")
     final, _ = run(model, SolverVBD(model), 5, 0.01)

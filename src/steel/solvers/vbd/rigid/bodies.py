@@ -114,6 +114,7 @@ def _solve_bodies(
     jd: JointData,
     target_q: wp.array[wp.float32],
     target_qd: wp.array[wp.float32],
+    joint_f: wp.array[wp.float32],
     group: wp.array[wp.int32],
     dt: wp.float32,
     body_q: wp.array[wp.transform],
@@ -134,7 +135,7 @@ def _solve_bodies(
     h_la = wp.mat33(0.0)
     h_aa = h * inertia_w
     for i in range(bd.joint_start[b], bd.joint_start[b + 1]):
-        jf_l, jf_a, jh_ll, jh_la, jh_aa = joint_force_on_body(jd, body_q, bd.com, target_q, target_qd,
+        jf_l, jf_a, jh_ll, jh_la, jh_aa = joint_force_on_body(jd, body_q, bd.com, target_q, target_qd, joint_f,
                                                               bd.joint_list[i], b, dt)
         f_l = f_l + jf_l
         f_a = f_a + jf_a
@@ -188,9 +189,12 @@ def predict_bodies(model, bd, state_in, state_out, dt: float, adaptive: bool) ->
               outputs=[state_out.body_q], device=model.device)
 
 
-def solve_body_colour(model, bd, jd, target_q, target_qd, group, dt: float, body_q) -> None:
-    """One Newton step on every dynamic body of one colour, in place on ``body_q``."""
-    wp.launch(_solve_bodies, dim=group.shape[0], inputs=[bd, jd, target_q, target_qd, group, float(dt)],
+def solve_body_colour(model, bd, jd, controls, group, dt: float, body_q) -> None:
+    """One Newton step on every dynamic body of one colour, in place on ``body_q``.
+
+    ``controls`` is ``(joint_target_q, joint_target_qd, joint_f)``.
+    """
+    wp.launch(_solve_bodies, dim=group.shape[0], inputs=[bd, jd, *controls, group, float(dt)],
               outputs=[body_q], device=model.device)
 
 

@@ -161,7 +161,7 @@ class RigidWork:
         jd.dof_axis = wp.array(layout.dof_axis, dtype=wp.vec3, device=dev)
         jd.dof_offset = wp.array(layout.dof_offset, dtype=wp.float32, device=dev)
         jd.dof_coord = wp.array(layout.dof_coord, dtype=wp.int32, device=dev)
-        jd.dof_s0 = wp.zeros(nd, dtype=wp.float32, device=dev)
+        jd.dof_s0 = wp.array(layout.dof_offset, dtype=wp.float32, device=dev)  # the rest pose's coordinates
         zeros = wp.zeros(nd, dtype=wp.float32, device=dev)
         has_dofs = model.joint_dof_count > 0
         jd.target_ke = model.joint_target_ke if has_dofs else zeros

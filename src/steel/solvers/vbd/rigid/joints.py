@@ -19,7 +19,8 @@ removed over several steps instead of being turned into velocity at once.
 Drive and limit DOFs are scalar soft slots measured in joint coordinates (the twist angle about a
 hinge axis [rad], or the displacement along an axis [m], plus the rest offset ``model.joint_q``):
 ``F = ke (s - target) + kd (ṡ - target_qd)`` and ``F = limit_ke (s - bound) + limit_kd ṡ`` beyond a
-bound, with ``ṡ = (s - s0)/dt``.
+bound, with ``ṡ = (s - s0)/dt``. ``Control.joint_f`` on a DOF adds the energy ``-τ s`` (equal and
+opposite on the two bodies). Angles are unwound across steps (``dof_coordinate``).
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ class JointData:
     dof_axis: wp.array[wp.vec3]
     dof_offset: wp.array[wp.float32]
     dof_coord: wp.array[wp.int32]
-    dof_s0: wp.array[wp.float32]  # DOF value at the start of the step [m or rad]
+    dof_s0: wp.array[wp.float32]  # DOF value at the start of the step, angles unwound [m or rad]
     target_ke: wp.array[wp.float32]
     target_kd: wp.array[wp.float32]
     limit_lower: wp.array[wp.float32]
@@ -174,6 +175,21 @@ def eval_dof(kind: wp.int32, axis: wp.vec3, t_jp: wp.transform, t_jc: wp.transfo
 
 
 @wp.func
+def dof_coordinate(kind: wp.int32, raw: wp.float32, offset: wp.float32, reference: wp.float32):
+    """Joint coordinate [m or rad]: raw value plus rest offset; an angle is unwound to the turn nearest ``reference``.
+
+    The twist angle is only known modulo 2π; taking the branch nearest the start-of-step value keeps
+    count of whole turns (so drives and limits beyond ±π work) as long as a step turns less than π.
+    """
+    s = raw + offset
+    if kind == _DOF_LINEAR:
+        return s
+    d = s - reference
+    d = d - 2.0 * wp.pi * wp.floor((d + wp.pi) / (2.0 * wp.pi))
+    return reference + d
+
+
+@wp.func
 def joint_frames(jd: JointData, body_q: wp.array[wp.transform], body_com: wp.array[wp.vec3], j: wp.int32):
     t_p, com_p = body_frame(body_q, body_com, jd.parent[j])
     t_c, com_c = body_frame(body_q, body_com, jd.child[j])
@@ -187,6 +203,7 @@ def joint_force_on_body(
     body_com: wp.array[wp.vec3],
     target_q: wp.array[wp.float32],
     target_qd: wp.array[wp.float32],
+    joint_f: wp.array[wp.float32],
     j: wp.int32,
     b: wp.int32,
     dt: wp.float32,
@@ -237,8 +254,9 @@ def joint_force_on_body(
         if dk < 0:
             continue
         s, gl, ga = eval_dof(dk, jd.dof_axis[d], t_jp, t_jc, com_p, com_c, side)
-        s = s + jd.dof_offset[d]
+        s = dof_coordinate(dk, s, jd.dof_offset[d], jd.dof_s0[d])
         rate = (s - jd.dof_s0[d]) * inv_dt
+        tau = joint_f[d]  # applied generalized force [N or N·m]: energy -tau s
         fd = float(0.0)
         kd_eff = float(0.0)
         ke, kd = jd.target_ke[d], jd.target_kd[d]
@@ -250,8 +268,8 @@ def joint_force_on_body(
             bound = wp.where(s < lo, lo, hi)
             fd = fd + jd.limit_ke[d] * (s - bound) + jd.limit_kd[d] * rate
             kd_eff = kd_eff + jd.limit_ke[d] + jd.limit_kd[d] * inv_dt
-        f_l = f_l - gl * fd
-        f_a = f_a - ga * fd
+        f_l = f_l - gl * (fd - tau)
+        f_a = f_a - ga * (fd - tau)
         h_ll = h_ll + kd_eff * wp.outer(gl, gl)
         h_la = h_la + kd_eff * wp.outer(gl, ga)
         h_aa = h_aa + kd_eff * wp.outer(ga, ga)
@@ -295,7 +313,7 @@ def _begin_joints(
     for d in range(jd.qd_start[j], jd.qd_start[j + 1]):
         if jd.dof_kind[d] >= 0:
             s, gl, ga = eval_dof(jd.dof_kind[d], jd.dof_axis[d], t_jp, t_jc, com_p, com_c, 1)
-            jd.dof_s0[d] = s + jd.dof_offset[d]
+            jd.dof_s0[d] = dof_coordinate(jd.dof_kind[d], s, jd.dof_offset[d], jd.dof_s0[d])
 
 
 @wp.kernel

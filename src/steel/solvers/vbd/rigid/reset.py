@@ -1,7 +1,8 @@
 """Rigid AVBD history reset for selected worlds (``SolverVBD.reset``).
 
 Joint multipliers and start-of-step values are zeroed and the penalty goes back to its minimum (the
-``k_start`` seed when ramping, else the fixed stiffness); a body's previous-step velocity is dropped,
+``k_start`` seed when ramping, else the fixed stiffness), and angles unwind from the rest pose's
+turn again (whole turns counted before are forgotten); a body's previous-step velocity is dropped,
 so the next step starts it from the inertial target instead of the adaptive guess. The pose history
 needs no rebaseline: every step snapshots its input pose.
 """
@@ -47,6 +48,8 @@ def _reset_joints(
     jd.c0_ang[j] = wp.vec3(0.0)
     jd.k[j, 0] = k_lin
     jd.k[j, 1] = k_ang
+    for d in range(jd.qd_start[j], jd.qd_start[j + 1]):
+        jd.dof_s0[d] = jd.dof_offset[d]  # angles unwind from the rest pose's turn again
 
 
 @wp.kernel
