@@ -1,4 +1,4 @@
-"""SolverVBD joint slot API: JointSlot, set_joint_constraint_mode, vbd:joint_is_hard, unsupported joints."""
+"""SolverVBD joint API: JointSlot, set_joint_constraint_mode, vbd:joint_is_hard, unsupported and disabled joints."""
 
 import numpy as np
 import pytest
@@ -84,3 +84,20 @@ def test_unsupported_joint_raises_naming_it():
     b.color()
     with pytest.raises(NotImplementedError, match="joint 1.*tether.*DISTANCE"):
         SolverVBD(b.finalize(device="cpu"))
+
+
+def test_drive_on_a_ball_joint_raises_naming_the_joint():
+    """Drives and limits act on REVOLUTE, PRISMATIC and single-angle D6 DOFs; a BALL drive raises, never ignored."""
+    model = pendulum(joint="ball")
+    model.joint_target_ke.assign(np.array([0.0, 10.0, 0.0], np.float32))
+    with pytest.raises(NotImplementedError, match="joint 0.*BALL"):
+        SolverVBD(model)
+
+
+def test_disabled_joint_lets_the_body_fall():
+    """A joint with joint_enabled = False holds nothing: the bob falls freely (implicit Euler, 30 steps)."""
+    model = pendulum()
+    model.joint_enabled.assign(np.array([False]))
+    z0 = model.body_q.numpy()[0, 2]
+    final, _ = run(model, SolverVBD(model), 30, 1.0 / 60.0)
+    assert abs(final.body_q.numpy()[0, 2] - (z0 - 9.81 * (1.0 / 60.0) ** 2 * 30 * 31 / 2)) < 1e-4

@@ -171,11 +171,19 @@ class JointLayout:
                 self.ang_rest[j] = float(np.dot(a0, a1))
             else:
                 self.ang_mode[j] = ANG_NONE
-            if kind == KIND_BALL:
-                continue  # BALL DOFs carry no drives or limits here (quaternion coordinates)
             for i in range(n_lin + n_ang):
                 d = d0 + i
                 angular = i >= n_lin
+                acts = target_ke[d] > 0.0 or target_kd[d] > 0.0 or (
+                    limit_ke[d] > 0.0 and (lower[d] > -_LIMIT_INF or upper[d] < _LIMIT_INF))
+                if acts and (kind == KIND_BALL or (angular and n_ang > 1)):
+                    raise NotImplementedError(
+                        f"SolverVBD rigid AVBD: {_label(model, j)} has a drive or limit on DOF {i} of a "
+                        f"{'BALL' if kind == KIND_BALL else f'D6 joint with {n_ang} angular axes'}; drives and "
+                        "limits are supported on REVOLUTE and PRISMATIC joints and on D6 joints with at most "
+                        "one angular axis")
+                if kind == KIND_BALL:
+                    continue  # quaternion coordinates: no drive/limit measure
                 self.dof_axis[d] = axis[d] / max(np.linalg.norm(axis[d]), 1e-12)
                 self.dof_coord[d] = int(target_start[j]) + i
                 self.dof_offset[d] = joint_q[int(q_start[j]) + i] if model.joint_coord_count else 0.0
@@ -183,14 +191,6 @@ class JointLayout:
                     self.dof_kind[d] = DOF_LINEAR
                 elif n_ang == 1:
                     self.dof_kind[d] = DOF_ANGULAR
-                else:
-                    acts = target_ke[d] > 0.0 or target_kd[d] > 0.0 or (
-                        limit_ke[d] > 0.0 and (lower[d] > -_LIMIT_INF or upper[d] < _LIMIT_INF))
-                    if acts:
-                        raise NotImplementedError(
-                            f"SolverVBD rigid AVBD: {_label(model, j)} is a D6 joint with {n_ang} angular axes and a "
-                            f"drive or limit on angular DOF {i - n_lin}; drives and limits are supported on D6 joints "
-                            "with at most one angular axis")
 
         self.has_lin = np.abs(self.lin_proj).sum(axis=(1, 2)) > 1e-6 if n else np.zeros(0, bool)
         self.has_ang = self.ang_mode != ANG_NONE
