@@ -57,7 +57,7 @@ def set_angle(model, state, angle):
     newton.eval_fk(model, wp.array(q, dtype=float, device="cpu"), model.joint_qd, state)
 
 
-def chain(links=20, link_length=0.1, link_mass=1.0, block_mass=1000.0, hard=1, color=True):
+def chain_builder(links=20, link_length=0.1, link_mass=1.0, block_mass=1000.0, hard=1):
     """``links`` bodies of ``link_mass`` [kg] then a block of ``block_mass`` hanging from z = 3 m on BALL joints."""
     b = newton.ModelBuilder()
     SolverVBD.register_custom_attributes(b, dahl_defaults_enabled=False)
@@ -72,6 +72,12 @@ def chain(links=20, link_length=0.1, link_mass=1.0, block_mass=1000.0, hard=1, c
                                        custom_attributes={"vbd:joint_is_hard": hard}))
         prev = body
     b.add_articulation(joints)
+    return b
+
+
+def chain(color=True, **kw):
+    """The finalized (and coloured) :func:`chain_builder` scene on the CPU."""
+    b = chain_builder(**kw)
     if color:
         b.color()
     return b.finalize(device="cpu")

@@ -10,7 +10,8 @@ import warp as wp
 import newton
 from steel.solvers import SolverVBD
 
-from .scenes import PIVOT, chain, chain_stretch, pendulum, revolute_angle, run, set_angle, soft_chain_stretch
+from .scenes import (PIVOT, chain, chain_builder, chain_stretch, pendulum, revolute_angle, run, set_angle,
+                     soft_chain_stretch)
 
 G = 9.81
 
@@ -207,3 +208,23 @@ def test_fixed_joint_between_two_spinning_bodies_holds():
     _, history = run(model, SolverVBD(model), 120, 1.0 / 60.0, state=state, record=errors)
     history = np.array(history)
     assert history[:, 0].max() < 2e-4 and history[:, 1].max() < 2e-3
+
+
+def test_replicated_worlds_step_like_one_world():
+    """Three replicated 4-link chains step bitwise like the single chain (CPU), each world on its own."""
+    single = chain(links=3, block_mass=5.0)
+    b = newton.ModelBuilder()
+    SolverVBD.register_custom_attributes(b, dahl_defaults_enabled=False)
+    b.replicate(chain_builder(links=3, block_mass=5.0), 3)
+    b.color()
+    many = b.finalize(device="cpu")
+    kick = np.zeros((4, 6), np.float32)
+    kick[:, 0] = 0.3
+    states = []
+    for model, count in ((single, 1), (many, 3)):
+        state = model.state()
+        state.body_qd.assign(np.tile(kick, (count, 1)))
+        final, _ = run(model, SolverVBD(model), 30, 1.0 / 60.0, state=state)
+        states.append(final.body_q.numpy())
+    for w in range(3):
+        assert np.array_equal(states[1][4 * w:4 * w + 4], states[0])
