@@ -13,20 +13,24 @@ from steel.solvers import SolverVBD
 PIVOT = np.array([0.0, 0.0, 2.0])  # pendulum pivot, world [m]
 
 
-def pendulum(length=1.0, mass=1.0, inertia=1e-3, joint="revolute", gravity=(0.0, 0.0, -9.81), hard=None, **joint_kw):
+def pendulum(length=1.0, mass=1.0, inertia=1e-3, joint="revolute", gravity=(0.0, 0.0, -9.81), hard=None,
+             frame_at_pivot=False, **joint_kw):
     """A bob of ``mass`` [kg] hanging ``length`` [m] below ``PIVOT`` on a joint to the world (rest: hanging).
 
     The joint's DOF axis is +y for revolute and prismatic (prismatic: +x), so a positive revolute
-    angle swings the bob toward -x.
+    angle swings the bob toward -x. ``frame_at_pivot`` puts the body frame at the pivot and the COM
+    ``length`` below it (``body_com``), instead of the frame at the COM.
     """
     b = newton.ModelBuilder(gravity=gravity)
     if hard is not None:
         SolverVBD.register_custom_attributes(b, dahl_defaults_enabled=False)
         joint_kw["custom_attributes"] = {"vbd:joint_is_hard": hard}
+    origin = PIVOT if frame_at_pivot else PIVOT - [0, 0, length]
     body = b.add_link(mass=mass, inertia=wp.mat33(np.eye(3) * inertia),
-                      xform=wp.transform(tuple(PIVOT - [0, 0, length]), wp.quat_identity()))
+                      com=wp.vec3(0.0, 0.0, -length if frame_at_pivot else 0.0),
+                      xform=wp.transform(tuple(origin), wp.quat_identity()))
     parent = wp.transform(tuple(PIVOT), wp.quat_identity())
-    child = wp.transform((0.0, 0.0, length), wp.quat_identity())
+    child = wp.transform((0.0, 0.0, 0.0 if frame_at_pivot else length), wp.quat_identity())
     if joint == "revolute":
         j = b.add_joint_revolute(-1, body, parent_xform=parent, child_xform=child, axis=(0, 1, 0), **joint_kw)
     elif joint == "prismatic":
