@@ -192,6 +192,7 @@ class JointLayout:
                 elif n_ang == 1:
                     self.dof_kind[d] = DOF_ANGULAR
 
+        _refuse_mimics(model, self.kind)
         self.has_lin = np.abs(self.lin_proj).sum(axis=(1, 2)) > 1e-6 if n else np.zeros(0, bool)
         self.has_ang = self.ang_mode != ANG_NONE
         self.has_lin &= self.kind != KIND_NONE
@@ -202,6 +203,19 @@ class JointLayout:
         if self.kind[j] == KIND_NONE:
             return 0
         return 1 if self.kind[j] == KIND_BALL else 2
+
+
+def _refuse_mimics(model, kind: np.ndarray) -> None:
+    """Joint-owned mimics and mimic constraints are not built: raise naming the joint rather than ignore them."""
+    mimic = getattr(model, "joint_mimic_joint", None)
+    if mimic is not None and model.joint_count:
+        followers = np.flatnonzero((mimic.numpy() >= 0) & (kind != KIND_NONE))
+        if followers.size:
+            raise NotImplementedError(f"SolverVBD rigid AVBD: {_label(model, int(followers[0]))} mimics another "
+                                      "joint; joint mimics are not implemented yet")
+    if int(getattr(model, "constraint_mimic_count", 0) or 0):
+        raise NotImplementedError("SolverVBD rigid AVBD: the model has mimic constraints "
+                                  f"({int(model.constraint_mimic_count)}); they are not implemented yet")
 
 
 def body_joint_adjacency(model, kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
