@@ -90,7 +90,7 @@ ALIASES = {
 # Later-revision additions: name -> the value that leaves the seed behaviour unchanged. Any other
 # (valid) value selects a feature this solver does not have yet -> NotImplementedError.
 EXTRAS = {
-    "rigid_compliant_alm": True,  # the rigid formulation; no rigid solve exists yet (part 2)
+    "rigid_compliant_alm": True,  # either value runs the seed's AVBD (penalty + AL); compliant ALM is not built
     "rigid_soft_contact_use_log_barrier": False,
     "rigid_soft_enable_dat": False,
     "rigid_soft_dat_use_interval_arithmetic": False,
