@@ -92,10 +92,10 @@ def _predict_bodies(
     q_t = wp.normalize(quat_exp(dt * w_t) * rot)
     bd.x_tilde[b] = x_t
     bd.q_tilde[b] = q_t
-    # First iterate: the inertial target, or (adaptive, VBD paper §3.5) gravity scaled by how much of
-    # it the body actually followed last step. A resting body then starts where it rests, and the
-    # iterations' fixed point is the true equilibrium; starting every step a full dt² g low instead
-    # leaves a long chain sagging by what its few sweeps per step cannot pull back.
+    # First iterate: the inertial target, or (adaptive, the VBD paper's initialization) gravity scaled
+    # by how much of it the body actually followed last step. A resting body then starts where it
+    # rests, and the iterations' fixed point is the true equilibrium; starting every step a full dt² g
+    # low instead leaves a long chain sagging by what its few sweeps per step cannot pull back.
     x_0 = x_t
     if adaptive != 0 and bd.has_last[b] != 0:
         gg = wp.dot(g, g)
