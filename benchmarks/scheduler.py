@@ -1,8 +1,8 @@
 """Collision scheduling benchmark: ``steel.CollisionSubstepScheduler`` against collide-every-substep and
 Newton's ``newton.CollisionSubstepScheduler``, same scene, same substep solver, same run.
 
-What is compared (issue 5, "Benchmark")
----------------------------------------
+What is compared
+----------------
 Three *loops* advance identical copies of a scene by whole frames of ``SUBSTEPS`` solver substeps:
 
 * ``every``  -- ``pipeline.collide(state, contacts, dt=h)`` before every substep (``h = frame_dt /
@@ -434,7 +434,7 @@ def markdown_lines(entries: list[SchedulerEntry], frames: int) -> list[str]:
         f"`speculative_contact_gap_max` {GAP_MAX} m; the three loops advance frame-interleaved on their own "
         f"copies of the scene, {WARMUP_FRAMES} warm-up frames excluded, {frames} timed frames. "
         "Ratio: mean frame time / collide-every-substep's. Diff: largest body-position difference from "
-        "collide-every-substep at the end [m]. Target (issue 5): <= 1.5 calls/frame on the resting towers.",
+        "collide-every-substep at the end [m]. Target: <= 1.5 calls/frame on the resting towers.",
         "",
         "| case | collision loop | ms/frame (median) | ratio | calls/frame (max) | launches/frame | contacts | "
         "diff vs every [m] | overflow frames | sanity | notes |",

@@ -15,7 +15,7 @@ from ..fixtures import ASSETS, build_asset, random_joint_state, to_numpy
 
 STATE_COUNT = 20
 # float32 has a 6e-8 unit roundoff; ~20 composed transforms and sums leave errors near 1e-6 of
-# the largest entry. 2e-5 is a margin of ~20 over the worst seen (see the closing note of issue 2).
+# the largest entry. 2e-5 is a margin of ~20 over the worst seen.
 RELATIVE_TOL = 2.0e-5
 
 

@@ -1,4 +1,4 @@
-"""steel:adhesion (seed 004, MuJoCo's geom adhesion): pull-off, friction budget, attraction in the gap, release.
+"""steel:adhesion (MuJoCo's geom adhesion): pull-off, friction budget, attraction in the gap, release.
 
 A 0.2 m cube of 0.8 kg (W = 7.85 N) with adhesion A = 5 N on a plane touches it at 4 contact points,
 so it leaves the plane when pulled up with more than 4 A + W = 27.85 N, and slides under a

@@ -1,4 +1,4 @@
-"""The steel: rigid-body attributes of seed 004: USD import, defaults and validation."""
+"""The steel: rigid-body attributes: USD import, defaults and validation."""
 
 import math
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""The steel: shape attributes of seed 004 (condim, min_torsional_patch_radius, adhesion): registration,
+"""The steel: shape attributes (condim, min_torsional_patch_radius, adhesion): registration,
 import names and validation. condim 4 and 6 (test_condim.py, test_rolling.py) and adhesion
 (test_adhesion.py) are built; the PhysX patch torsion a positive torsional patch radius switches on is
 not, so enabling it must raise NotImplementedError instead of running without it."""

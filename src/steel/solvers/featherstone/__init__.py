@@ -1,4 +1,4 @@
-"""SolverFeatherstone: semi-implicit reduced-coordinate solver with penalty contacts (seed 003)."""
+"""SolverFeatherstone: semi-implicit reduced-coordinate solver with penalty contacts."""
 
 from .solver import SolverFeatherstone
 

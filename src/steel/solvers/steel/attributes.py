@@ -1,4 +1,4 @@
-"""The ``steel:`` rigid-body attributes of seed 004: registration, USD names, validation, device copies.
+"""The ``steel:`` rigid-body attributes: registration, USD names, validation, device copies.
 
 =======================================  =====  =======  =====================================  ==============================
 attribute (namespace ``steel``)          freq.  default  USD name                               effect
@@ -12,7 +12,7 @@ rigid_body_max_depenetration_velocity    body   inf      physxRigidBody:maxDepen
 [m/s]                                                                                           free bodies
 =======================================  =====  =======  =====================================  ==============================
 
-The shape attributes of seed 004 (see :class:`ShapeContactAttributes`):
+The shape attributes (see :class:`ShapeContactAttributes`):
 
 =======================================  =====  =======  =====================================  ==============================
 attribute (namespace ``steel``)          freq.  default  USD name (MJCF)                        effect

@@ -11,8 +11,7 @@ rearranges to
 
 so the drive's stiffness and damping fold into the mass-matrix diagonal and only ``f_exp`` is
 applied explicitly; ``f_exp`` is what ``joint_effort_limit`` clamps, the implicit response is not
-bounded. Passive springs (``joint_stiffness`` toward ``joint_rest_q``, seed 000 applies them) and
-``joint_damping`` take the same form with target velocity 0. The invariant a test checks: a
+bounded. Passive springs (``joint_stiffness`` toward ``joint_rest_q``) and ``joint_damping`` take the same form with target velocity 0. The invariant a test checks: a
 driven DOF with no other load converges to its target without overshoot for any ``dt``.
 
 Prescribed (kinematic) DOFs get ``KINEMATIC_ARMATURE`` on the diagonal, so neither forces nor

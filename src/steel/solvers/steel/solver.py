@@ -155,7 +155,7 @@ class SolverSteel(SolverBase, SteelCoupling):
 
     @staticmethod
     def register_custom_attributes(builder: newton.ModelBuilder) -> None:
-        """Register the ``steel:`` rigid-body attributes of seed 004 on ``builder``."""
+        """Register the ``steel:`` rigid-body and shape attributes on ``builder``."""
         _attributes.register_custom_attributes(builder)
 
     # -- the step ---------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Adhesion (``steel:adhesion``, seed 004; MuJoCo's geom adhesion): a pull on each contact's normal row.
+"""Adhesion (``steel:adhesion``; MuJoCo's geom adhesion): a pull on each contact's normal row.
 
 A contact pulls with ``A`` [N], the sum of its two shapes' ``steel:adhesion``, whenever it has a
 row, that is while it lies within the pair's gap. The pull enters as the normal row's preload
@@ -32,7 +32,7 @@ def adhesion_pull(s0: int, s1: int, enabled: int, shape_adhesion: wp.array[float
 
 
 def check_adhesion_options(options) -> None:
-    """Raise ``NotImplementedError`` for the options seed 004 excludes with adhesion.
+    """Raise ``NotImplementedError`` for the options the attribute's documentation excludes with adhesion.
 
     Sleeping, contact compliance and contact regularization > 0 each change the normal row the pull
     is solved against, and the seed leaves those combinations undefined. (Contact torsion, a

@@ -1,4 +1,4 @@
-"""Angular contact rows of ``steel:condim`` (seed 004, MuJoCo's 3/4/6 convention): spin and rolling.
+"""Angular contact rows of ``steel:condim`` (MuJoCo's 3/4/6 convention): spin and rolling.
 
 A free-body contact whose shapes enable them takes, after its normal row and sliding pair:
 
