@@ -64,7 +64,27 @@ def check_rigid_model(model) -> np.ndarray:
                     f"SolverVBD rigid AVBD: shapes {int(a)} and {int(b)} (bodies {bodies[0]} and {bodies[1]}) can "
                     "collide and one of them is dynamic; rigid body contacts are not implemented yet. Disable "
                     "collision for these shapes, or make the bodies kinematic")
+    _check_particle_coupling(model, dynamic)
     return dynamic
+
+
+def _check_particle_coupling(model, dynamic: np.ndarray) -> None:
+    """Refuse particles that can touch a dynamic body: the reaction on the body is not built.
+
+    Particle–shape contacts push particles only; on a dynamic body that would leave the body without
+    the reaction (one-way coupling that no option asked for), so it is refused rather than run.
+    """
+    if not model.particle_count or not model.shape_count:
+        return
+    collide = (model.shape_flags.numpy() & int(newton.ShapeFlags.COLLIDE_PARTICLES)) != 0
+    shape_body = model.shape_body.numpy()
+    on_dynamic = collide & (shape_body >= 0) & dynamic[np.maximum(shape_body, 0)]
+    if on_dynamic.any():
+        shape = int(np.flatnonzero(on_dynamic)[0])
+        raise NotImplementedError(
+            f"SolverVBD rigid AVBD: shape {shape} of dynamic body {int(shape_body[shape])} collides with particles; "
+            "two-way body–particle coupling is not implemented yet. Clear ShapeFlags.COLLIDE_PARTICLES on it, make "
+            "the body kinematic, or integrate the bodies with another solver (integrate_with_external_rigid_solver)")
 
 
 def _joint_is_hard(model, count: int) -> np.ndarray:
