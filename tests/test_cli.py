@@ -275,3 +275,22 @@ def test_vbd_options_are_passed_to_and_checked_by_solvervbd(tmp_path, capsys):
     assert main(["run", "cloth_hang", "--size", "2", "--seconds", "0.02", "--option", "iterations=3",
                  "--out", str(out)]) == 0
     assert _summary(out)["solver_options"]["iterations"] == 3
+
+
+def test_version_and_help_answer_without_importing_newton_or_warp():
+    """`steel --version` and `steel run --help` print at once: neither Newton nor Warp is imported for them."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from steel.cli import main\n"
+        "for argv in (['--version'], ['run', '--help']):\n"
+        "    try:\n"
+        "        main(argv)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "print('newton' in sys.modules, 'warp' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "False False"

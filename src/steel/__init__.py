@@ -1,8 +1,20 @@
-"""Steel: physics solvers on NVIDIA Warp for the Newton physics engine."""
+"""Steel: physics solvers on NVIDIA Warp for the Newton physics engine.
 
-from . import articulation, solvers
-from .collision_schedule import CollisionSubstepScheduler
+The subpackages load on first use (``steel.solvers``, ``steel.articulation``,
+``steel.CollisionSubstepScheduler``), so ``steel --version`` and ``steel --help`` answer without
+importing Warp and Newton.
+"""
+
+import importlib
 
 __version__ = "0.1.0"
 
 __all__ = ["CollisionSubstepScheduler", "__version__", "articulation", "solvers"]
+
+
+def __getattr__(name: str):
+    if name in ("articulation", "solvers"):
+        return importlib.import_module(f".{name}", __name__)
+    if name == "CollisionSubstepScheduler":
+        return importlib.import_module(".collision_schedule", __name__).CollisionSubstepScheduler
+    raise AttributeError(f"module 'steel' has no attribute {name!r}")

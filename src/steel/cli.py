@@ -79,10 +79,7 @@ def _version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``steel`` argument parser; every option's help states its default."""
-    from .guard import DEFAULT_MARGIN, DEFAULT_MAX_SPEED
-    from .particle_scenes import PARTICLE_SCENES
-    from .runner import SOLVERS, VIEWERS
-    from .scenes import DT, SCENES
+    from .catalog import DEFAULT_MARGIN, DEFAULT_MAX_SPEED, DT, PARTICLE_SCENES, SCENES, SOLVERS, VIEWERS
 
     parser = argparse.ArgumentParser(
         prog="steel", description="Steel physics solvers for Newton.",
@@ -135,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    from .particle_scenes import PARTICLE_SCENES
+    from .catalog import PARTICLE_SCENES
 
     parser = build_parser()
     try:

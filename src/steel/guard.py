@@ -24,8 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-DEFAULT_MARGIN = 20.0  # [m] growth of the start bounding box
-DEFAULT_MAX_SPEED = 50.0  # [m/s] largest body COM or particle speed
+from .catalog import DEFAULT_MARGIN, DEFAULT_MAX_SPEED  # noqa: F401  (defaults shown by --help)
 
 
 class Diverged(RuntimeError):

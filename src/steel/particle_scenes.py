@@ -22,7 +22,7 @@ import warp as wp
 
 import newton
 
-PARTICLE_SCENES = ("cloth", "cloth_hang", "soft_cube")
+from .catalog import PARTICLE_SCENES  # noqa: E402
 CLOTH_SIDE = 1.6  # [m]
 SPHERE_RADIUS = 0.4  # [m]
 DROP_HEIGHT = 0.2  # [m] of the draped cloth above the sphere's top

@@ -38,8 +38,7 @@ from .guard import DEFAULT_MARGIN, DEFAULT_MAX_SPEED, Diverged, DivergenceGuard
 from .robot_files import load_robot
 from .run_record import default_out_dir, provenance, write_summary
 
-SOLVERS = ("steel", "featherstone")
-VIEWERS = ("null", "usd", "gl")
+from .catalog import SOLVERS, VIEWERS  # noqa: E402,F401
 FRAME_DT = 1.0 / 60.0  # [s] viewer frame interval
 # What steel run changes from the solvers' reference defaults, per solver (see the module docstring).
 RUN_DEFAULT_OPTIONS = {"steel": {"enable_joint_limits": True}, "featherstone": {}}

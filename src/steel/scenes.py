@@ -17,11 +17,7 @@ import warp as wp
 import newton
 import newton.examples
 
-SCENES = ("tower", "humanoid", "ant", "chain", "cartpole")
-
-# Time step [s] shared by every backend; 1/600 s is 10 substeps of a 60 Hz frame, small enough that
-# the explicit (semi-implicit) reference integrators stay stable with their penalty contacts.
-DT = 1.0 / 600.0
+from .catalog import DT, SCENES  # noqa: E402  (the time step and names live where --help can read them)
 
 # Tower layout (from the issue): boxes per tower, base heights [m], spacing [m], box half extent [m].
 TOWER_HEIGHTS = (6, 7, 5, 6)
