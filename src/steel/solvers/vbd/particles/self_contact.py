@@ -241,7 +241,8 @@ class SelfContact:
             self.detect(particle_q)
 
     def overflow(self) -> tuple[int, int]:
-        """Pairs dropped so far because a buffer was full: ``(vertex–triangle, edge–edge)`` (reads the device)."""
+        """Pairs dropped because a buffer was full, ``(vertex–triangle, edge–edge)``, summed over every detection
+        so far (a pair dropped at two detections counts twice); reads the device."""
         vt, ee = self.overflow_count.numpy()
         return int(vt), int(ee)
 
