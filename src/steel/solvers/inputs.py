@@ -9,6 +9,12 @@ device synchronization and are safe inside a CUDA graph capture.
 
 from __future__ import annotations
 
+import math
+import numbers
+
+import numpy as np
+import warp as wp
+
 # (attribute, model count attribute, what one entry is)
 STATE_ARRAYS = (
     ("joint_q", "joint_coord_count", "joint coordinates"),
@@ -68,3 +74,57 @@ def check_control(model, control, name: str = "control") -> None:
     if control is not None:
         check_arrays(model, control, name, CONTROL_ARRAYS, optional=("joint_target_q", "joint_target_qd"))
 
+
+
+# Warp's scalar types are not registered with ``numbers``; a caller who keeps a step size as
+# ``wp.float32`` (as Warp's own examples do) must not be told it is "not a number".
+_WARP_FLOATS = (wp.float16, wp.float32, wp.float64)
+_WARP_INTS = (wp.int8, wp.uint8, wp.int16, wp.uint16, wp.int32, wp.uint32, wp.int64, wp.uint64)
+
+
+def as_python_scalar(value):
+    """``value`` as a Python ``float``/``int``/``bool`` when it is a NumPy or Warp scalar, else unchanged.
+
+    Lets every solver accept ``np.float32(1e-3)`` or ``wp.float32(1e-3)`` wherever it accepts
+    ``1e-3``, and leaves other objects (strings, arrays, ``None``) for the caller's own type check.
+    """
+    kind = type(value)
+    if kind in _WARP_FLOATS:
+        return float(value.value)
+    if kind in _WARP_INTS:
+        return int(value.value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value
+
+
+def check_dt(dt, *, allow_zero: bool = False) -> float:
+    """Return ``dt`` [s] as a float after checking it, before the caller changes anything.
+
+    ``TypeError`` unless ``dt`` is a real number (Python, NumPy or Warp scalar; not a bool).
+    ``ValueError`` unless it is finite and positive (or zero with ``allow_zero``) *as the float32
+    the kernels receive*: ``1e-300`` is positive in float64 but 0 in float32 and ``1e300`` is inf,
+    and either would turn the step (and the contact history carried to later steps) into NaN.
+    """
+    value = as_python_scalar(dt)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"dt must be a real number of seconds, got {dt!r}")
+    value = float(value)
+    with np.errstate(over="ignore", under="ignore"):
+        dt32 = float(np.float32(value))
+    lowest = "non-negative" if allow_zero else "positive"
+    if not (math.isfinite(dt32) and (dt32 > 0.0 or (allow_zero and value == 0.0))):
+        raise ValueError(f"dt must be a {lowest} finite number of seconds in float32, got {dt!r}")
+    return value
+
+
+def check_model_type(model, solver: str) -> None:
+    """``TypeError`` unless ``model`` is a :class:`newton.Model` (else the first attribute read fails obscurely)."""
+    import newton  # here, so the array checks above stay importable without newton
+
+    if not isinstance(model, newton.Model):
+        raise TypeError(f"{solver} needs a finalized newton.Model, got {type(model).__name__}")

@@ -22,22 +22,23 @@ def model():
 
 
 @pytest.mark.parametrize(
-    "option, value",
+    "option, value, error",
     [
-        ("angular_damping", -0.1),
-        ("angular_damping", math.nan),
-        ("update_mass_matrix_interval", 0),
-        ("update_mass_matrix_interval", 1.5),
-        ("friction_smoothing", math.inf),
-        ("friction_smoothing", -1.0),
-        ("use_tile_gemm", "yes"),
-        ("fuse_cholesky", None),
-        ("deterministic", 3),
+        ("angular_damping", -0.1, ValueError),
+        ("angular_damping", math.nan, ValueError),
+        ("angular_damping", "0.1", TypeError),
+        ("update_mass_matrix_interval", 0, ValueError),
+        ("update_mass_matrix_interval", 1.5, TypeError),
+        ("friction_smoothing", math.inf, ValueError),
+        ("friction_smoothing", -1.0, ValueError),
+        ("use_tile_gemm", "yes", TypeError),
+        ("fuse_cholesky", None, TypeError),
+        ("deterministic", 3, TypeError),
     ],
 )
-def test_invalid_option_raises_naming_it(model, option, value):
-    """Every invalid option value raises ValueError naming the option, before anything is allocated."""
-    with pytest.raises(ValueError, match=option):
+def test_invalid_option_raises_naming_it(model, option, value, error):
+    """An option of the wrong type raises TypeError, one out of range ValueError (as SolverSteel), naming it."""
+    with pytest.raises(error, match=option):
         steel.solvers.SolverFeatherstone(model, **{option: value})
 
 

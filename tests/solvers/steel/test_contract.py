@@ -228,5 +228,5 @@ def test_numpy_float_time_steps_are_accepted():
     solver = SolverSteel(model)
     state = model.state()
     solver.step(state, state, None, None, np.float32(DT))
-    with pytest.raises(ValueError, match="dt"):
+    with pytest.raises(TypeError, match="dt"):
         solver.step(state, state, None, None, "0.01")

@@ -43,7 +43,7 @@ from . import particles as particles_module
 from .particles import ParticleStepper
 from .tiles import TileMassMatrix
 from .validate import check_dof_inertia, check_joint_limits
-from ..inputs import check_control, check_state
+from ..inputs import as_python_scalar, check_control, check_dt, check_model_type, check_state
 
 from newton.solvers.experimental.coupled import CouplingInterface
 
@@ -119,9 +119,13 @@ class FeatherstoneData:
 
 
 def _check_nonnegative(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0.0:
+    # Wrong type -> TypeError, wrong value -> ValueError, as SolverSteel's options.
+    number = as_python_scalar(value)
+    if isinstance(number, bool) or not isinstance(number, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    if not math.isfinite(number) or number < 0.0:
         raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-    return float(value)
+    return float(number)
 
 
 class SolverFeatherstone(SolverBase, CouplingInterface):
@@ -220,14 +224,18 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
         if friction_smoothing is None:  # the later reference's default spelling
             friction_smoothing = 1.0
         friction_smoothing = _check_nonnegative("friction_smoothing", friction_smoothing)
-        interval = update_mass_matrix_interval
-        if isinstance(interval, bool) or not isinstance(interval, (int, np.integer)) or interval < 1:
+        interval = as_python_scalar(update_mass_matrix_interval)
+        if isinstance(interval, bool) or not isinstance(interval, int):
+            raise TypeError(f"update_mass_matrix_interval must be an integer, got {update_mass_matrix_interval!r}")
+        if interval < 1:
             raise ValueError(f"update_mass_matrix_interval must be an integer >= 1, got {interval!r}")
         for name, value in (("use_tile_gemm", use_tile_gemm), ("fuse_cholesky", fuse_cholesky)):
             if not isinstance(value, (bool, np.bool_)):
-                raise ValueError(f"{name} must be a bool, got {value!r}")
+                raise TypeError(f"{name} must be a bool, got {value!r}")
+        use_tile_gemm, fuse_cholesky = bool(use_tile_gemm), bool(fuse_cholesky)
         if deterministic is not None and not isinstance(deterministic, wp.DeterministicMode):
-            raise ValueError(f"deterministic must be a warp.DeterministicMode or None, got {deterministic!r}")
+            raise TypeError(f"deterministic must be a warp.DeterministicMode or None, got {deterministic!r}")
+        check_model_type(model, "SolverFeatherstone")
         self._reject_unsupported_joints(model)
         check_joint_limits(model)
         plan = ArticulationPlan(model)  # raises on other unsupported topology
@@ -331,8 +339,7 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
         check_control(self.model, control)
         self.validate_observables(observables, contacts)
         self._require_unreduced_contacts(contacts)
-        if not isinstance(dt, numbers.Real) or isinstance(dt, bool) or not math.isfinite(dt) or dt < 0.0:
-            raise ValueError(f"dt must be a finite, non-negative number of seconds, got {dt!r}")
+        dt = check_dt(dt, allow_zero=True)
         self._apply_module_options()
         model, plan, data, work = self.model, self.plan, self.data, self.work
         control = self._default_control if control is None else control

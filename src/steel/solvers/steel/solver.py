@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import warnings
 import inspect
-import numbers
 from dataclasses import MISSING, fields
 
 import numpy as np
@@ -16,7 +15,7 @@ from newton.solvers import SolverBase
 from ...articulation import ArticulationCore
 from ...articulation.checks import body_name, dof_joint, inverted_limits, joint_name, massless_dofs
 from ...articulation.factor import tree_factor_mass_matrix
-from ..inputs import check_control, check_state
+from ..inputs import as_python_scalar, check_control, check_dt, check_model_type, check_state
 from . import attributes as _attributes
 from .coupling import SteelCoupling
 from .data import SteelRows
@@ -79,6 +78,13 @@ class SolverSteel(SolverBase, SteelCoupling):
     supports_body_pair_reduced_contacts = True
 
     def __init__(self, model: newton.Model, **options):
+        check_model_type(model, "SolverSteel")
+        options = {name: as_python_scalar(value) for name, value in options.items()}
+        for name in ("articulation_constraint_max", "free_body_constraint_max"):
+            # As the reference: a capacity of 0 rows would drop every contact of its kind silently.
+            value = options.get(name)
+            if isinstance(value, int) and not isinstance(value, bool) and value < 1:
+                raise ValueError(f"{name} must be >= 1 (or None to size it from the model), got {value!r}")
         opts = build_options(**options)  # validate everything before allocating anything
         _check_model(model)
         check_options_on_device(opts, model.device)
@@ -149,7 +155,7 @@ class SolverSteel(SolverBase, SteelCoupling):
         if opts is not None and name in {f.name for f in fields(SteelOptions)}:
             if name not in STEP_OPTIONS:
                 raise AttributeError(f"SolverSteel option {name!r} is set at construction only")
-            setattr(opts, name, validate_option(name, value))  # raises before changing anything
+            setattr(opts, name, validate_option(name, as_python_scalar(value)))  # raises before changing anything
             return
         object.__setattr__(self, name, value)
 
@@ -179,16 +185,19 @@ class SolverSteel(SolverBase, SteelCoupling):
             ``state_out``.
 
         Raises:
-            ValueError: ``dt`` is not a positive finite number, ``contacts`` holds more contacts
+            TypeError: ``dt`` is not a real number (Python, NumPy or Warp scalar), or a state is ``None``.
+            ValueError: ``dt`` is not positive and finite in float32, ``contacts`` holds more contacts
                 than the capacity sized at construction, ``contact_warmstart`` is on and
                 ``contacts`` has no ``rigid_contact_match_index`` (a pipeline without contact
                 matching), or a state/control does not fit the model.
         """
-        self.validate_observables(observables, contacts)
-        self._check_step(contacts, dt)
+        # Every argument is checked before _check_step, which records dt and marks H for rebuild.
+        dt = check_dt(dt)
         check_state(self.model, state_in, "state_in")
         check_state(self.model, state_out, "state_out")
         check_control(self.model, control)
+        self.validate_observables(observables, contacts)
+        self._check_step(contacts, dt)
         control = self._default_control if control is None else control
         core, rows = self.core, self.rows
 
@@ -365,8 +374,6 @@ class SolverSteel(SolverBase, SteelCoupling):
         self._refresh_mass_matrix = True
 
     def _check_step(self, contacts, dt) -> None:
-        if not isinstance(dt, numbers.Real) or isinstance(dt, bool) or not np.isfinite(dt) or dt <= 0.0:
-            raise ValueError(f"dt must be a positive finite number of seconds, got {dt!r}")
         if contacts is not None and contacts.rigid_contact_max > self.rigid_contact_capacity:
             raise ValueError(
                 f"SolverSteel contact capacity exceeded: contacts.rigid_contact_max={contacts.rigid_contact_max} "
