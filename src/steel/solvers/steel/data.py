@@ -12,7 +12,9 @@ solved for an impulse ``lambda`` in generalized coordinates: ``qd += Y lambda`` 
 response ``Y = H^-1 J^T``.
 
 A contact takes one ``ROW_CONTACT`` row followed, when it has friction, by two ``ROW_FRICTION``
-rows (tangents ``t1``, ``t2``) whose pair is solved together on the disk ``|lambda_t| <= mu lambda_n``,
+rows (tangents ``t1``, ``t2``) whose pair is solved together on the disk ``|lambda_t| <= mu lambda_n``
+(with friction patches, the default, only a region's anchors carry the pair, as ``ROW_PATCH`` rows
+whose disk is their share of the region's normal impulse, ``rows/patches.py``),
 then, on a free-body contact whose shape has ``steel:condim`` 4 or 6, one ``ROW_SPIN`` row (relative
 angular velocity about the normal) bounded by ``|lambda_s| <= mu_t lambda_n`` and, at condim 6, two
 ``ROW_ROLLING`` rows (relative angular velocity about ``t1``, ``t2``) solved as a pair on the disk
@@ -46,6 +48,7 @@ ROW_FRICTION = wp.constant(1)
 ROW_LIMIT = wp.constant(2)
 ROW_SPIN = wp.constant(3)
 ROW_ROLLING = wp.constant(4)
+ROW_PATCH = wp.constant(5)  # a friction-patch anchor's tangent pair: its disk is a share of the region's load
 
 # A positive gap whose linearized end-of-step gap ``phi + dt J qd`` (under the position-solve velocity)
 # is at most this fraction of ``phi`` counts as closed in the velocity sweeps (``velocity_iterations``)
@@ -99,6 +102,7 @@ class RowBuffers:
     order: wp.array[wp.int32]  # units (normal and limit rows) sorted by key, then body pair  (row,)
     span: wp.array[wp.int32]  # at either end of a group's sorted run, the other end  (row,)
     step: wp.array[float]  # the Jacobi step of each row of a group [N·s or N·m·s]  (row,)
+    bound: wp.array[float]  # a tail row's bound at its last projection [N·s or N·m·s]  (row,)
 
 
 class SteelRows:
@@ -140,6 +144,7 @@ class SteelRows:
         b.order = wp.zeros(n, dtype=wp.int32, device=device)
         b.span = wp.zeros(n, dtype=wp.int32, device=device)
         b.step = wp.zeros(n, dtype=float, device=device)
+        b.bound = wp.zeros(n, dtype=float, device=device)
         self.buffers = b
 
     # The host reads and resets only the accounting arrays; they are the struct's own arrays.

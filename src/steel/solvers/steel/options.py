@@ -11,8 +11,8 @@ Deliberate differences from the reference (see ``docs/architecture.md``):
 * ``articulation_constraint_max`` and ``free_body_constraint_max`` default to ``None``: the
   capacity is then sized from the model so that no row can be dropped (see
   :mod:`steel.solvers.steel.rows.capacity`). An explicit value is honoured exactly.
-* ``friction_anchor_beta=None`` resolves to ``0.2`` (friction anchors on); the resolved value is
-  reported on the instance (``solver.friction_anchor_beta``).
+* ``friction_anchor_beta=None`` resolves to ``0.2`` (friction patches on, as in the reference); the
+  resolved value is reported on the instance (``solver.friction_anchor_beta``).
 
 :func:`options_docstring` writes every option, its default and its state (built, not built yet,
 serial fallback on the CPU, assignable after construction) into ``SolverSteel.__init__.__doc__``,
@@ -335,7 +335,7 @@ OPTION_HELP = {
     "articulation_constraint_max": "rows per world for articulated bodies (None: sized from the model, none dropped)",
     "free_body_constraint_max": "rows per world for free bodies (None: sized from the model, none dropped)",
     "warn_constraint_overflow": "warn once when rows are dropped for lack of capacity",
-    "friction_anchor_beta": "friction anchor correction, non-dimensional (None: 0.2; 0: point friction)",
+    "friction_anchor_beta": "friction patches' anchor correction, non-dimensional (None: 0.2; 0: point friction)",
     "velocity_iterations": "extra sweeps without position bias that refine the published velocity",
     "velocity_drive_mode": "velocity drives during the velocity sweeps: 'freeze' or 'active'",
     "enable_restitution": "bounce with each shape pair's restitution above restitution_velocity_threshold",

@@ -56,8 +56,9 @@ from __future__ import annotations
 
 import warp as wp
 
-from .data import ROW_FRICTION, ROW_ROLLING, ROW_SPIN, RowBuffers
-from .rows.common import side_offset, side_response, side_velocity
+from .data import ROW_FRICTION, ROW_PATCH, ROW_ROLLING, ROW_SPIN, RowBuffers
+from .rows.common import reserved_end, side_offset, side_response, side_velocity
+from .rows.patches import patch_bound
 
 
 @wp.func(inline=True)
@@ -124,8 +125,8 @@ def _same_group(rows: RowBuffers, a: int, b: int):
 @wp.func(inline=True)
 def _solve_disk(
     rows: RowBuffers,
-    r: int,
     f: int,
+    bound: float,
     relaxation: float,
     cfm: float,
     use_tree: int,
@@ -133,13 +134,13 @@ def _solve_disk(
     mass_factor: wp.array[float],
     joint_qd: wp.array[float],
 ):
-    """Tail pair ``f``, ``f + 1`` of the unit row ``r`` on the disk ``|lambda| <= mu lambda_r``.
+    """Tail pair ``f``, ``f + 1`` on the disk ``|lambda| <= bound`` (``mu lambda_r``, or a patch share).
 
     Sliding friction (two tangents) and rolling friction (angular velocity about two tangents): both
     rows are updated from the same velocities (a Jacobi step within the pair) and projected together,
     which keeps the pair isotropic (maximum dissipation on the disk).
     """
-    bound = rows.mu[f] * rows.impulse[r]
+    rows.bound[f] = bound
     if bound == 0.0 and rows.impulse[f] == 0.0 and rows.impulse[f + 1] == 0.0:
         return
     _ensure_response(rows, f, cfm, use_tree, dof_parent, mass_factor)
@@ -175,6 +176,7 @@ def _solve_interval(
 ):
     """Single tail row ``f`` of the unit row ``r`` on ``|lambda| <= mu lambda_r`` (the spin row of condim 4)."""
     bound = rows.mu[f] * rows.impulse[r]
+    rows.bound[f] = bound
     if bound == 0.0 and rows.impulse[f] == 0.0:
         return
     _ensure_response(rows, f, cfm, use_tree, dof_parent, mass_factor)
@@ -188,7 +190,7 @@ def _solve_interval(
 @wp.func(inline=True)
 def _is_pair(rows: RowBuffers, r: int):
     """Row ``r`` starts a tail pair solved on a disk."""
-    return rows.kind[r] == ROW_FRICTION or rows.kind[r] == ROW_ROLLING
+    return rows.kind[r] == ROW_FRICTION or rows.kind[r] == ROW_ROLLING or rows.kind[r] == ROW_PATCH
 
 
 @wp.func(inline=True)
@@ -198,22 +200,9 @@ def _is_unit(rows: RowBuffers, r: int):
 
 
 @wp.func(inline=True)
-def _reserved_end(rows: RowBuffers, r: int):
-    """One past the last row reserved this step in the world segment and family of row ``r``.
-
-    Rows past it keep last step's fields, so a unit's tail is never searched beyond it.
-    """
-    world = r // rows.world_row_capacity
-    base = world * rows.world_row_capacity
-    if r - base < rows.articulation_capacity:
-        return base + wp.min(rows.world_row_count[world, 0], rows.articulation_capacity)
-    return base + rows.articulation_capacity + wp.min(rows.world_row_count[world, 1], rows.free_body_capacity)
-
-
-@wp.func(inline=True)
 def _unit_last(rows: RowBuffers, r: int):
     """Last row of the unit that starts at ``r``: the end of its tail."""
-    end = _reserved_end(rows, r)
+    end = reserved_end(rows, r)
     last = r
     while last + 1 < end and not _is_unit(rows, last + 1):
         last += 1
@@ -224,6 +213,9 @@ def _unit_last(rows: RowBuffers, r: int):
 def _solve_tail(
     rows: RowBuffers,
     r: int,
+    base: int,
+    first: int,
+    last: int,
     relaxation: float,
     cfm: float,
     use_tree: int,
@@ -231,12 +223,19 @@ def _solve_tail(
     mass_factor: wp.array[float],
     joint_qd: wp.array[float],
 ):
-    """The tail of unit ``r`` in order (friction pair, spin row, rolling pair), on the updated ``lambda_r``."""
-    end = _reserved_end(rows, r)
+    """The tail of unit ``r`` in order (friction pair, spin row, rolling pair), on the updated ``lambda_r``.
+
+    A patch anchor's pair (``ROW_PATCH``) is bounded by its share of the region's load, summed over
+    the group ``first``..``last`` of ``rows.order`` (``rows/patches.py``).
+    """
+    end = reserved_end(rows, r)
     f = r + 1
     while f < end and not _is_unit(rows, f):
         if _is_pair(rows, f):
-            _solve_disk(rows, r, f, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+            bound = rows.mu[f] * rows.impulse[r]
+            if rows.kind[f] == ROW_PATCH:
+                bound = patch_bound(rows, r, f, first, last, base)
+            _solve_disk(rows, f, bound, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
             f += 2
         else:
             _solve_interval(rows, r, f, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
@@ -382,7 +381,8 @@ def _iterate(
                     rows.impulse[r] = rows.impulse[r] + alpha * rows.step[r]
         # Tails of the group (friction, spin, rolling), bounded by the updated normal rows.
         for g in range(first, last + 1):
-            _solve_tail(rows, rows.order[base + g], relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+            _solve_tail(rows, rows.order[base + g], base, first, last, relaxation, cfm, use_tree, dof_parent,
+                        mass_factor, joint_qd)
 
 
 @wp.kernel

@@ -42,6 +42,19 @@ def reserve_rows(rows: RowBuffers, world: int, family: int, count: int, also_fla
 
 
 @wp.func(inline=True)
+def reserved_end(rows: RowBuffers, r: int):
+    """One past the last row reserved this step in the world segment and family of row ``r``.
+
+    Rows past it keep last step's fields, so a unit's tail is never searched beyond it.
+    """
+    world = r // rows.world_row_capacity
+    base = world * rows.world_row_capacity
+    if r - base < rows.articulation_capacity:
+        return base + wp.min(rows.world_row_count[world, 0], rows.articulation_capacity)
+    return base + rows.articulation_capacity + wp.min(rows.world_row_count[world, 1], rows.free_body_capacity)
+
+
+@wp.func(inline=True)
 def side_offset(rows: RowBuffers, r: int, s: int):
     """First entry of side ``s`` of row ``r`` in ``rows.J`` and ``rows.Y``."""
     return (r * 2 + s) * rows.stride

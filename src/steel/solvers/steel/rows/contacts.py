@@ -25,10 +25,13 @@ and shape 1 (normal ``n`` from 0 to 1):
   ``phi > contact_friction_gap_max``, get no friction rows.
 * Angular rows of ``steel:condim`` 4/6 on free-body contacts (a spin row, then a rolling pair;
   ``rows/angular.py``) and adhesion's pull as the normal row's preload (``rows/adhesion.py``).
-* Friction anchors (``friction_anchor_beta > 0``): a contact that matches last step's record takes
-  the tangential separation of the record's anchors under the current poses as its slip, asks its
-  friction pair for ``-beta slip / dt``, and re-anchors at its current points carrying that slip
-  (``rows/history.py`` keeps the anchors of sticking contacts and releases sliding ones).
+* Friction patches (``friction_anchor_beta > 0``, the default): only the anchors of a contact's
+  region, at most two, carry a friction pair (``ROW_PATCH``), bounded in the sweep by their share of
+  the region's normal impulse (``rows/patches.py``); ``friction_anchor_beta = 0`` gives every
+  contact its own point-friction pair (``ROW_FRICTION``). An anchor that matches last step's record
+  takes the tangential separation of the record's anchor points under the current poses as its
+  slip, asks its friction pair for ``-beta slip / dt``, and re-anchors at its current points carrying
+  that slip (``rows/history.py`` keeps the anchors of sticking contacts and releases sliding ones).
 
 A contact where neither body responds (static, kinematic, or outside every articulation) gets no
 row. Bodies outside every articulation enter with their pose and zero velocity.
@@ -38,11 +41,13 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..data import FAMILY_ARTICULATED, FAMILY_FREE_BODY, GAP_OPEN_FRACTION, ROW_CONTACT, ROW_FRICTION, RowBuffers
+from ..data import (FAMILY_ARTICULATED, FAMILY_FREE_BODY, GAP_OPEN_FRACTION, ROW_CONTACT, ROW_FRICTION, ROW_PATCH,
+                    RowBuffers)
 from .adhesion import adhesion_pull
 from .angular import angular_coefficients, angular_row, angular_row_count
 from .common import reserve_rows, side_offset, write_point_jacobian
 from .history import find_record
+from .patches import patch_anchor
 from .warmstart import carried_impulses, predecessor, warm_start_arrays
 
 EXPERIMENT = False
@@ -257,6 +262,13 @@ def _contact_rows(
 
     mu = 0.5 * (shape_mu[s0] + shape_mu[s1]) * friction_scale
     friction = mu > 0.0 and phi <= friction_gap_max
+    friction_kind = ROW_FRICTION
+    if anchor_beta > 0.0:
+        # Friction patches (rows/patches.py): only a region's anchors carry the friction pair.
+        friction_kind = ROW_PATCH
+        if friction:
+            friction = patch_anchor(c, contact_count[0], shape_body, contact_shape0, contact_shape1, contact_normal,
+                                    contact_point1, body_q)
     count = 1
     if friction:
         count = 3
@@ -333,10 +345,10 @@ def _contact_rows(
             angular = 1
         elif k == 1:
             d = t1
-            kind = ROW_FRICTION
+            kind = friction_kind
         elif k == 2:
             d = t2
-            kind = ROW_FRICTION
+            kind = friction_kind
         _write_side(rows, row, 0, b0, a0, d, -1.0, angular, body_articulation, body_responds, art_dof_start,
                     art_dof_count, art_mass_start, articulation_origin, body_joint, joint_parent_joint,
                     joint_qd_start, dof_S)

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..data import RowBuffers
+from ..data import ROW_PATCH, RowBuffers
 
 MATCH_DISTANCE = wp.constant(0.02)  # [m] largest drift of a contact point between steps to match it
 NO_KEY = wp.constant(2147483647)
@@ -156,8 +156,11 @@ def _record_contacts(
     age_out[c] = contact_age[c]
     # A sticking contact keeps its anchors; one that slides at the Coulomb limit or carries no
     # load releases them to where it is now.
-    lam_n = rows.impulse[r]
-    sticking = lam_n > 0.0 and wp.length(ft) * dt < 0.999 * rows.mu[r] * lam_n
+    # The disk is the one the sweep last projected on: a patch anchor's share of its region's load.
+    bound = rows.mu[r] * rows.impulse[r]
+    if contact_row_count[c] >= 3 and rows.kind[r + 1] == ROW_PATCH:
+        bound = rows.bound[r + 1]
+    sticking = bound > 0.0 and wp.length(ft) * dt < 0.999 * bound
     if sticking:
         anchor0_out[c] = contact_anchor0[c]
         anchor1_out[c] = contact_anchor1[c]

@@ -1,0 +1,128 @@
+"""Friction patches: the contacts of one flat touch share their friction at up to two anchors.
+
+Owns which contacts of a region carry friction rows (:func:`patch_anchor`, read by the contact-row
+kernel) and the load a patch anchor's friction disk is bounded by (:func:`patch_bound`, read by the
+sweep). Does not own the anchors' carried displacement: that is the contact history's
+(``rows/history.py``), the same as for point friction.
+
+Why. With point friction every corner of a box face has its own disk ``mu lambda_n`` and its own
+tangent pair; the sweep must split the face's friction among the corners in proportion to their
+normal loads, which an iterative sweep does only approximately, and a statically indeterminate face
+(four corners, three independent loads) leaves that split to the iteration order. A patch asks a
+simpler question: the whole face may transmit ``mu`` times its total normal impulse, applied at two
+points far apart (so a twist is resisted by the couple of the two), however the load is spread over
+the corners (PhysX's friction patches; Catto's "Contacts", GDC 2013, solves a manifold's friction at
+its centre on the same grounds).
+
+Region. The contacts of one shape pair that sit next to each other in the contact buffer (the
+collision pipeline writes a pair's manifold as one run) and agree with the contact in normal
+(``PATCH_NORMAL_COS``) and plane (``PATCH_PLANE_DISTANCE``). Its anchors are the two members farthest
+apart (its principal extent; ties go to the lower contact indices, so a square face keeps the same
+diagonal every step); a one-member region has one anchor and no torsional friction of its own.
+Only anchors reserve friction rows (``ROW_PATCH``); every member keeps its own normal row.
+
+Load. In the sweep, the region is found again among the normal rows of the anchor's body-pair group
+by normal alone; an anchor's disk is ``mu`` times the sum of those normal impulses divided by the
+number of anchors among them. Counting anchors in the sweep, rather than assuming two, keeps the
+split exact when two shape pairs of one body pair lie in one plane (a compound body on the ground:
+four anchors share the load). Rejected: scaling each anchor's ``mu`` by the region's contact count
+over two, which is exact only when the corners carry equal loads.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from ..data import ROW_PATCH, RowBuffers
+from .common import reserved_end
+
+PATCH_NORMAL_COS = wp.constant(0.995)  # contacts within ~5.7 degrees of each other's normal share a patch
+PATCH_PLANE_DISTANCE = wp.constant(0.005)  # [m] largest offset along the normal between members of a patch
+PATCH_SCAN = wp.constant(32)  # contacts searched on either side of a contact for its region's members
+
+
+@wp.func
+def _world_point(c: int, shape_body: wp.array[int], contact_shape1: wp.array[wp.int32],
+                 contact_point1: wp.array[wp.vec3], body_q: wp.array[wp.transform]):
+    """World position of contact ``c``'s support point on shape 1 [m] (the plane the region shares)."""
+    b = shape_body[contact_shape1[c]]
+    if b < 0:
+        return contact_point1[c]
+    return wp.transform_point(body_q[b], contact_point1[c])
+
+
+@wp.func
+def _member(c: int, k: int, n: wp.vec3, p: wp.vec3, shape_body: wp.array[int], contact_shape0: wp.array[wp.int32],
+            contact_shape1: wp.array[wp.int32], contact_normal: wp.array[wp.vec3],
+            contact_point1: wp.array[wp.vec3], body_q: wp.array[wp.transform]):
+    """Contact ``k`` is of ``c``'s shape pair and agrees with its normal ``n`` and plane through ``p``."""
+    if contact_shape0[k] != contact_shape0[c] or contact_shape1[k] != contact_shape1[c]:
+        return False
+    if wp.dot(contact_normal[k], n) < PATCH_NORMAL_COS:
+        return False
+    q = _world_point(k, shape_body, contact_shape1, contact_point1, body_q)
+    return wp.abs(wp.dot(q - p, n)) <= PATCH_PLANE_DISTANCE
+
+
+@wp.func
+def patch_anchor(
+    c: int,
+    contact_count: int,
+    shape_body: wp.array[int],
+    contact_shape0: wp.array[wp.int32],
+    contact_shape1: wp.array[wp.int32],
+    contact_normal: wp.array[wp.vec3],
+    contact_point1: wp.array[wp.vec3],
+    body_q: wp.array[wp.transform],
+):
+    """Contact ``c`` is one of the (at most two) anchors of its region (see the module docstring)."""
+    n = contact_normal[c]
+    p = _world_point(c, shape_body, contact_shape1, contact_point1, body_q)
+    # The run of the shape pair around c (the pipeline writes a manifold contiguously).
+    first = c
+    while first > 0 and c - first < PATCH_SCAN and contact_shape0[first - 1] == contact_shape0[c] \
+            and contact_shape1[first - 1] == contact_shape1[c]:
+        first -= 1
+    last = c
+    while last + 1 < contact_count and last - c < PATCH_SCAN and contact_shape0[last + 1] == contact_shape0[c] \
+            and contact_shape1[last + 1] == contact_shape1[c]:
+        last += 1
+    if first == last:
+        return True
+    # Farthest pair of members; a later pair must be longer by a relative margin to win, so float
+    # noise between steps does not swap the diagonals of a square face.
+    best_i = c
+    best_j = c
+    best_d = float(-1.0)
+    for i in range(first, last + 1):
+        if _member(c, i, n, p, shape_body, contact_shape0, contact_shape1, contact_normal, contact_point1, body_q):
+            pi = _world_point(i, shape_body, contact_shape1, contact_point1, body_q)
+            for j in range(i + 1, last + 1):
+                if _member(c, j, n, p, shape_body, contact_shape0, contact_shape1, contact_normal, contact_point1,
+                           body_q):
+                    d = wp.length_sq(_world_point(j, shape_body, contact_shape1, contact_point1, body_q) - pi)
+                    if d > best_d * (1.0 + 1.0e-4) + 1.0e-12:
+                        best_d = d
+                        best_i = i
+                        best_j = j
+    if best_d < 0.0:
+        return True  # c is its region's only member
+    return c == best_i or c == best_j
+
+
+@wp.func(inline=True)
+def patch_bound(rows: RowBuffers, r: int, f: int, first: int, last: int, base: int):
+    """Disk bound of anchor pair ``f`` of normal row ``r``: its share of the region's normal impulse [N·s].
+
+    ``first``..``last`` is the body-pair group of ``r`` in ``rows.order`` (from ``base``).
+    """
+    n = rows.dir[r]
+    load = float(0.0)
+    anchors = int(0)
+    for g in range(first, last + 1):
+        u = rows.order[base + g]
+        if wp.dot(rows.dir[u], n) >= PATCH_NORMAL_COS:
+            load += rows.impulse[u]
+            if u + 1 < reserved_end(rows, u) and rows.kind[u + 1] == ROW_PATCH:
+                anchors += 1
+    return rows.mu[f] * load / float(wp.max(anchors, 1))
