@@ -519,11 +519,14 @@ class CollisionSubstepScheduler:
 
         def select(lo: int, hi: int) -> Callable[[], None]:
             # Binary search on "horizon >= mid": O(log K) flag reads eagerly, K bodies when recorded.
+            # Each level builds its two halves only when it runs: prebuilding the whole tree for
+            # every substep made construction O(substeps * K), quadratic when K = substeps.
             if lo == hi:
                 return call(lo)
             mid = (lo + hi + 1) // 2
-            upper, lower = select(mid, hi), select(lo, mid - 1)
-            return lambda: wp.capture_if(self._horizon_flags[mid], on_true=upper, on_false=lower)
+            return lambda: wp.capture_if(
+                self._horizon_flags[mid], on_true=select(mid, hi), on_false=select(lo, mid - 1)
+            )
 
         choose = select(1, horizons)
         model = self._model
