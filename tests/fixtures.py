@@ -60,3 +60,47 @@ def state_at(model: newton.Model, q: np.ndarray, qd: np.ndarray) -> newton.State
 
 def to_numpy(a: wp.array) -> np.ndarray:
     return a.numpy().astype(np.float64)
+
+
+def every_joint_type(*, distance: bool = True, device: str = "cpu") -> newton.Model:
+    """One tree with a joint of every type the articulation core builds, off-axis anchors and COMs.
+
+    root FREE -> PRISMATIC along a skewed axis -> BALL -> REVOLUTE -> FIXED -> D6 (two linear,
+    two angular axes); and a DISTANCE joint (FREE-like coordinates) hanging off the root when
+    ``distance``. Skewed axes, offset COMs and full inertia tensors make a flipped axis, a dropped
+    offset or a lost cross term show up in FK, the Jacobian and the mass matrix.
+    """
+    b = newton.ModelBuilder()
+    rng = np.random.default_rng(5)
+
+    def link(mass):
+        a = rng.normal(size=(3, 3)) * 0.02
+        inertia = a @ a.T + np.eye(3) * 0.01  # [kg·m²], symmetric positive definite
+        com = wp.vec3(*rng.uniform(-0.05, 0.05, size=3))  # [m]
+        return b.add_link(mass=mass, com=com, inertia=wp.mat33(*inertia.flatten()))
+
+    def xf(p, axis_angle=((0.2, 0.7, 0.1), 0.4)):
+        axis = np.asarray(axis_angle[0]) / np.linalg.norm(axis_angle[0])
+        return wp.transform(wp.vec3(*p), wp.quat_from_axis_angle(wp.vec3(*axis), axis_angle[1]))
+
+    skew = wp.vec3(*(np.array([0.3, -0.5, 0.8]) / np.linalg.norm([0.3, -0.5, 0.8])))
+    Cfg = newton.ModelBuilder.JointDofConfig
+    bodies = [link(m) for m in (2.0, 1.2, 0.9, 0.7, 0.5, 0.4)]
+    joints = [
+        b.add_joint_free(bodies[0], label="free"),
+        b.add_joint_prismatic(bodies[0], bodies[1], axis=skew, parent_xform=xf((0.1, 0.0, 0.2)),
+                              child_xform=xf((0.0, 0.05, -0.1)), label="prismatic"),
+        b.add_joint_ball(bodies[1], bodies[2], parent_xform=xf((0.0, 0.2, 0.0)), child_xform=xf((0.05, 0.0, 0.1)),
+                         label="ball"),
+        b.add_joint_revolute(bodies[2], bodies[3], axis=(0.0, 0.6, 0.8), parent_xform=xf((0.2, 0.0, 0.0)),
+                             child_xform=xf((0.0, -0.1, 0.0)), label="revolute"),
+        b.add_joint_fixed(bodies[3], bodies[4], parent_xform=xf((0.0, 0.0, 0.15)), label="fixed"),
+        b.add_joint_d6(bodies[4], bodies[5], linear_axes=[Cfg(axis=(1.0, 0.0, 0.0)), Cfg(axis=skew)],
+                       angular_axes=[Cfg(axis=(0.0, 0.0, 1.0)), Cfg(axis=(0.0, 1.0, 0.0))],
+                       parent_xform=xf((0.1, 0.1, 0.0)), child_xform=xf((0.0, 0.0, -0.05)), label="d6"),
+    ]
+    if distance:
+        tail = link(0.3)
+        joints.append(b.add_joint_distance(bodies[0], tail, parent_xform=xf((0.0, -0.2, 0.0)), label="distance"))
+    b.add_articulation(joints)
+    return b.finalize(device=device)
