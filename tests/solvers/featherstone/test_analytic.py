@@ -20,7 +20,10 @@ def _com_z(state, model) -> np.ndarray:
 
 
 def test_small_angle_pendulum_period():
-    """A 1 m point-mass pendulum released at 0.05 rad swings with period 2 pi sqrt(L/g) within 0.5 %."""
+    """A 1 m point-mass pendulum released at 0.05 rad swings with period 2 pi sqrt(L/g) within 0.1 %.
+
+    Measured +0.016 %, the finite-amplitude term; gravity x 1.01 shortens the period by 0.5 % and fails.
+    """
     L, dt = 1.0, 1.0e-3
     model = pendulum(length=L)
     solver = steel.solvers.SolverFeatherstone(model)
@@ -36,7 +39,7 @@ def test_small_angle_pendulum_period():
     period = np.mean(np.diff(crossings))
     expected = 2.0 * np.pi * np.sqrt(L / G)  # amplitude correction 1 + theta0²/16 = 1.00016, inertia 1e-6: negligible
     assert len(crossings) >= 3
-    assert abs(period / expected - 1.0) < 0.005
+    assert abs(period / expected - 1.0) < 1e-3
 
 
 def test_free_fall_matches_symplectic_euler_closed_form():

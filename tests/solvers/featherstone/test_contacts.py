@@ -43,7 +43,10 @@ def test_resting_box_sinks_to_its_penalty_depth():
 
 
 def test_sliding_box_decelerates_at_mu_g():
-    """A settled box pushed to 3 m/s (above friction_smoothing = 1 m/s) decelerates at mu g within 3 %."""
+    """A settled box pushed to 3 m/s (above friction_smoothing = 1 m/s) decelerates at mu g within 1 %.
+
+    Measured -0.22 % (the load shift of the pitch); mu x 0.98 gives -2 % and fails.
+    """
     model, state, pipeline, contacts = _box_on_ground(mu=0.5)
     solver = steel.solvers.SolverFeatherstone(model)
     dt, steps = 1.0 / 600.0, 120
@@ -53,8 +56,8 @@ def test_sliding_box_decelerates_at_mu_g():
     state.joint_qd.assign(qd)
     run(solver, model, state, steps, dt, contacts=contacts, pipeline=pipeline)
     decel = (3.0 - float(state.body_qd.numpy()[0, 0])) / (steps * dt)
-    # Sliding stays above 1 m/s, where the friction is exactly mu f_n; 3 % covers the load shift of the pitch.
-    assert decel == pytest.approx(0.5 * G, rel=0.03)
+    # Sliding stays above 1 m/s, where the friction is exactly mu f_n.
+    assert decel == pytest.approx(0.5 * G, rel=0.01)
 
 
 def test_humanoid_dropped_on_the_ground_stays_finite_and_settles():

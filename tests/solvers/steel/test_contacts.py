@@ -13,7 +13,10 @@ DT = 1.0 / 240.0
 
 
 def test_resting_box_contact_forces_sum_to_its_weight():
-    """A box at rest: contact_f on the ground sums to -m g within 1 %; it neither sinks nor slides."""
+    """A box at rest: contact_f on the ground sums to -m g within 0.01 %; it neither sinks nor slides.
+
+    Measured 2e-7 relative (float32 rounding of the converged PGS impulse); a 1 % gravity error fails.
+    """
     model = single_box(z=0.1)
     solver = SolverSteel(model)
     pipeline_probe = run(model, solver, 1, DT)[1]
@@ -23,13 +26,17 @@ def test_resting_box_contact_forces_sum_to_its_weight():
     total = obs.contact_f.numpy()[:n, :3].sum(axis=0)
     weight = float(model.body_mass.numpy()[0]) * G
     # contact_f is the force on shape 0 (the ground plane here), so it points down.
-    np.testing.assert_allclose(total, [0.0, 0.0, -weight], rtol=0.01, atol=0.01 * weight)
+    np.testing.assert_allclose(total[2], -weight, rtol=1e-4)
+    np.testing.assert_allclose(total[:2], 0.0, atol=1e-4 * weight)  # [N], no sideways force
     assert abs(float(state.body_q.numpy()[0, 2]) - 0.1) < 1e-3  # [m] rests on its face
 
 
 @pytest.mark.parametrize("mu, slides", [(0.5, False), (0.2, True)])
 def test_box_on_a_20_degree_incline_sticks_or_slides_per_coulomb(mu, slides):
-    """mu 0.5 > tan 20 deg holds (< 1 mm in 2 s); mu 0.2 slides with a = g (sin - mu cos) within 3 %."""
+    """mu 0.5 > tan 20 deg holds (< 1 mm in 2 s); mu 0.2 slides with a = g (sin - mu cos) within 0.2 %.
+
+    Measured 3e-5 relative; mu x 0.98 moves a by 2.4 %, gravity x 1.01 by 1 %, so either fails.
+    """
     theta = np.radians(20.0)
     model = single_box(z=0.1, mu=mu, gravity=tilted_gravity(20.0))
     solver = SolverSteel(model)
@@ -43,7 +50,7 @@ def test_box_on_a_20_degree_incline_sticks_or_slides_per_coulomb(mu, slides):
         late = t > 0.5
         accel = 2.0 * np.polyfit(t[late], x[late], 2)[0]
         expected = G * (np.sin(theta) - mu * np.cos(theta))
-        assert accel == pytest.approx(expected, rel=0.03)
+        assert accel == pytest.approx(expected, rel=2e-3)
 
 
 def test_restitution_half_rebounds_to_a_quarter_of_the_drop_height():

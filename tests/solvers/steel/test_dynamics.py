@@ -13,7 +13,11 @@ DT = 1.0 / 240.0
 
 
 def test_small_angle_pendulum_period_matches_two_pi_sqrt_l_over_g():
-    """A 0.05 rad pendulum of length 0.5 m swings with period 2 pi sqrt(L/g) within 0.5 %."""
+    """A 0.05 rad pendulum of length 0.5 m swings with period 2 pi sqrt(L/g) within 0.1 %.
+
+    Measured +0.036 % (the finite amplitude alone adds theta²/16 = 0.016 %); gravity x 1.01 shortens
+    the period by 0.5 %, which fails.
+    """
     L, dt = 0.5, 1.0 / 1000.0
     model = pendulum(L, angle=0.05)
     solver = SolverSteel(model)
@@ -24,17 +28,18 @@ def test_small_angle_pendulum_period_matches_two_pi_sqrt_l_over_g():
     # linear interpolation of the crossing times
     t = (up + q[up] / (q[up] - q[up + 1]) + 1) * dt
     period = np.diff(t).mean()
-    assert period == pytest.approx(2 * np.pi * np.sqrt(L / G), rel=0.005)
+    assert period == pytest.approx(2 * np.pi * np.sqrt(L / G), rel=1e-3)
 
 
 def test_static_pendulum_parent_wrench_is_its_weight():
-    """A hanging pendulum at rest: body_parent_f is its weight, straight up, within 0.5 %."""
+    """A hanging pendulum at rest: body_parent_f is its weight, straight up, within 0.01 % (measured exact)."""
     model = pendulum(0.5, mass=2.0)
     solver = SolverSteel(model)
     obs = solver.observables({"body_parent_f"})
     run(model, solver, 10, DT, observables=obs)
     f = obs.body_parent_f.numpy()[0]
-    np.testing.assert_allclose(f[:3], [0.0, 0.0, 2.0 * G], rtol=0.005, atol=0.005 * 2.0 * G)
+    np.testing.assert_allclose(f[2], 2.0 * G, rtol=1e-4)
+    np.testing.assert_allclose(f[[0, 1, 3, 4, 5]], 0.0, atol=1e-4 * 2.0 * G)  # [N, N·m]
 
 
 def test_torque_free_spin_conserves_angular_momentum_and_flips():
