@@ -6,6 +6,7 @@ import numbers
 import warnings
 
 import numpy as np
+import warp as wp
 
 import newton
 from newton.solvers import SolverBase
@@ -40,7 +41,8 @@ class SolverVBD(SolverBase):
 
     The constructor takes the seed revision's options (all keyword-only, same names and defaults;
     ``inspect.signature`` shows them) and accepts the later revision's spellings as aliases (see
-    :mod:`steel.solvers.vbd.options`). Built so far: the particle solve and rigid joints (no body contacts).
+    :mod:`steel.solvers.vbd.options`). Built so far: the particle solve, rigid joints and body–body
+    contacts (no body–particle coupling).
 
     * ``particle_enable_tile_solve`` (default True) runs the vertex step with one block of threads
       per vertex splitting its elements (:mod:`steel.solvers.vbd.particles.solve_tile`), specialized
@@ -54,8 +56,9 @@ class SolverVBD(SolverBase):
     * Rigid bodies: Augmented VBD (Giles, Diaz, Yuksel, SIGGRAPH 2025; :mod:`steel.solvers.vbd.rigid`),
       a 6x6 Newton step per body over ``model.body_color_groups`` with BALL, FIXED, REVOLUTE,
       PRISMATIC and D6 joints as hard (augmented-Lagrangian) or soft slots, drives and limits.
-      Body–body contacts are not built yet: a model whose shapes can collide with a dynamic body
-      raises ``NotImplementedError``. Static shapes and kinematic bodies pass from ``state_in`` to
+      Body–body contacts from the step's ``Contacts`` are hard (augmented Lagrangian) or soft
+      (penalty) with smoothed Coulomb friction (:mod:`steel.solvers.vbd.rigid.contacts`). A dynamic
+      body whose shapes collide with particles raises ``NotImplementedError``. Static shapes and kinematic bodies pass from ``state_in`` to
       ``state_out`` unchanged; with ``integrate_with_external_rigid_solver=True`` no body is moved.
 
     Args:
@@ -66,8 +69,7 @@ class SolverVBD(SolverBase):
         ValueError: a model with particles but no ``particle_color_groups``; an invalid option value
             or one option under both of its spellings (the message names it).
         TypeError: an unknown option or a value of the wrong type.
-        NotImplementedError: shapes that can collide with a dynamic body (body–body contacts), an
-            unsupported joint (named), or a later-revision option selecting an unbuilt feature.
+        NotImplementedError: a dynamic body's shape that collides with particles, an unsupported joint (named), or a later-revision option selecting an unbuilt feature.
     """
 
     JointSlot = JointSlot
@@ -109,8 +111,13 @@ class SolverVBD(SolverBase):
         per-iteration penalty ramp from ``rigid_joint_{linear,angular}_k_start`` up to
         ``rigid_joint_{linear,angular}_ke`` [N/m, N·m/rad]; ``rigid_avbd_gamma`` (0.999): per-step decay
         of k and of hard-slot λ (λ also scaled by alpha); ``rigid_joint_{linear,angular}_kd``
-        [N·s/m, N·m·s/rad]: structural damping. The ``rigid_contact_*`` and buffer options are
-        validated and kept for body contacts (not built yet).
+        [N·s/m, N·m·s/rad]: structural damping. Body–body contacts (see
+        :mod:`steel.solvers.vbd.rigid.contacts`): ``rigid_contact_hard`` (True: augmented Lagrangian;
+        False: penalty with the shapes' ke/kd), ``rigid_avbd_contact_alpha`` (None = alpha),
+        ``rigid_contact_k_start`` [N/m] (ramp seed), ``rigid_body_contact_buffer_size`` (64, contacts
+        per body; more are dropped and counted, :meth:`check_rigid_contact_overflow`),
+        ``rigid_contact_history`` (False; restores λ and k through ``Contacts.rigid_contact_match_index``).
+        ``rigid_contact_stick_*`` are validated and kept: sticky anchors and the deadzone snap are not built.
         ``deterministic`` (None) is validated and kept: on the CPU every step repeats bitwise; on CUDA
         the order in which a particle's shape contacts are filed (atomic slots) can vary, and with it
         the float32 rounding of their sum.
@@ -134,6 +141,9 @@ class SolverVBD(SolverBase):
         self._tile_families = active_families(self.work.elements) if tile else None
         rigid = not opts.integrate_with_external_rigid_solver and dynamic_bodies(model).any()
         self.rigid = RigidWork(model, opts) if rigid else None
+        # Body poses at the end of the last step, i.e. the next step's previous poses (for
+        # collect_rigid_contact_forces: snapshot before step()).
+        self.body_q_prev = wp.clone(model.body_q) if model.body_count else None
 
     __init__.__signature__ = SIGNATURE
 
@@ -192,7 +202,8 @@ class SolverVBD(SolverBase):
                             self._tile_families)
             finish_particles(model, state_out, work, dt)
         if self.rigid is not None:
-            step_rigid(model, state_in, state_out, control, self.rigid, self.options.iterations, dt)
+            step_rigid(model, state_in, state_out, control, self.rigid, self.options.iterations, dt, contacts)
+            wp.copy(self.body_q_prev, state_out.body_q)
         elif model.body_count and not external and state_out is not state_in:
             state_out.body_q.assign(state_in.body_q)  # static/kinematic colliders keep their pose
             state_out.body_qd.assign(state_in.body_qd)
@@ -221,6 +232,55 @@ class SolverVBD(SolverBase):
         check_joint_slot(self.model, layout, joint_index, slot)
         if self.rigid is not None:
             self.rigid.set_joint_mode(int(joint_index), bool(hard), None if slot is None else int(slot))
+
+    # -- rigid contacts -----------------------------------------------------------------------------
+
+    def set_rigid_history_update(self, update: bool) -> None:
+        """Whether the next step refreshes body–body contact rows from its ``Contacts`` (one-shot; default True).
+
+        With False the next step reuses the last refresh's rows and per-body lists, warm-starting their
+        ``λ`` and ``k`` and recomputing ``C0`` (substeps between collision passes): pass the same,
+        un-recollided ``Contacts`` then. The flag goes back to True after that step.
+        """
+        rc = self.rigid.contacts if self.rigid is not None else None
+        if rc is not None:
+            rc.update_next = bool(update)
+
+    def collect_rigid_contact_forces(self, body_q, body_q_prev, contacts, dt):
+        """Per-contact body–body forces and world points after a step, with the step's ``Contacts``.
+
+        Args:
+            body_q: body transforms after the step (``state_out.body_q``).
+            body_q_prev: the step's previous poses (snapshot ``solver.body_q_prev`` before ``step``).
+            contacts: the ``Contacts`` the step used; None returns the zero/sentinel outputs.
+            dt: the step [s].
+
+        Returns:
+            ``(body0, body1, point0_world, point1_world, force_on_body1, rigid_contact_count)``: bodies
+            of shape 0 and 1 (int32, -1 static), world contact points [m], the force on body 1 [N]
+            (normal push plus friction; the reaction acts on body 0), and a length-1 count. Arrays grow on
+            demand and never shrink: read up to the count.
+        """
+        rc = self.rigid.contacts if self.rigid is not None else None
+        if rc is None:
+            dev = self.model.device
+            sentinel = wp.full(1, -1, dtype=wp.int32, device=dev)
+            return (sentinel, wp.clone(sentinel), wp.zeros(1, dtype=wp.vec3, device=dev),
+                    wp.zeros(1, dtype=wp.vec3, device=dev), wp.zeros(1, dtype=wp.vec3, device=dev),
+                    wp.zeros(1, dtype=wp.int32, device=dev))
+        return rc.forces(body_q, body_q_prev, contacts, float(dt))
+
+    def check_rigid_contact_overflow(self) -> int:
+        """Body–body contacts dropped so far by full per-body lists; warns when nonzero (reads the device).
+
+        Raise ``rigid_body_contact_buffer_size`` to keep them.
+        """
+        rc = self.rigid.contacts if self.rigid is not None else None
+        dropped = 0 if rc is None else rc.check_overflow()
+        if dropped:
+            warnings.warn(f"SolverVBD: {dropped} body–body contacts were dropped by full per-body lists; raise "
+                          "rigid_body_contact_buffer_size", newton.NewtonWarning, stacklevel=2)
+        return dropped
 
     # -- self-contact -------------------------------------------------------------------------------
 
@@ -269,6 +329,8 @@ class SolverVBD(SolverBase):
             reset_bodies(self.model, state, world_mask, flags)
         if self.rigid is not None:
             reset_rigid_history(self.model, self.rigid, world_mask)
+            if self.rigid.contacts is not None:
+                self.rigid.contacts.cold_start()  # contact warm start: cold at the next refresh
 
     def notify_model_changed(self, flags) -> None:
         """Re-check bodies (``BODY_PROPERTIES``/``BODY_INERTIAL_PROPERTIES``); rebuild the joint layout on those

@@ -106,15 +106,14 @@ def test_missing_body_coloring_names_builder_color():
         SolverVBD(chain(links=2, color=False))
 
 
-def test_colliding_dynamic_shapes_raise_until_contacts_exist():
-    """Shapes that can collide with a dynamic body raise NotImplementedError naming contacts."""
+def test_colliding_dynamic_shapes_are_accepted():
+    """Shapes that can collide with a dynamic body are solved as body–body contacts (test_contacts.py)."""
     b = newton.ModelBuilder()
     body = b.add_body(xform=wp.transform((0, 0, 1), wp.quat_identity()))
     b.add_shape_box(body, hx=0.1, hy=0.1, hz=0.1)
     b.add_ground_plane()
     b.color()
-    with pytest.raises(NotImplementedError, match="contacts"):
-        SolverVBD(b.finalize(device="cpu"))
+    assert SolverVBD(b.finalize(device="cpu")).rigid.contacts is not None
 
 
 def test_particles_touching_a_dynamic_body_raise_until_coupling_exists():

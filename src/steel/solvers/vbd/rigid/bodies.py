@@ -2,11 +2,11 @@
 
 Each step minimizes, over all body poses, the implicit-Euler energy
 
-    E(x, q) = Σ_b ½ m |x - x̃|² / dt² + ½ θᵀ I_w θ / dt²  +  Σ_joints E_joint,    θ = log(q q̃⁻¹)
+    E(x, q) = Σ_b ½ m |x - x̃|² / dt² + ½ θᵀ I_w θ / dt²  +  Σ_joints E_joint  +  Σ_contacts E_contact,    θ = log(q q̃⁻¹)
 
 one body at a time (Gauss-Seidel over the body colouring, bodies of one colour in parallel), with
 one Newton step on the body's 6 DOF per visit: ``H [dx; dθ] = [f; τ]`` where ``H`` is the 6x6 block
-of the Hessian (inertia ``m/dt², I_w/dt²`` plus the joints' Gauss-Newton terms). ``x`` is the COM
+of the Hessian (inertia ``m/dt², I_w/dt²`` plus the joints' and contacts' Gauss-Newton terms). ``x`` is the COM
 [m] and ``I_w = R I Rᵀ`` the inertia about it in the world frame [kg·m²] at the current iterate.
 
 The inertial target ``(x̃, q̃)`` is the unconstrained implicit-Euler position: ``x̃ = x + dt v +
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from .contacts import ContactData, contact_force_on_body
 from .joints import JointData, joint_force_on_body, quat_exp, quat_log
 
 _GYRO_ITERATIONS = wp.constant(4)  # fixed-point iterations of the angular target (see _predict_bodies)
@@ -112,6 +113,7 @@ def _predict_bodies(
 def _solve_bodies(
     bd: BodyData,
     jd: JointData,
+    cd: ContactData,
     target_q: wp.array[wp.float32],
     target_qd: wp.array[wp.float32],
     joint_f: wp.array[wp.float32],
@@ -142,6 +144,14 @@ def _solve_bodies(
         h_ll = h_ll + jh_ll
         h_la = h_la + jh_la
         h_aa = h_aa + jh_aa
+    for s in range(wp.min(cd.body_count[b], cd.body_list.shape[1])):
+        cf_l, cf_a, ch_ll, ch_la, ch_aa = contact_force_on_body(cd, body_q, bd.com, bd.x_prev, bd.q_prev,
+                                                                cd.body_list[b, s], b, dt)
+        f_l = f_l + cf_l
+        f_a = f_a + cf_a
+        h_ll = h_ll + ch_ll
+        h_la = h_la + ch_la
+        h_aa = h_aa + ch_aa
     # 6x6 solve by the Schur complement on the (always SPD) linear block.
     a_inv = wp.inverse(h_ll)
     schur = h_aa - wp.transpose(h_la) * a_inv * h_la
@@ -189,12 +199,13 @@ def predict_bodies(model, bd, state_in, state_out, dt: float, adaptive: bool) ->
               outputs=[state_out.body_q], device=model.device)
 
 
-def solve_body_colour(model, bd, jd, controls, group, dt: float, body_q) -> None:
+def solve_body_colour(model, bd, jd, cd, controls, group, dt: float, body_q) -> None:
     """One Newton step on every dynamic body of one colour, in place on ``body_q``.
 
-    ``controls`` is ``(joint_target_q, joint_target_qd, joint_f)``.
+    ``cd`` holds the body–body contact rows (:mod:`.contacts`); ``controls`` is ``(joint_target_q,
+    joint_target_qd, joint_f)``.
     """
-    wp.launch(_solve_bodies, dim=group.shape[0], inputs=[bd, jd, *controls, group, float(dt)],
+    wp.launch(_solve_bodies, dim=group.shape[0], inputs=[bd, jd, cd, *controls, group, float(dt)],
               outputs=[body_q], device=model.device)
 
 

@@ -29,6 +29,7 @@ import warp as wp
 import newton
 
 from .bodies import BodyData
+from .contacts import ContactData, RigidContacts
 from .joints import JointData
 from .layout import JointLayout, body_joint_adjacency
 
@@ -46,7 +47,9 @@ def check_rigid_model(model) -> np.ndarray:
 
     Raises:
         ValueError: dynamic bodies without ``model.body_color_groups`` (call ``builder.color()``).
-        NotImplementedError: shape pairs that can collide with a dynamic body (body–body contacts).
+        NotImplementedError: a dynamic body's shape that collides with particles (body–particle coupling).
+
+    Body–body contacts are solved (:mod:`.contacts`).
     """
     dynamic = dynamic_bodies(model)
     if not dynamic.any():
@@ -54,16 +57,6 @@ def check_rigid_model(model) -> np.ndarray:
     if not model.body_color_groups:
         raise ValueError("SolverVBD requires rigid-body coloring: model.body_color_groups is empty; call "
                          "builder.color() (newton.ModelBuilder.color) before builder.finalize()")
-    pairs = model.shape_contact_pairs.numpy() if getattr(model, "shape_contact_pairs", None) is not None else None
-    if pairs is not None and len(pairs):
-        shape_body = model.shape_body.numpy()
-        for a, b in pairs[: int(model.shape_contact_pair_count)]:
-            bodies = [int(shape_body[a]), int(shape_body[b])]
-            if any(x >= 0 and dynamic[x] for x in bodies):
-                raise NotImplementedError(
-                    f"SolverVBD rigid AVBD: shapes {int(a)} and {int(b)} (bodies {bodies[0]} and {bodies[1]}) can "
-                    "collide and one of them is dynamic; rigid body contacts are not implemented yet. Disable "
-                    "collision for these shapes, or make the bodies kinematic")
     _check_particle_coupling(model, dynamic)
     return dynamic
 
@@ -195,6 +188,10 @@ class RigidWork:
         jd.kd_ang = float(opts.rigid_joint_angular_kd)
         self.joints = jd
         self.joint_count = nj
+        # Body–body contacts: rows from the step's Contacts (any shape may be in them: the pipeline's
+        # broad phase, not model.shape_contact_pairs, decides); an empty set keeps the kernel's loop empty.
+        self.contacts = RigidContacts(model, opts, dynamic) if model.shape_count else None
+        self.no_contacts = _empty_contacts(nb, dev)
         self.empty_targets = zeros
 
     def set_joint_mode(self, joint: int, hard: bool, slot: int | None) -> None:
@@ -209,3 +206,21 @@ class RigidWork:
         self.joints.hard.assign(flags)
         self.joints.lam_lin.assign(lam[0])
         self.joints.lam_ang.assign(lam[1])
+
+
+def _empty_contacts(body_count: int, device) -> ContactData:
+    """A contact set with no rows: every body's list is empty."""
+    cd = ContactData()
+    one_i = wp.zeros(1, dtype=wp.int32, device=device)
+    one_f = wp.zeros(1, dtype=wp.float32, device=device)
+    one_v = wp.zeros(1, dtype=wp.vec3, device=device)
+    cd.count = one_i
+    cd.shape0 = cd.shape1 = cd.body0 = cd.body1 = one_i
+    cd.point0 = cd.point1 = cd.offset0 = cd.offset1 = cd.normal = one_v
+    cd.margin0 = cd.margin1 = cd.mu = cd.ke = cd.kd = cd.k = cd.lam = cd.c0 = one_f
+    cd.body_count = wp.zeros(max(body_count, 1), dtype=wp.int32, device=device)
+    cd.body_list = wp.zeros((max(body_count, 1), 1), dtype=wp.int32, device=device)
+    cd.hard = 0
+    cd.alpha = 0.0
+    cd.friction_epsilon = 0.0
+    return cd

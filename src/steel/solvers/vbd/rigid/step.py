@@ -1,7 +1,8 @@
 """The rigid AVBD stage of a SolverVBD step: predict, iterate (colours, then duals), finish.
 
-Owns the order only; the energies live in :mod:`.joints` and the per-body Newton step in
-:mod:`.bodies`. Launches per step: 3 + iterations x (colours + 1).
+Owns the order only; the energies live in :mod:`.joints` and :mod:`.contacts` and the per-body
+Newton step in :mod:`.bodies`. Launches per step: 3 + iterations x (colours + 1), plus with
+body–body contacts 2 (filing; history) + iterations (contact duals) + 1 (history snapshot).
 """
 
 from __future__ import annotations
@@ -10,23 +11,33 @@ from .bodies import finish_bodies, predict_bodies, solve_body_colour
 from .joints import begin_joints, update_duals
 
 
-def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: float) -> None:
+def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: float, contacts=None) -> None:
     """Advance the dynamic bodies by one implicit-Euler step of ``dt`` [s] with ``iterations`` AVBD sweeps.
 
     Drive targets and DOF forces come from ``control.joint_target_q`` / ``joint_target_qd`` /
     ``joint_f`` (the model's arrays when ``control`` is None or lacks one). Static and kinematic bodies
-    keep ``state_in``'s pose and velocity.
+    keep ``state_in``'s pose and velocity. ``contacts`` (a ``newton.Contacts`` or None) supplies
+    body–body contacts when the model has them (``work.contacts``).
     """
     bd, jd, params, dev = work.bodies, work.joints, work.params, model.device
     controls = tuple(_control_array(model, control, name, work.empty_targets)
                      for name in ("joint_target_q", "joint_target_qd", "joint_f"))
+    rc = work.contacts if contacts is not None else None
+    cd = work.no_contacts
+    if rc is not None:
+        rc.begin(contacts, state_in.body_q)
+        cd = rc.data
     begin_joints(jd, state_in.body_q, bd.com, work.joint_count, params, dev)
     predict_bodies(model, bd, state_in, state_out, dt, work.adaptive_init)
     for _ in range(iterations):
         for group in work.groups:
-            solve_body_colour(model, bd, jd, controls, group, dt, state_out.body_q)
+            solve_body_colour(model, bd, jd, cd, controls, group, dt, state_out.body_q)
         update_duals(jd, state_out.body_q, bd.com, work.joint_count, params, dev)
+        if rc is not None:
+            rc.update_duals(state_out.body_q, dt)
     finish_bodies(model, bd, state_in, state_out, dt)
+    if rc is not None:
+        rc.end()
 
 
 def _control_array(model, control, name: str, empty):

@@ -1,0 +1,487 @@
+"""Rigid body–body contacts for AVBD: per-body lists, the per-body force and Hessian, the dual step.
+
+Contacts come from ``newton.CollisionPipeline`` (``contacts.rigid_contact_*``): per contact the two
+shapes, a point on each in its body's frame (world frame for static shapes, body ``-1``), the normal
+``n`` pointing from shape 0 toward shape 1, each side's thickness (``margin``: effective radius plus
+shape margin) and a friction-anchor offset. The gap is
+
+    C = n · (p1 - p0) - (margin0 + margin1)    [m], negative when the shapes overlap,
+
+with ``p0``, ``p1`` the points moved with their bodies' current poses. The normal force pushes
+shape 1 along ``+n`` (and shape 0 along ``-n``) with magnitude ``f_n >= 0``:
+
+* hard (``rigid_contact_hard=True``, the AVBD paper's inequality constraint): the augmented
+  Lagrangian ``f_n = max(0, λ - k (C - α C0⁻))``, with the persistent multiplier ``λ >= 0`` [N], the
+  penalty ``k`` [N/m] and ``C0⁻ = min(C0, 0)`` the overlap at the start of the step. After every
+  sweep ``λ ← f_n`` at the current poses. ``α`` (``rigid_avbd_contact_alpha``, else
+  ``rigid_avbd_alpha``) lets a step remove only ``1 - α`` of an overlap it started with instead of
+  turning all of it into separating velocity. Only an overlap is stabilized: a gap at the start
+  (a speculative contact) shifted by ``α C0`` would push bodies apart before they touch.
+* soft (``False``): the penalty ``f_n = ke (-C) + kd (-(C - C0)/dt)`` while overlapping, clamped at 0.
+
+``k`` is the contact stiffness ``ke`` when the linear beta is 0; with ramping it starts at
+``rigid_contact_k_start`` and grows by ``β |C|`` per sweep on overlapping contacts up to ``ke``.
+Between steps the warm start keeps ``α γ λ`` and ``γ k`` (not below the seed), as for joints.
+
+Materials are mixed per contact from the two shapes: ``ke``, ``kd`` by the arithmetic mean and
+``μ`` by the geometric mean ``sqrt(μ0 μ1)``. The geometric mean is measured on Newton's SolverVBD
+(legacy path): a box sliding on a plane with ``μ`` 0.1 and 0.9 decelerates at 0.75 times the rate
+of one with 0.4 and 0.4, as ``sqrt(0.09) / 0.4`` predicts (the mean would give 1.25).
+
+Friction is smoothed Coulomb after IPC, as for particle contacts (:mod:`..particles.contacts`): with
+the tangential slip of the friction anchors (point plus offset) over the step ``u = T Δ(a1 - a0)``,
+``T = I - n nᵀ``, ``ε = friction_epsilon · dt`` [m]: ``f = -μ f_n f₁(|u|) u/|u|`` on shape 1 and
+the opposite on shape 0, ``H ≈ μ f_n f₁/|u| T``; below ``ε`` it is a spring that holds a box on a
+slope under the friction angle. ``f_n`` is the current normal force (lagged, so the Hessian stays
+positive semi-definite).
+
+Per-body lists: each dynamic body keeps up to ``rigid_body_contact_buffer_size`` contact indices;
+static and kinematic sides take no slot. Contacts beyond the capacity are dropped for that body
+and counted (``overflow``), never written out of bounds. Filing uses atomics: on the CPU the order
+is the contact order; on CUDA it may vary, and with it the float rounding of a body's sum.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import warp as wp
+
+
+@wp.struct
+class ContactData:
+    """Body–body contact rows as the body solve reads them (one row per pipeline contact)."""
+
+    count: wp.array[wp.int32]  # contacts.rigid_contact_count, (1,)
+    shape0: wp.array[wp.int32]
+    shape1: wp.array[wp.int32]
+    point0: wp.array[wp.vec3]  # body frame of shape 0's body [m]
+    point1: wp.array[wp.vec3]
+    offset0: wp.array[wp.vec3]  # friction anchor offset, body frame [m]
+    offset1: wp.array[wp.vec3]
+    normal: wp.array[wp.vec3]  # world, shape 0 -> shape 1
+    margin0: wp.array[wp.float32]  # [m]
+    margin1: wp.array[wp.float32]
+    body0: wp.array[wp.int32]  # -1: static
+    body1: wp.array[wp.int32]
+    mu: wp.array[wp.float32]  # mixed friction coefficient, non-dimensional
+    ke: wp.array[wp.float32]  # mixed stiffness [N/m]
+    kd: wp.array[wp.float32]  # mixed damping [N·s/m]
+    k: wp.array[wp.float32]  # current penalty [N/m]
+    lam: wp.array[wp.float32]  # normal multiplier, push >= 0 [N]
+    c0: wp.array[wp.float32]  # gap at the start of the step [m]
+    body_count: wp.array[wp.int32]  # contacts filed per body (may exceed the capacity)
+    body_list: wp.array2d[wp.int32]  # (body, capacity) contact indices
+    hard: wp.int32
+    alpha: wp.float32
+    friction_epsilon: wp.float32  # [m/s]
+
+
+@wp.func
+def _point(body_q: wp.array[wp.transform], b: wp.int32, p: wp.vec3):
+    if b < 0:
+        return p
+    return wp.transform_point(body_q[b], p)
+
+
+@wp.func
+def _point_prev(x_prev: wp.array[wp.vec3], q_prev: wp.array[wp.quat], com: wp.array[wp.vec3], b: wp.int32,
+                p: wp.vec3):
+    """World point ``p`` (body frame) at the start of the step, from the start COM and orientation."""
+    if b < 0:
+        return p
+    return x_prev[b] + wp.quat_rotate(q_prev[b], p - com[b])
+
+
+@wp.func
+def contact_gap(cd: ContactData, body_q: wp.array[wp.transform], i: wp.int32):
+    """Gap ``C`` [m] of contact ``i`` at the poses ``body_q`` (negative: overlap)."""
+    p0 = _point(body_q, cd.body0[i], cd.point0[i])
+    p1 = _point(body_q, cd.body1[i], cd.point1[i])
+    return wp.dot(cd.normal[i], p1 - p0) - (cd.margin0[i] + cd.margin1[i])
+
+
+@wp.func
+def normal_force(cd: ContactData, c: wp.float32, i: wp.int32, dt: wp.float32):
+    """Push ``f_n >= 0`` [N] at gap ``c`` and its stiffness [N/m] (0 when not pressing)."""
+    if cd.hard != 0:
+        f = cd.lam[i] - cd.k[i] * (c - cd.alpha * wp.min(cd.c0[i], 0.0))
+        if f <= 0.0:
+            return 0.0, 0.0
+        return f, cd.k[i]
+    if c >= 0.0:
+        return 0.0, 0.0
+    f = -cd.ke[i] * c - cd.kd[i] * (c - cd.c0[i]) / dt
+    if f <= 0.0:
+        return 0.0, 0.0
+    return f, cd.ke[i] + cd.kd[i] / dt
+
+
+@wp.func
+def friction_slip(cd: ContactData, body_q: wp.array[wp.transform], x_prev: wp.array[wp.vec3],
+                  q_prev: wp.array[wp.quat], com: wp.array[wp.vec3], i: wp.int32):
+    """Tangential slip of anchor 1 relative to anchor 0 over the step [m] and anchor 1, anchor 0 (world)."""
+    b0 = cd.body0[i]
+    b1 = cd.body1[i]
+    a0 = cd.point0[i] + cd.offset0[i]
+    a1 = cd.point1[i] + cd.offset1[i]
+    w0 = _point(body_q, b0, a0)
+    w1 = _point(body_q, b1, a1)
+    d = (w1 - _point_prev(x_prev, q_prev, com, b1, a1)) - (w0 - _point_prev(x_prev, q_prev, com, b0, a0))
+    n = cd.normal[i]
+    return d - wp.dot(n, d) * n, w1, w0
+
+
+@wp.func
+def friction_ratio(slip: wp.float32, eps: wp.float32):
+    """IPC's ``f₁(s)/s``: ``2/ε - s/ε²`` inside the ramp, ``1/s`` on the Coulomb cone [1/m]."""
+    if slip >= eps:
+        return 1.0 / slip
+    return 2.0 / eps - slip / (eps * eps)
+
+
+@wp.func
+def contact_force_on_body(
+    cd: ContactData,
+    body_q: wp.array[wp.transform],
+    com: wp.array[wp.vec3],
+    x_prev: wp.array[wp.vec3],
+    q_prev: wp.array[wp.quat],
+    i: wp.int32,
+    b: wp.int32,
+    dt: wp.float32,
+):
+    """Force, torque [N, N·m] and Hessian blocks (lin-lin, lin-ang, ang-ang) of contact ``i`` on body ``b``."""
+    f_l = wp.vec3(0.0)
+    f_a = wp.vec3(0.0)
+    h_ll = wp.mat33(0.0)
+    h_la = wp.mat33(0.0)
+    h_aa = wp.mat33(0.0)
+    c = contact_gap(cd, body_q, i)
+    f_n, k_n = normal_force(cd, c, i, dt)
+    if f_n <= 0.0:
+        return f_l, f_a, h_ll, h_la, h_aa
+    n = cd.normal[i]
+    sign = 1.0  # shape 1 is pushed along +n
+    point = cd.point1[i]
+    if cd.body1[i] != b:
+        sign = -1.0
+        point = cd.point0[i]
+    x_b = wp.transform_point(body_q[b], com[b])
+    r = wp.transform_point(body_q[b], point) - x_b
+    rn = wp.cross(r, n)
+    # Normal row: dC/dx = sign n, dC/dθ = sign r × n; force -(dE/dC) Jᵀ = f_n sign [n; r × n].
+    f_l = sign * f_n * n
+    f_a = sign * f_n * rn
+    h_ll = k_n * wp.outer(n, n)
+    h_la = k_n * wp.outer(n, rn)
+    h_aa = k_n * wp.outer(rn, rn)
+    mu = cd.mu[i]
+    if mu > 0.0:
+        u, w1, w0 = friction_slip(cd, body_q, x_prev, q_prev, com, i)
+        ra = w1 - x_b
+        if sign < 0.0:
+            ra = w0 - x_b
+        eps = wp.max(cd.friction_epsilon * dt, 1.0e-12)
+        c_t = mu * f_n * friction_ratio(wp.length(u), eps)
+        f_t = -sign * c_t * u  # opposes this body's slip relative to the other
+        t = wp.identity(n=3, dtype=wp.float32) - wp.outer(n, n)
+        s = wp.skew(ra)
+        f_l = f_l + f_t
+        f_a = f_a + wp.cross(ra, f_t)
+        # Slip Jacobian for this body: du/dx = sign T, du/dθ = -sign T [r]×.
+        h_ll = h_ll + c_t * t
+        h_la = h_la - c_t * t * s
+        h_aa = h_aa - c_t * s * t * s
+    return f_l, f_a, h_ll, h_la, h_aa
+
+
+@wp.kernel
+def _file_contacts(
+    # Model:
+    shape_body: wp.array[wp.int32],
+    dynamic: wp.array[wp.int32],
+    shape_mu: wp.array[wp.float32],
+    shape_ke: wp.array[wp.float32],
+    shape_kd: wp.array[wp.float32],
+    # Step:
+    body_q: wp.array[wp.transform],
+    use_ramp: wp.int32,
+    k_start: wp.float32,
+    # Data out:
+    cd: ContactData,
+    overflow: wp.array[wp.int32],
+):
+    i = wp.tid()  # one thread per contact row
+    if i >= cd.count[0]:
+        return
+    s0 = cd.shape0[i]
+    s1 = cd.shape1[i]
+    b0 = shape_body[s0]
+    b1 = shape_body[s1]
+    cd.body0[i] = b0
+    cd.body1[i] = b1
+    cd.mu[i] = wp.sqrt(wp.max(shape_mu[s0] * shape_mu[s1], 0.0))
+    ke = 0.5 * (shape_ke[s0] + shape_ke[s1])
+    cd.ke[i] = ke
+    cd.kd[i] = 0.5 * (shape_kd[s0] + shape_kd[s1])
+    cd.k[i] = wp.where(use_ramp != 0, wp.min(k_start, ke), ke)
+    cd.lam[i] = 0.0
+    cd.c0[i] = contact_gap(cd, body_q, i)
+    cap = cd.body_list.shape[1]
+    for side in range(2):
+        b = wp.where(side == 0, b0, b1)
+        if b >= 0:
+            if dynamic[b] != 0:
+                slot = wp.atomic_add(cd.body_count, b, 1)
+                if slot < cap:
+                    cd.body_list[b, slot] = i
+                else:
+                    wp.atomic_add(overflow, 0, 1)
+
+
+@wp.kernel
+def _restore_history(
+    cd: ContactData,
+    match: wp.array[wp.int32],
+    prev_count: wp.array[wp.int32],
+    prev_lam: wp.array[wp.float32],
+    prev_k: wp.array[wp.float32],
+    keep_lam: wp.float32,
+    gamma: wp.float32,
+    use_ramp: wp.int32,
+    k_start: wp.float32,
+):
+    i = wp.tid()  # one thread per contact row
+    if i >= cd.count[0]:
+        return
+    m = match[i]
+    if m < 0 or m >= prev_count[0]:
+        return
+    if cd.hard != 0:
+        cd.lam[i] = keep_lam * prev_lam[m]
+    if use_ramp != 0:
+        cd.k[i] = wp.clamp(gamma * prev_k[m], wp.min(k_start, cd.ke[i]), cd.ke[i])
+
+
+@wp.kernel
+def _warm_start(
+    cd: ContactData,
+    body_q: wp.array[wp.transform],
+    keep_lam: wp.float32,
+    gamma: wp.float32,
+    use_ramp: wp.int32,
+    k_start: wp.float32,
+):
+    i = wp.tid()  # one thread per contact row (a step reusing the last step's rows)
+    if i >= cd.count[0]:
+        return
+    cd.c0[i] = contact_gap(cd, body_q, i)
+    cd.lam[i] = keep_lam * cd.lam[i]
+    if use_ramp != 0:
+        cd.k[i] = wp.clamp(gamma * cd.k[i], wp.min(k_start, cd.ke[i]), cd.ke[i])
+
+
+@wp.kernel
+def _contact_duals(cd: ContactData, body_q: wp.array[wp.transform], beta: wp.float32, dt: wp.float32):
+    i = wp.tid()  # one thread per contact row, after every sweep over the colours
+    if i >= cd.count[0]:
+        return
+    c = contact_gap(cd, body_q, i)
+    if cd.hard != 0:
+        f, k = normal_force(cd, c, i, dt)
+        cd.lam[i] = f
+    if c < 0.0:
+        cd.k[i] = wp.min(cd.k[i] + beta * (-c), cd.ke[i])
+
+
+@wp.kernel
+def _snapshot(cd: ContactData, prev_count: wp.array[wp.int32], prev_lam: wp.array[wp.float32],
+              prev_k: wp.array[wp.float32]):
+    i = wp.tid()  # one thread per contact row
+    if i == 0:
+        prev_count[0] = cd.count[0]
+    if i < cd.count[0]:
+        prev_lam[i] = cd.lam[i]
+        prev_k[i] = cd.k[i]
+
+
+@wp.kernel
+def _contact_forces(
+    cd: ContactData,
+    body_q: wp.array[wp.transform],
+    body_q_prev: wp.array[wp.transform],
+    dt: wp.float32,
+    out_body0: wp.array[wp.int32],
+    out_body1: wp.array[wp.int32],
+    out_point0: wp.array[wp.vec3],
+    out_point1: wp.array[wp.vec3],
+    out_force: wp.array[wp.vec3],
+    out_count: wp.array[wp.int32],
+):
+    i = wp.tid()  # one thread per contact row
+    n_rows = wp.min(cd.count[0], out_force.shape[0])
+    if i == 0:
+        out_count[0] = n_rows
+    if i >= n_rows:
+        return
+    b0 = cd.body0[i]
+    b1 = cd.body1[i]
+    p0 = _point(body_q, b0, cd.point0[i])
+    p1 = _point(body_q, b1, cd.point1[i])
+    out_body0[i] = b0
+    out_body1[i] = b1
+    out_point0[i] = p0
+    out_point1[i] = p1
+    n = cd.normal[i]
+    c = wp.dot(n, p1 - p0) - (cd.margin0[i] + cd.margin1[i])
+    f_n = float(0.0)
+    if cd.hard != 0:
+        f_n = cd.lam[i]  # the last dual step left λ equal to the push at the final poses
+    else:
+        f_n, k_n = normal_force(cd, c, i, dt)
+    force = f_n * n
+    mu = cd.mu[i]
+    if mu > 0.0 and f_n > 0.0:
+        a0 = cd.point0[i] + cd.offset0[i]
+        a1 = cd.point1[i] + cd.offset1[i]
+        d = (_point(body_q, b1, a1) - _point(body_q_prev, b1, a1)) - (_point(body_q, b0, a0)
+                                                                     - _point(body_q_prev, b0, a0))
+        u = d - wp.dot(n, d) * n
+        eps = wp.max(cd.friction_epsilon * dt, 1.0e-12)
+        force = force - mu * f_n * friction_ratio(wp.length(u), eps) * u
+    out_force[i] = force
+
+
+class RigidContacts:
+    """Contact rows, per-body lists and history of the rigid solve (see the module docstring).
+
+    Rows are sized from ``Contacts.rigid_contact_max`` at the first step that brings contacts (and
+    regrown if a later buffer is larger); history keeps the previous step's ``λ`` and ``k`` by row.
+    """
+
+    def __init__(self, model, opts, dynamic: np.ndarray):
+        dev = model.device
+        self.device = dev
+        self.model = model
+        beta = opts.rigid_avbd_beta if opts.rigid_avbd_linear_beta is None else opts.rigid_avbd_linear_beta
+        alpha = opts.rigid_avbd_alpha if opts.rigid_avbd_contact_alpha is None else opts.rigid_avbd_contact_alpha
+        self.beta = float(beta)
+        self.use_ramp = int(beta > 0.0)
+        self.k_start = float(opts.rigid_contact_k_start)
+        self.gamma = float(opts.rigid_avbd_gamma)
+        self.alpha = float(alpha)
+        self.hard = bool(opts.rigid_contact_hard)
+        self.history = bool(opts.rigid_contact_history)
+        self.capacity = int(opts.rigid_body_contact_buffer_size)
+        self.dynamic = wp.array(dynamic.astype(np.int32), dtype=wp.int32, device=dev)
+        self.overflow = wp.zeros(1, dtype=wp.int32, device=dev)
+        self.rows = 0
+        self.update_next = True  # set_rigid_history_update: one-shot
+        self.filed = False  # rows and lists hold a refreshed contact set
+        cd = ContactData()
+        cd.hard = int(self.hard)
+        cd.alpha = self.alpha
+        cd.friction_epsilon = float(opts.friction_epsilon)
+        nb = max(int(model.body_count), 1)
+        cd.body_count = wp.zeros(nb, dtype=wp.int32, device=dev)
+        cd.body_list = wp.zeros((nb, max(self.capacity, 1)), dtype=wp.int32, device=dev)
+        self.data = cd
+        self._allocate(1)
+        self.empty_count = wp.zeros(1, dtype=wp.int32, device=dev)
+        cd.count = self.empty_count
+        self._outputs = None
+
+    def _allocate(self, rows: int) -> None:
+        """Own per-row arrays (materials, bodies, state, history) for ``rows`` contacts."""
+        dev, cd = self.device, self.data
+        cd.body0 = wp.zeros(rows, dtype=wp.int32, device=dev)
+        cd.body1 = wp.zeros(rows, dtype=wp.int32, device=dev)
+        cd.mu = wp.zeros(rows, dtype=wp.float32, device=dev)
+        cd.ke = wp.zeros(rows, dtype=wp.float32, device=dev)
+        cd.kd = wp.zeros(rows, dtype=wp.float32, device=dev)
+        cd.k = wp.zeros(rows, dtype=wp.float32, device=dev)
+        cd.lam = wp.zeros(rows, dtype=wp.float32, device=dev)
+        cd.c0 = wp.zeros(rows, dtype=wp.float32, device=dev)
+        self.prev_lam = wp.zeros(rows, dtype=wp.float32, device=dev)
+        self.prev_k = wp.zeros(rows, dtype=wp.float32, device=dev)
+        self.prev_count = wp.zeros(1, dtype=wp.int32, device=dev)
+        self.rows = rows
+
+    def begin(self, contacts, body_q) -> None:
+        """Refresh the rows from ``contacts`` (or, after ``set_rigid_history_update(False)``, warm-start the old ones).
+
+        Raises:
+            RuntimeError: ``rigid_contact_history`` without ``Contacts.rigid_contact_match_index``
+                (build the pipeline with ``contact_matching="latest"``).
+        """
+        update, self.update_next = self.update_next, True
+        cd, dev = self.data, self.device
+        keep = self.alpha * self.gamma
+        if not update and self.filed:
+            wp.launch(_warm_start, dim=self.rows, inputs=[cd, body_q, keep, self.gamma, self.use_ramp, self.k_start],
+                      device=dev)
+            return
+        match = getattr(contacts, "rigid_contact_match_index", None)
+        if self.history and match is None:
+            raise RuntimeError(
+                "SolverVBD rigid_contact_history=True needs Contacts.rigid_contact_match_index: build the "
+                "pipeline with newton.CollisionPipeline(model, contact_matching=\"latest\")")
+        rows = int(contacts.rigid_contact_max)
+        if rows > self.rows:
+            self._allocate(rows)
+        cd.count = contacts.rigid_contact_count
+        cd.shape0, cd.shape1 = contacts.rigid_contact_shape0, contacts.rigid_contact_shape1
+        cd.point0, cd.point1 = contacts.rigid_contact_point0, contacts.rigid_contact_point1
+        cd.offset0, cd.offset1 = contacts.rigid_contact_offset0, contacts.rigid_contact_offset1
+        cd.normal = contacts.rigid_contact_normal
+        cd.margin0, cd.margin1 = contacts.rigid_contact_margin0, contacts.rigid_contact_margin1
+        cd.body_count.zero_()
+        model = self.model
+        wp.launch(_file_contacts, dim=rows,
+                  inputs=[model.shape_body, self.dynamic, model.shape_material_mu, model.shape_material_ke,
+                          model.shape_material_kd, body_q, self.use_ramp, self.k_start],
+                  outputs=[cd, self.overflow], device=dev)
+        if self.history and self.filed:
+            wp.launch(_restore_history, dim=rows,
+                      inputs=[cd, match, self.prev_count, self.prev_lam, self.prev_k, keep, self.gamma,
+                              self.use_ramp, self.k_start], device=dev)
+        self.filed = True
+
+    def update_duals(self, body_q, dt: float) -> None:
+        """AVBD dual step after a sweep: ``λ ← f_n`` on hard contacts; ``k += β |C|`` on overlapping ones."""
+        wp.launch(_contact_duals, dim=self.rows, inputs=[self.data, body_q, self.beta, float(dt)],
+                  device=self.device)
+
+    def end(self) -> None:
+        """Keep this step's ``λ`` and ``k`` by row for the next step's match indices."""
+        if self.history:
+            wp.launch(_snapshot, dim=self.rows, inputs=[self.data, self.prev_count, self.prev_lam, self.prev_k],
+                      device=self.device)
+
+    def cold_start(self) -> None:
+        """Drop the warm start of every contact (all worlds): the next refresh starts from ``λ = 0``."""
+        self.prev_count.zero_()
+
+    def forces(self, body_q, body_q_prev, contacts, dt: float):
+        """Per-contact outputs of ``collect_rigid_contact_forces`` (see the solver's docstring)."""
+        dev = self.device
+        rows = 0 if contacts is None else int(contacts.rigid_contact_max)
+        if self._outputs is None or self._outputs[0].shape[0] < rows:
+            n = max(rows, 1)
+            self._outputs = (wp.full(n, -1, dtype=wp.int32, device=dev), wp.full(n, -1, dtype=wp.int32, device=dev),
+                             wp.zeros(n, dtype=wp.vec3, device=dev), wp.zeros(n, dtype=wp.vec3, device=dev),
+                             wp.zeros(n, dtype=wp.vec3, device=dev), wp.zeros(1, dtype=wp.int32, device=dev))
+        out = self._outputs
+        out[5].zero_()
+        if contacts is None or not self.filed or rows > self.rows or self.data.count is not contacts.rigid_contact_count:
+            return out
+        wp.launch(_contact_forces, dim=rows, inputs=[self.data, body_q, body_q_prev, float(dt)],
+                  outputs=list(out), device=dev)
+        return out
+
+    def check_overflow(self) -> int:
+        """Contacts dropped so far by full per-body lists (reads the device)."""
+        return int(self.overflow.numpy()[0])
+
+
+__all__ = ["ContactData", "RigidContacts", "contact_force_on_body"]
