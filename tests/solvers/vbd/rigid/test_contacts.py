@@ -128,6 +128,33 @@ class TestRestingBox(unittest.TestCase):
         self.assertLess(abs(run.state.body_q.numpy()[0, 2] - z0), 2.0e-4)
 
 
+class TestKinematicSupport(unittest.TestCase):
+    def test_box_rests_on_a_kinematic_platform_which_takes_no_list_slot(self):
+        """A kinematic slab (no ground) carries a box: the box rests, its forces sum to m g within 1 %, and
+        the slab's contact list stays empty (immovable sides are not solved)."""
+        builder = newton.ModelBuilder()
+        cfg = newton.ModelBuilder.ShapeConfig(mu=0.5)
+        slab = builder.add_body(xform=wp.transform((0.0, 0.0, -0.05), wp.quat_identity()), is_kinematic=True)
+        builder.add_shape_box(slab, hx=1.0, hy=1.0, hz=0.05, cfg=cfg)
+        box = builder.add_body(xform=wp.transform((0.0, 0.0, 0.1), wp.quat_identity()))
+        builder.add_shape_box(box, hx=0.1, hy=0.1, hz=0.1, cfg=cfg)
+        builder.color()
+        model = builder.finalize(device="cpu")
+        run = _Run(model, rigid_contact_history=True)
+        q = run.step(300)
+        self.assertTrue(np.allclose(q[slab], [0.0, 0.0, -0.05, 0.0, 0.0, 0.0, 1.0], atol=1e-7))
+        self.assertLess(abs(q[box, 2] - 0.1), 2.0e-3)
+        self.assertEqual(int(run.solver.rigid.contacts.data.body_count.numpy()[slab]), 0)
+        body0, body1, _, _, force, count = run.solver.collect_rigid_contact_forces(
+            run.state.body_q, run.prev, run.contacts, DT)
+        n = int(count.numpy()[0])
+        # force_on_body1 acts on body 1; its reaction on body 0 (whichever side the box is on).
+        sign = np.where(body1.numpy()[:n] == box, 1.0, np.where(body0.numpy()[:n] == box, -1.0, 0.0))
+        on_box = (sign[:, None] * force.numpy()[:n]).sum(axis=0)
+        weight = float(model.body_mass.numpy()[box]) * G
+        self.assertLess(abs(on_box[2] / weight - 1.0), 0.01)
+
+
 class TestFriction(unittest.TestCase):
     def _incline(self, theta, mu):
         """Box on a plane with gravity tilted by ``theta``; returns the velocities along the slope [m/s]."""
