@@ -58,8 +58,9 @@ class SolverVBD(SolverBase):
       PRISMATIC and D6 joints as hard (augmented-Lagrangian) or soft slots, drives and limits.
       Body–body contacts from the step's ``Contacts`` are hard (augmented Lagrangian) or soft
       (penalty) with smoothed Coulomb friction (:mod:`steel.solvers.vbd.rigid.contacts`). A dynamic
-      body whose shapes collide with particles raises ``NotImplementedError``. Static shapes and kinematic bodies pass from ``state_in`` to
-      ``state_out`` unchanged; with ``integrate_with_external_rigid_solver=True`` no body is moved.
+      body whose shapes collide with particles raises ``NotImplementedError``. Static shapes and
+      kinematic bodies pass from ``state_in`` to ``state_out`` unchanged; with
+      ``integrate_with_external_rigid_solver=True`` no body is moved.
 
     Args:
         model: a finalized :class:`newton.Model`; with particles it must be coloured
@@ -69,7 +70,8 @@ class SolverVBD(SolverBase):
         ValueError: a model with particles but no ``particle_color_groups``; an invalid option value
             or one option under both of its spellings (the message names it).
         TypeError: an unknown option or a value of the wrong type.
-        NotImplementedError: a dynamic body's shape that collides with particles, an unsupported joint (named), or a later-revision option selecting an unbuilt feature.
+        NotImplementedError: a dynamic body's shape that collides with particles, an unsupported joint
+            (named), or a later-revision option selecting an unbuilt feature.
     """
 
     JointSlot = JointSlot
@@ -179,10 +181,10 @@ class SolverVBD(SolverBase):
     # -- the step ---------------------------------------------------------------------------------
 
     def step(self, state_in, state_out, control, contacts, dt) -> None:
-        """Advance particles by one implicit-Euler step of ``dt`` [s] (``iterations`` VBD sweeps).
+        """Advance particles and bodies by one implicit-Euler step of ``dt`` [s] (``iterations`` sweeps).
 
-        ``contacts`` (from ``CollisionPipeline.collide`` on ``state_in``) supplies particle–shape
-        contacts; ``None`` steps without them. With a solver-owned ``collision_pipeline`` it must be
+        ``contacts`` (from ``CollisionPipeline.collide`` on ``state_in``) supplies particle–shape and
+        body–body contacts; ``None`` steps without them. With a solver-owned ``collision_pipeline`` it must be
         ``None`` and the solver detects into ``solver.contacts`` (:mod:`.collision`). ``control``
         supplies drive targets (``joint_target_q``/``joint_target_qd``) to the rigid solve.
         """
@@ -354,7 +356,7 @@ class SolverVBD(SolverBase):
 
 
 def _check_model(model, external_bodies: bool) -> None:
-    """Refuse what the solve cannot run: uncoloured particles or bodies, body–body contacts."""
+    """Refuse what the solve cannot run: uncoloured particles or bodies, body–particle coupling."""
     if model.particle_count and not model.particle_color_groups:
         raise ValueError(
             "SolverVBD requires particle coloring: model.particle_color_groups is empty; call builder.color() "

@@ -2,12 +2,13 @@
 
 Each step minimizes, over all body poses, the implicit-Euler energy
 
-    E(x, q) = Σ_b ½ m |x - x̃|² / dt² + ½ θᵀ I_w θ / dt²  +  Σ_joints E_joint  +  Σ_contacts E_contact,    θ = log(q q̃⁻¹)
+    E(x, q) = Σ_b ½ m |x - x̃|² / dt² + ½ θᵀ I_w θ / dt²  +  Σ_joints E_joint  +  Σ_contacts E_cont
 
-one body at a time (Gauss-Seidel over the body colouring, bodies of one colour in parallel), with
-one Newton step on the body's 6 DOF per visit: ``H [dx; dθ] = [f; τ]`` where ``H`` is the 6x6 block
-of the Hessian (inertia ``m/dt², I_w/dt²`` plus the joints' and contacts' Gauss-Newton terms). ``x`` is the COM
-[m] and ``I_w = R I Rᵀ`` the inertia about it in the world frame [kg·m²] at the current iterate.
+with ``θ = log(q q̃⁻¹)`` (``E_cont``: :mod:`.contacts`), one body at a time (Gauss-Seidel over the
+body colouring, bodies of one colour in parallel), with one Newton step on the body's 6 DOF per
+visit: ``H [dx; dθ] = [f; τ]`` where ``H`` is the 6x6 block of the Hessian (inertia ``m/dt²,
+I_w/dt²`` plus the joints' and contacts' Gauss-Newton terms). ``x`` is the COM [m] and
+``I_w = R I Rᵀ`` the inertia about it in the world frame [kg·m²] at the current iterate.
 
 The inertial target ``(x̃, q̃)`` is the unconstrained implicit-Euler position: ``x̃ = x + dt v +
 dt² (g + f/m)``; ``q̃ = exp(dt ω̃) q`` with ``ω̃`` the rate whose momentum at the step's midpoint pose

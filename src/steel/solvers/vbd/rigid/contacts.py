@@ -463,20 +463,24 @@ class RigidContacts:
         self.prev_count.zero_()
 
     def forces(self, body_q, body_q_prev, contacts, dt: float):
-        """Per-contact outputs of ``collect_rigid_contact_forces`` (see the solver's docstring)."""
-        dev = self.device
+        """Per-contact outputs of ``collect_rigid_contact_forces`` (see the solver's docstring).
+
+        Zero count (and the last outputs left as they are) without contacts, or when ``contacts`` is
+        not the buffer the last step filed (a larger or another one).
+        """
         rows = 0 if contacts is None else int(contacts.rigid_contact_max)
         if self._outputs is None or self._outputs[0].shape[0] < rows:
-            n = max(rows, 1)
+            n, dev = max(rows, 1), self.device
             self._outputs = (wp.full(n, -1, dtype=wp.int32, device=dev), wp.full(n, -1, dtype=wp.int32, device=dev),
                              wp.zeros(n, dtype=wp.vec3, device=dev), wp.zeros(n, dtype=wp.vec3, device=dev),
                              wp.zeros(n, dtype=wp.vec3, device=dev), wp.zeros(1, dtype=wp.int32, device=dev))
         out = self._outputs
         out[5].zero_()
-        if contacts is None or not self.filed or rows > self.rows or self.data.count is not contacts.rigid_contact_count:
+        fresh = contacts is not None and self.filed and rows <= self.rows
+        if not fresh or self.data.count is not contacts.rigid_contact_count:
             return out
         wp.launch(_contact_forces, dim=rows, inputs=[self.data, body_q, body_q_prev, float(dt)],
-                  outputs=list(out), device=dev)
+                  outputs=list(out), device=self.device)
         return out
 
     def check_overflow(self) -> int:
