@@ -103,6 +103,8 @@ class RowBuffers:
     span: wp.array[wp.int32]  # at either end of a group's sorted run, the other end  (row,)
     step: wp.array[float]  # the Jacobi step of each row of a group [N·s or N·m·s]  (row,)
     bound: wp.array[float]  # a tail row's bound at its last projection [N·s or N·m·s]  (row,)
+    regularization: wp.array[float]  # g of a penetrating contact row (contact_regularization), 0: rigid,
+    #                                  non-dimensional  (row,)
 
 
 class SteelRows:
@@ -145,6 +147,7 @@ class SteelRows:
         b.span = wp.zeros(n, dtype=wp.int32, device=device)
         b.step = wp.zeros(n, dtype=float, device=device)
         b.bound = wp.zeros(n, dtype=float, device=device)
+        b.regularization = wp.zeros(n, dtype=float, device=device)
         self.buffers = b
 
     # The host reads and resets only the accounting arrays; they are the struct's own arrays.

@@ -119,7 +119,6 @@ NOT_IMPLEMENTED = (
     "reuse_kinematics",
     "use_parallel_streams",
     "double_buffer",
-    "contact_regularization",
     "contact_friction_position_iterations",
     "contact_shared_anchor",
     "contact_friction_shared_anchor",
@@ -336,6 +335,8 @@ OPTION_HELP = {
     "free_body_constraint_max": "rows per world for free bodies (None: sized from the model, none dropped)",
     "warn_constraint_overflow": "warn once when rows are dropped for lack of capacity",
     "friction_anchor_beta": "friction patches' anchor correction, non-dimensional (None: 0.2; 0: point friction)",
+    "contact_regularization": "implicit contact spring g of penetrating contact rows, non-dimensional: unique normal "
+                              "splits, resting sag about g a dt^2 / baumgarte [m] (0: rigid)",
     "velocity_iterations": "extra sweeps without position bias that refine the published velocity",
     "velocity_drive_mode": "velocity drives during the velocity sweeps: 'freeze' or 'active'",
     "enable_restitution": "bounce with each shape pair's restitution above restitution_velocity_threshold",

@@ -253,15 +253,26 @@ def _normal_step(
     mass_factor: wp.array[float],
     joint_qd: wp.array[float],
 ):
-    """Projected step of unilateral row ``r`` from the current velocities: ``(delta, residual, J qd)``."""
+    """Projected step of unilateral row ``r`` from the current velocities: ``(delta, residual, J qd)``.
+
+    A row with ``contact_regularization`` ``g`` takes the rigid update scaled by ``1 / (1 + g)``, which
+    is the exact projected step of the regularized quadratic ``1/2 l^T (A + g D) l - b^T l`` (``D`` the
+    diagonal of ``A``, ``d = 1 / inv_mass``): ``(l + (b - A l) / d) / (1 + g)``; its residual is that
+    quadratic's, ``b - A l - g d l``. At rest (``A l = J qd = 0``) a row settles where its target
+    ``-baumgarte phi / dt`` equals ``g d l``: the normal forces of an indeterminate support are then
+    unique, in proportion to ``1 / d`` where the rows' depths agree.
+    """
     v = _row_velocity(rows, r, joint_qd)
     old = rows.impulse[r]
     delta = float(0.0)
+    residual = rows.target[r] - v
     # An untouched row that is satisfied needs no response: most speculative rows never do.
     if old != 0.0 or v < rows.target[r]:
         _ensure_response(rows, r, cfm, use_tree, dof_parent, mass_factor)
-        delta = wp.max(old + relaxation * (rows.target[r] - v) * rows.inv_mass[r], 0.0) - old
-    return wp.vec3(delta, rows.target[r] - v, v)
+        g = rows.regularization[r]
+        delta = wp.max(old + relaxation * (rows.target[r] - v) * rows.inv_mass[r], 0.0) / (1.0 + g) - old
+        residual -= g * old / rows.inv_mass[r]
+    return wp.vec3(delta, residual, v)
 
 
 @wp.func(inline=True)
@@ -371,6 +382,8 @@ def _iterate(
                     r = rows.order[base + g]
                     if rows.step[r] != 0.0:
                         curvature += rows.step[r] * _row_velocity(rows, r, joint_qd)
+                        # The regularized quadratic's own curvature (see _normal_step).
+                        curvature += rows.regularization[r] * rows.step[r] * rows.step[r] / rows.inv_mass[r]
                 if curvature > 0.0 and gain < curvature:
                     alpha = wp.max(gain / curvature, 0.0)
             for g in range(first, last + 1):
@@ -446,6 +459,7 @@ def _velocity_sweep(
                 if rows.gap_speed[r] > -1.0e29 and _row_velocity(rows, r, joint_qd) <= rows.gap_speed[r]:
                     target = 0.0
             rows.target[r] = target
+            rows.regularization[r] = 0.0  # the velocity sweeps stay rigid
     for k in range(velocity_iterations):
         _iterate(rows, base, unit_count, iterations + k, relaxation, cfm, use_tree, dof_parent, mass_factor,
                  joint_qd)

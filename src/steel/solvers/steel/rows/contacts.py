@@ -18,7 +18,8 @@ and shape 1 (normal ``n`` from 0 to 1):
   satisfies ``-u0 >= restitution_velocity_threshold`` and the contact touches or would reach the
   surface within the step (``phi + dt u0 <= 0``), the target becomes the rebound ``-e u0`` with
   ``e`` the mean of the two shapes' restitution clamped to [0, 1]. Slower contacts keep the
-  plain law, so a resting contact never bounces.
+  plain law, so a resting contact never bounces. A penetrating row that does not rebound carries
+  ``contact_regularization`` ``g``, which the sweep applies as an implicit contact spring (``pgs.py``).
 * Two friction rows along tangents ``t1 = normalize(perp(n))``, ``t2 = n x t1`` with target 0,
   solved as a pair on the disk ``|lambda_t| <= mu lambda_n``; ``mu`` is the mean of the shapes'
   ``shape_material_mu`` times ``contact_friction_scale``. Contacts with ``mu = 0``, or with
@@ -132,6 +133,7 @@ def _contact_rows(
     # Options:
     dt: float,
     baumgarte: float,
+    regularization: float,
     speculative_scale: float,
     gap_gate: float,
     friction_gap_max: float,
@@ -314,9 +316,14 @@ def _contact_rows(
     if phi > 0.0:
         velocity_target = target
         gap_speed = -(1.0 - GAP_OPEN_FRACTION) * phi / dt
+    # contact_regularization acts on penetrating rows only: speculative rows and rebounds stay rigid.
+    row_regularization = float(0.0)
+    if phi <= 0.0:
+        row_regularization = regularization
     if restitution_enabled != 0 and -u0 >= restitution_threshold and reaches:
         e = wp.clamp(0.5 * (shape_restitution[s0] + shape_restitution[s1]), 0.0, 1.0)
         if e > 0.0:
+            row_regularization = 0.0
             target = -e * u0
             velocity_target = target  # an impact keeps its rebound target
             gap_speed = -1.0e30
@@ -363,6 +370,7 @@ def _contact_rows(
         rows.mu[row] = row_mu
         rows.impulse[row] = 0.0
         rows.preload[row] = 0.0
+        rows.regularization[row] = 0.0
         rows.contact[row] = c
         rows.dir[row] = d
         if angular != 0:
@@ -371,6 +379,7 @@ def _contact_rows(
         rows.body[row, 0] = b0
         rows.body[row, 1] = b1
     rows.target[r] = target
+    rows.regularization[r] = row_regularization
     rows.velocity_target[r] = velocity_target
     rows.gap_speed[r] = gap_speed
     rows.preload[r] = -adhesion_pull(s0, s1, adhesion_enabled, shape_adhesion) * dt  # rows/adhesion.py
@@ -432,6 +441,7 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
         inputs=[
             float(dt),
             float(opts.baumgarte),
+            float(opts.contact_regularization),
             float(opts.contact_speculative_scale),
             float(gap_gate),
             float(friction_gap_max),

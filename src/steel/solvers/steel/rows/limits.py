@@ -97,6 +97,7 @@ def _limit_rows(
             rows.kind[r] = ROW_LIMIT
             rows.inv_mass[r] = -1.0  # response formed lazily by the sweep
             rows.target[r] = target
+            rows.regularization[r] = 0.0
             rows.velocity_target[r] = velocity_target
             rows.gap_speed[r] = gap_speed
             rows.impulse[r] = 0.0
