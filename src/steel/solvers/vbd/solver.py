@@ -320,7 +320,8 @@ class SolverVBD(SolverBase):
                 particle state and solver history stay as they are.
 
         Rigid AVBD history of the selected worlds is cleared whatever the flags: joint multipliers and
-        C0 zeroed, penalties back to their minimum, the adaptive start cold (:mod:`.rigid.reset`).
+        C0 zeroed, penalties back to their minimum, the adaptive start cold, body–body contacts cold at the next
+        contact refresh (:mod:`.rigid.reset`).
         """
         check_world_mask(self.model, world_mask)
         flags = int(newton.StateFlags.ALL) if flags is None else int(flags)
@@ -331,8 +332,6 @@ class SolverVBD(SolverBase):
             reset_bodies(self.model, state, world_mask, flags)
         if self.rigid is not None:
             reset_rigid_history(self.model, self.rigid, world_mask)
-            if self.rigid.contacts is not None:
-                self.rigid.contacts.cold_start()  # contact warm start: cold at the next refresh
 
     def notify_model_changed(self, flags) -> None:
         """Re-check bodies (``BODY_PROPERTIES``/``BODY_INERTIAL_PROPERTIES``); rebuild the joint layout on those

@@ -128,6 +128,27 @@ class TestRestingBox(unittest.TestCase):
         self.assertLess(abs(run.state.body_q.numpy()[0, 2] - z0), 2.0e-4)
 
 
+class TestReset(unittest.TestCase):
+    def test_reset_cold_starts_contacts_of_the_selected_world_only(self):
+        """Two worlds with a resting box each, contact history on: after reset(world_mask=[True, False], flags=0)
+        the next step starts world 0's contacts from λ = 0 (its box sinks by about g dt²) while world 1's
+        restored contacts hold its box to within a tenth of that."""
+        box = newton.ModelBuilder()
+        body = box.add_body(xform=wp.transform((0.0, 0.0, 0.1), wp.quat_identity()))
+        box.add_shape_box(body, hx=0.1, hy=0.1, hz=0.1)
+        builder = newton.ModelBuilder()
+        builder.add_ground_plane()
+        builder.replicate(box, 2, spacing=(1.0, 0.0, 0.0))
+        builder.color()
+        run = _Run(builder.finalize(device="cpu"), rigid_contact_history=True)
+        before = run.step(300)[:, 2]
+        run.solver.reset(run.state, world_mask=wp.array([True, False], dtype=wp.bool, device="cpu"), flags=0)
+        after = run.step(1)[:, 2]
+        sink = before - after
+        self.assertGreater(sink[0], 0.3 * G * DT * DT)
+        self.assertLess(abs(sink[1]), 0.1 * sink[0])
+
+
 class TestKinematicSupport(unittest.TestCase):
     def test_box_rests_on_a_kinematic_platform_which_takes_no_list_slot(self):
         """A kinematic slab (no ground) carries a box: the box rests, its forces sum to m g within 1 %, and

@@ -242,6 +242,8 @@ def _file_contacts(
 @wp.kernel
 def _restore_history(
     cd: ContactData,
+    shape_world: wp.array[wp.int32],
+    cold_worlds: wp.array[wp.int32],
     match: wp.array[wp.int32],
     prev_count: wp.array[wp.int32],
     prev_lam: wp.array[wp.float32],
@@ -256,6 +258,11 @@ def _restore_history(
         return
     m = match[i]
     if m < 0 or m >= prev_count[0]:
+        return
+    world = wp.max(shape_world[cd.shape0[i]], shape_world[cd.shape1[i]])  # a world shape's, else -1
+    if world < 0:
+        world = cold_worlds.shape[0] - 1
+    if cold_worlds[world] != 0:
         return
     if cd.hard != 0:
         cd.lam[i] = keep_lam * prev_lam[m]
@@ -375,6 +382,8 @@ class RigidContacts:
         self.capacity = int(opts.rigid_body_contact_buffer_size)
         self.dynamic = wp.array(dynamic.astype(np.int32), dtype=wp.int32, device=dev)
         self.overflow = wp.zeros(1, dtype=wp.int32, device=dev)
+        # 1 per world (last slot: no world) whose rows must not restore history at the next refresh (reset).
+        self.cold_worlds = wp.zeros(int(model.world_count) + 1, dtype=wp.int32, device=dev)
         self.rows = 0
         self.update_next = True  # set_rigid_history_update: one-shot
         self.filed = False  # rows and lists hold a refreshed contact set
@@ -443,8 +452,10 @@ class RigidContacts:
                   outputs=[cd, self.overflow], device=dev)
         if self.history and self.filed:
             wp.launch(_restore_history, dim=rows,
-                      inputs=[cd, match, self.prev_count, self.prev_lam, self.prev_k, keep, self.gamma,
+                      inputs=[cd, model.shape_world, self.cold_worlds, match, self.prev_count, self.prev_lam,
+                              self.prev_k, keep, self.gamma,
                               self.use_ramp, self.k_start], device=dev)
+        self.cold_worlds.zero_()
         self.filed = True
 
     def update_duals(self, body_q, dt: float) -> None:
@@ -457,10 +468,6 @@ class RigidContacts:
         if self.history:
             wp.launch(_snapshot, dim=self.rows, inputs=[self.data, self.prev_count, self.prev_lam, self.prev_k],
                       device=self.device)
-
-    def cold_start(self) -> None:
-        """Drop the warm start of every contact (all worlds): the next refresh starts from ``λ = 0``."""
-        self.prev_count.zero_()
 
     def forces(self, body_q, body_q_prev, contacts, dt: float):
         """Per-contact outputs of ``collect_rigid_contact_forces`` (see the solver's docstring).

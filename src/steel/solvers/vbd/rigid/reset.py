@@ -3,8 +3,10 @@
 Joint multipliers and start-of-step values are zeroed and the penalty goes back to its minimum (the
 ``k_start`` seed when ramping, else the fixed stiffness), and angles unwind from the rest pose's
 turn again (whole turns counted before are forgotten); a body's previous-step velocity is dropped,
-so the next step starts it from the inertial target instead of the adaptive guess. The pose history
-needs no rebaseline: every step snapshots its input pose.
+so the next step starts it from the inertial target instead of the adaptive guess. Body–body
+contacts of the selected worlds (a row belongs to its world shape's world; a row between shapes of
+no world to the mask's last entry) start cold at the next contact refresh: no ``λ`` or ``k`` is
+restored from history. The pose history needs no rebaseline: every step snapshots its input pose.
 """
 
 from __future__ import annotations
@@ -64,6 +66,21 @@ def _reset_bodies_history(
         bd.has_last[b] = 0
 
 
+@wp.kernel
+def _mark_cold_worlds(
+    mask: wp.array[wp.bool],
+    use_mask: wp.int32,
+    local_only: wp.int32,
+    cold: wp.array[wp.int32],
+):
+    w = wp.tid()  # one thread per world slot; the last slot stands for entities of no world (-1)
+    world = w
+    if w == cold.shape[0] - 1:
+        world = -1
+    if _selected(world, mask, use_mask, local_only):
+        cold[w] = 1
+
+
 def reset_rigid_history(model, work, world_mask) -> None:
     """Clear AVBD joint state and body velocity history of the worlds ``world_mask`` selects (None: all)."""
     dev = model.device
@@ -78,3 +95,6 @@ def reset_rigid_history(model, work, world_mask) -> None:
                   device=dev)
     wp.launch(_reset_bodies_history, dim=model.body_count, inputs=[work.bodies, mask, use_mask, local_only],
               device=dev)
+    if work.contacts is not None:  # body–body warm start: cold at the next refresh of these worlds' rows
+        cold = work.contacts.cold_worlds
+        wp.launch(_mark_cold_worlds, dim=cold.shape[0], inputs=[mask, use_mask, local_only, cold], device=dev)
