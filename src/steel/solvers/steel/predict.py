@@ -217,3 +217,32 @@ def predict_velocity(solver, joint_qd: wp.array, dt: float) -> None:
         outputs=[solver.qd],
         device=solver.model.device,
     )
+
+
+@wp.kernel
+def _flag_changed_diagonal(
+    # Data in:
+    dof_diag: wp.array[float],
+    dof_diag_factored: wp.array[float],
+    # Data out:
+    changed_out: wp.array[wp.int32],
+):
+    d = wp.tid()  # one thread per DOF
+    if dof_diag[d] != dof_diag_factored[d]:
+        changed_out[0] = 1
+
+
+def flag_changed_diagonal(solver) -> wp.array:
+    """``solver.diag_changed[0] = 1`` when this step's implicit diagonal differs from the factored one.
+
+    Between mass-matrix rebuilds (``update_mass_matrix_interval > 1``) only the rigid-body ``H`` may
+    be stale: the implicit terms ``dt kd + dt² ke`` follow gain edits at once (a drive edited without
+    a rebuild otherwise keeps acting with its old stiffness until the next one). The flag stays on the
+    device, so the caller branches with ``wp.capture_if`` and a graph capture records both branches.
+    """
+    solver.diag_changed.zero_()
+    n = solver.model.joint_dof_count
+    if n:
+        wp.launch(_flag_changed_diagonal, dim=n, inputs=[solver.dof_diag, solver.dof_diag_factored],
+                  outputs=[solver.diag_changed], device=solver.model.device)
+    return solver.diag_changed

@@ -30,7 +30,7 @@ from .options import (
     validate_option,
 )
 from .pgs import sweep, velocity_sweep
-from .predict import eval_joint_forces, predict_velocity
+from .predict import eval_joint_forces, flag_changed_diagonal, predict_velocity
 from .rows.adhesion import check_adhesion_options
 from .rows.capacity import resolved_rigid_contact_max, row_capacities
 from .rows.contacts import build_contact_rows
@@ -122,6 +122,8 @@ class SolverSteel(SolverBase, SteelCoupling):
         self.zero_dof = wp.zeros(nd, dtype=float, device=dev)
         self.dof_f = wp.zeros(nd, dtype=float, device=dev)
         self.dof_diag = wp.zeros(nd, dtype=float, device=dev)
+        self.dof_diag_factored = wp.zeros(nd, dtype=float, device=dev)  # the diagonal inside the current factor
+        self.diag_changed = wp.zeros(1, dtype=wp.int32, device=dev)
         self.body_contact_f = wp.zeros(max(model.body_count, 1), dtype=wp.spatial_vector, device=dev)
         self.rigid_contact_capacity = resolved_rigid_contact_max(model)
         rigid_max = max(self.rigid_contact_capacity, 1)
@@ -206,10 +208,18 @@ class SolverSteel(SolverBase, SteelCoupling):
         # 2. Free dynamics: explicit joint forces, implicit terms, H, factor, predicted velocity.
         eval_joint_forces(self, state_in, control, dt)
         refresh = self._refresh_mass_matrix or self._step_count % self.options.update_mass_matrix_interval == 0
-        core.dynamics(state_in.body_q, state_in.body_f, self.dof_f, self.dof_diag, compute_mass_matrix=refresh)
-        if refresh:
+
+        def rebuild():
+            core.dynamics(state_in.body_q, state_in.body_f, self.dof_f, self.dof_diag, compute_mass_matrix=True)
             factor_articulations(core)
+            wp.copy(self.dof_diag_factored, self.dof_diag)
+
+        if refresh:
+            rebuild()
             self._refresh_mass_matrix = False
+        else:
+            core.dynamics(state_in.body_q, state_in.body_f, self.dof_f, self.dof_diag, compute_mass_matrix=False)
+            wp.capture_if(flag_changed_diagonal(self), on_true=rebuild)  # a gain edit: fold the new diagonal
         predict_velocity(self, state_in.joint_qd, dt)
         # 3. Rows: contacts, then joint limits.
         rows.begin_step()
