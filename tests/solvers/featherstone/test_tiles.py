@@ -104,3 +104,25 @@ def test_tile_path_with_mimic_joints_follows_loop_path():
     _, q_loop, _ = _trajectory(model, q, np.zeros(2, np.float32), steps=500)
     assert not solver._tiles.solves and not solver._tiles.fuse  # mimics: the advance kernel factors and solves
     assert np.abs(q_tile - q_loop).max() < 1.0e-6 and abs(q_tile[0] - 0.6) > 0.1
+
+
+def test_tile_mass_matrix_equals_newtons_eval_mass_matrix(interleaved):
+    """Tile-GEMM H against Newton's public eval_mass_matrix, which shares no code with our spatial inertias.
+
+    The loop-path comparison above would pass an error in the shared ``body_spatial_inertia``; this
+    one does not. Newton accumulates about the world origin in float32: 2e-5 of the largest entry,
+    as the core's own comparison with Newton (tests/articulation/test_core_vs_newton.py).
+    """
+    import newton
+
+    from tests.fixtures import state_at
+
+    model, q, qd = interleaved
+    tile, _, _ = _trajectory(model, q, qd, steps=1, use_tile_gemm=True)
+    expected = newton.eval_mass_matrix(model, state_at(model, q, qd)).numpy().astype(np.float64)
+    start = tile._tiles.mass_start.numpy()
+    got = tile._tiles.mass_matrix.numpy()
+    for a, n in enumerate(tile.plan.dof_count_np):
+        block = got[start[a] : start[a] + n * n].reshape(n, n)
+        ref = expected[a, :n, :n]
+        np.testing.assert_allclose(block, ref, rtol=0.0, atol=2.0e-5 * max(np.abs(ref).max(), 1.0))
