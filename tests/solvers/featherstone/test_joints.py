@@ -9,7 +9,7 @@ import warp as wp
 import newton
 import steel.solvers
 
-from .scenes import G, pendulum, run
+from .scenes import G, pendulum, pendulum_builder, run
 
 
 def test_pd_drive_settles_at_the_static_balance():
@@ -211,3 +211,22 @@ def test_notify_after_mass_edit_equals_fresh_solver():
     run(solver, model, state, 1, 1.0e-3, control)
     run(fresh, model, fresh_state, 1, 1.0e-3, control)
     assert np.array_equal(state.joint_qd.numpy(), fresh_state.joint_qd.numpy())
+
+
+def test_a_start_far_outside_the_limits_warns_naming_the_joint():
+    """model.joint_q 2.5 rad outside ±0.5 rad limits (limit_ke 1e4) warns at construction, naming the joint;
+    at 1/240 s this chain diverges (NaN at step 61), so the warning is what stands between the user and a
+    silent explosion. Inside the limits nothing is said."""
+    import warnings
+
+    b = pendulum_builder(links=3)
+    for d in range(3):
+        b.joint_limit_lower[d], b.joint_limit_upper[d], b.joint_limit_ke[d] = -0.5, 0.5, 1.0e4
+    b.joint_q[:] = [3.0, 0.0, 0.0]
+    model = b.finalize(device="cpu")
+    with pytest.warns(UserWarning, match=r"joint 0.*2\.5 outside its limits"):
+        steel.solvers.SolverFeatherstone(model)
+    model.joint_q.assign([0.4, 0.0, -0.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        steel.solvers.SolverFeatherstone(model)

@@ -42,7 +42,7 @@ from .mimic import mimic_tables
 from . import particles as particles_module
 from .particles import ParticleStepper
 from .tiles import TileMassMatrix
-from .validate import check_dof_inertia, check_joint_limits
+from .validate import check_dof_inertia, check_joint_limits, warn_start_outside_limits
 from ..inputs import as_python_scalar, check_control, check_dt, check_model_type, check_state
 
 from newton.solvers.experimental.coupled import CouplingInterface
@@ -176,6 +176,9 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
 
     * a joint DOF with ``joint_limit_lower > joint_limit_upper`` or a NaN limit: ``ValueError`` at
       construction naming the joint and DOF;
+    * ``model.joint_q`` outside a DOF's limits: ``UserWarning`` at construction naming the joint; the
+      penalty releases ``limit_ke d²/2`` within a few steps and may diverge (see
+      :func:`.validate.warn_start_outside_limits`);
     * zero-mass or zero-inertia bodies: accepted wherever every DOF still has inertia (a massless
       link with massive children, a massless kinematic body); a free DOF with ``H_ii + armature = 0``
       at ``model.joint_q`` (a massless leaf on a revolute joint, a FREE body with a zero inertia
@@ -238,6 +241,7 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
         check_model_type(model, "SolverFeatherstone")
         self._reject_unsupported_joints(model)
         check_joint_limits(model)
+        warn_start_outside_limits(model)
         plan = ArticulationPlan(model)  # raises on other unsupported topology
         work = FeatherstoneData(model, plan)  # raises on invalid mimic pairs
         check_dof_inertia(model, plan, work.body_kinematic.numpy(), work.mimic_leader.numpy())
