@@ -214,6 +214,39 @@ class TestFriction(unittest.TestCase):
         accel = (v[500] - v[200]) / (300 * DT)
         self.assertAlmostEqual(accel / (G * (math.sin(theta) - 0.3 * math.cos(theta))), 1.0, delta=0.05)
 
+    def _two_box_slide(self):
+        """Two boxes (ke 1e5 N/m) on a 30° slope, μ 0.3 on the ground (shapes 0.1 and 0.9), 0.9 between them.
+
+        Returns the pair's acceleration over the predicted g (sin θ - 0.3 cos θ) and the final speeds [m/s].
+        """
+        model = _boxes([0.1, 0.1], ke=1.0e5)
+        mu = model.shape_material_mu.numpy()
+        mu[:] = 0.9
+        mu[0] = 0.1
+        model.shape_material_mu.assign(mu)
+        theta = math.radians(30.0)
+        model.gravity.assign(np.array([[G * math.sin(theta), 0.0, -G * math.cos(theta)]], np.float32))
+        run = _Run(model, rigid_contact_history=True)
+        v = []
+        run.step(600, v)
+        accel = (v[500] - v[200]) / (300 * DT)
+        return accel / (G * (math.sin(theta) - 0.3 * math.cos(theta))), run.state.body_qd.numpy()[:, 0]
+
+    def test_top_box_keeps_to_the_sliding_box_below(self):
+        """Dynamic–dynamic friction: the top box needs 0.3 m g cos θ of its 0.9 m g cos θ, so it rides on the
+        sliding bottom box (relative speed under friction_epsilon; measured 1.7 mm/s at 2.5 m/s)."""
+        _, speeds = self._two_box_slide()
+        self.assertGreater(speeds[0], 2.0)
+        self.assertLess(abs(speeds[1] - speeds[0]), 0.01)
+
+    @unittest.expectedFailure
+    def test_two_box_stack_slides_with_the_ground_friction(self):
+        """Known gap: the pair should slide with a = g (sin θ - 0.3 cos θ) (Newton's legacy path: within
+        0.8 %); here it slides 10 % faster, while one box alone is within 1.2 %. Unexplained so far (the
+        stiff stick spring between the boxes against Gauss-Seidel order is a suspect)."""
+        ratio, _ = self._two_box_slide()
+        self.assertAlmostEqual(ratio, 1.0, delta=0.05)
+
 
 class TestStacks(unittest.TestCase):
     def test_twenty_box_stack_stands(self):
