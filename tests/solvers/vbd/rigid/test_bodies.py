@@ -146,3 +146,11 @@ def test_kinematic_and_external_bodies_are_not_moved():
     assert final.body_q.numpy()[1, 2] < 1.0
     external = SolverVBD(model, integrate_with_external_rigid_solver=True)
     assert external.rigid is None
+
+
+def test_unbuilt_sticking_thresholds_raise_when_set():
+    """rigid_contact_stick_* at their defaults run; a chosen value raises NotImplementedError naming it."""
+    model = chain(links=2)
+    SolverVBD(model)
+    with pytest.raises(NotImplementedError, match="rigid_contact_stick_motion_eps"):
+        SolverVBD(model, rigid_contact_stick_motion_eps=1e-3)
