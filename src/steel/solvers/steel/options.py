@@ -119,7 +119,6 @@ NOT_IMPLEMENTED = (
     "reuse_kinematics",
     "use_parallel_streams",
     "double_buffer",
-    "contact_friction_position_iterations",
     "contact_shared_anchor",
     "contact_friction_shared_anchor",
     "contact_torsion_device",
@@ -289,6 +288,11 @@ def build_options(**kwargs) -> SteelOptions:
         for name in ("enable_sleeping", "contact_compliance"):
             if values[name]:
                 raise ValueError(f"velocity_iterations={values['velocity_iterations']} is incompatible with {name}=True")
+    if values["contact_friction_position_iterations"] >= 0 and values["contact_warmstart"]:
+        raise NotImplementedError(
+            f"contact_friction_position_iterations={values['contact_friction_position_iterations']} with "
+            "contact_warmstart=True is not implemented, as the reference specifies"
+        )
     if values["contact_warmstart"]:
         # Spec C14: incompatible with these (checked before the unbuilt-feature test, as above).
         for name in ("enable_sleeping", "contact_compliance"):
@@ -337,6 +341,8 @@ OPTION_HELP = {
     "friction_anchor_beta": "friction patches' anchor correction, non-dimensional (None: 0.2; 0: point friction)",
     "contact_regularization": "implicit contact spring g of penetrating contact rows, non-dimensional: unique normal "
                               "splits, resting sag about g a dt^2 / baumgarte [m] (0: rigid)",
+    "contact_friction_position_iterations": "sliding friction only in the last k position iterations, held at 0 "
+                                            "before (-1: every iteration; the velocity sweeps always solve it)",
     "velocity_iterations": "extra sweeps without position bias that refine the published velocity",
     "velocity_drive_mode": "velocity drives during the velocity sweeps: 'freeze' or 'active'",
     "enable_restitution": "bounce with each shape pair's restitution above restitution_velocity_threshold",

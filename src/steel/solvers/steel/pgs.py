@@ -194,6 +194,12 @@ def _is_pair(rows: RowBuffers, r: int):
 
 
 @wp.func(inline=True)
+def _is_sliding_friction(rows: RowBuffers, r: int):
+    """Row ``r`` starts a sliding-friction pair (point or patch), which contact_friction_position_iterations gates."""
+    return rows.kind[r] == ROW_FRICTION or rows.kind[r] == ROW_PATCH
+
+
+@wp.func(inline=True)
 def _is_unit(rows: RowBuffers, r: int):
     """Row ``r`` starts a unit: a normal or limit row (tail rows follow their unit row)."""
     return not _is_pair(rows, r) and rows.kind[r] != ROW_SPIN
@@ -216,6 +222,7 @@ def _solve_tail(
     base: int,
     first: int,
     last: int,
+    friction: int,
     relaxation: float,
     cfm: float,
     use_tree: int,
@@ -231,7 +238,9 @@ def _solve_tail(
     end = reserved_end(rows, r)
     f = r + 1
     while f < end and not _is_unit(rows, f):
-        if _is_pair(rows, f):
+        if _is_pair(rows, f) and friction == 0 and _is_sliding_friction(rows, f):
+            f += 2  # held at zero (contact_friction_position_iterations)
+        elif _is_pair(rows, f):
             bound = rows.mu[f] * rows.impulse[r]
             if rows.kind[f] == ROW_PATCH:
                 bound = patch_bound(rows, r, f, first, last, base)
@@ -314,6 +323,7 @@ def _warm_start(
     rows: RowBuffers,
     base: int,
     unit_count: int,
+    friction: int,
     cfm: float,
     use_tree: int,
     dof_parent: wp.array[int],
@@ -326,6 +336,8 @@ def _warm_start(
         k = r
         last = _unit_last(rows, r)
         while k <= last:
+            if friction == 0 and _is_sliding_friction(rows, k):
+                rows.impulse[k] = 0.0  # held at zero until the friction iterations begin
             start = rows.impulse[k] + rows.preload[k]
             if start != 0.0:
                 _ensure_response(rows, k, cfm, use_tree, dof_parent, mass_factor)
@@ -339,6 +351,7 @@ def _iterate(
     base: int,
     unit_count: int,
     it: int,
+    friction: int,
     relaxation: float,
     cfm: float,
     use_tree: int,
@@ -394,7 +407,7 @@ def _iterate(
                     rows.impulse[r] = rows.impulse[r] + alpha * rows.step[r]
         # Tails of the group (friction, spin, rolling), bounded by the updated normal rows.
         for g in range(first, last + 1):
-            _solve_tail(rows, rows.order[base + g], base, first, last, relaxation, cfm, use_tree, dof_parent,
+            _solve_tail(rows, rows.order[base + g], base, first, last, friction, relaxation, cfm, use_tree, dof_parent,
                         mass_factor, joint_qd)
 
 
@@ -402,6 +415,7 @@ def _iterate(
 def _sweep(
     # Options:
     iterations: int,
+    friction_start: int,
     relaxation: float,
     cfm: float,
     # Factor of the core:
@@ -415,9 +429,12 @@ def _sweep(
     world = wp.tid()  # one thread per world
     base = world * rows.world_row_capacity
     unit_count = _order_units(rows, world, base)
-    _warm_start(rows, base, unit_count, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+    # contact_friction_position_iterations: sliding friction is solved from iteration friction_start
+    # on, and held at zero (its warm start too) before it.
+    _warm_start(rows, base, unit_count, int(friction_start == 0), cfm, use_tree, dof_parent, mass_factor, joint_qd)
     for it in range(iterations):
-        _iterate(rows, base, unit_count, it, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+        _iterate(rows, base, unit_count, it, int(it >= friction_start), relaxation, cfm, use_tree, dof_parent,
+                 mass_factor, joint_qd)
 
 
 @wp.kernel
@@ -441,7 +458,7 @@ def _velocity_sweep(
     if iterations == 0:
         # No position sweep ran: order and warm-start here.
         unit_count = _order_units(rows, world, base)
-        _warm_start(rows, base, unit_count, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+        _warm_start(rows, base, unit_count, 1, cfm, use_tree, dof_parent, mass_factor, joint_qd)
     # Replace every target by its velocity target. A positive gap whose linearized end-of-step gap
     # closes under the position-solve velocity (J qd <= -phi / dt) is arrested (target 0).
     for family in range(2):
@@ -461,7 +478,7 @@ def _velocity_sweep(
             rows.target[r] = target
             rows.regularization[r] = 0.0  # the velocity sweeps stay rigid
     for k in range(velocity_iterations):
-        _iterate(rows, base, unit_count, iterations + k, relaxation, cfm, use_tree, dof_parent, mass_factor,
+        _iterate(rows, base, unit_count, iterations + k, 1, relaxation, cfm, use_tree, dof_parent, mass_factor,
                  joint_qd)
 
 
@@ -476,6 +493,13 @@ def _factor_inputs(solver) -> list:
     ]
 
 
+def _friction_start(options) -> int:
+    """First position iteration that solves sliding friction: ``contact_friction_position_iterations``
+    ``k >= 0`` solves it only in the last ``k`` (``-1``: all)."""
+    k = options.contact_friction_position_iterations
+    return 0 if k < 0 else max(options.iterations - k, 0)
+
+
 def sweep(solver, joint_qd: wp.array) -> None:
     """Run ``iterations`` PGS iterations of every world's rows on ``joint_qd`` in place."""
     rows = solver.rows
@@ -484,7 +508,7 @@ def sweep(solver, joint_qd: wp.array) -> None:
     wp.launch(
         _sweep,
         dim=rows.world_count,
-        inputs=[int(solver.options.iterations), *_factor_inputs(solver)],
+        inputs=[int(solver.options.iterations), _friction_start(solver.options), *_factor_inputs(solver)],
         outputs=[rows.buffers, joint_qd],
         device=solver.model.device,
     )
