@@ -342,7 +342,8 @@ class CollisionSubstepScheduler:
     speed increases and the horizon do. The reserve can increase contact counts. It is applied
     through ``model.shape_gap`` for the duration of the callback (restored before the next
     substep), so any ``collide`` on this model inside the callback sees it; a solver must not be
-    stepped inside the callback. See the module docstring for the exact rules.
+    stepped inside the callback. ``model.shape_gap`` edits made *inside* the callback are undone
+    when it returns (the gaps stashed before it are copied back); edit gaps between frames. See the module docstring for the exact rules.
 
     Selection stays on the device through :func:`warp.capture_if`: :meth:`step` works eagerly and
     inside an outer graph capture (CUDA conditional nodes need CUDA 12.4+), recording the whole fixed
