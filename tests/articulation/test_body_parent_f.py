@@ -40,7 +40,7 @@ def _parent_f(model, state, core):
 
 
 def test_hanging_chain_joints_carry_their_subtree_weight():
-    """At rest each joint of a hanging chain carries the weight of the links below it (0.5 %)."""
+    """At rest each joint of a hanging chain carries the weight of the links below it (0.01 %; gravity x 1.01 fails)."""
     count, mass = 4, 0.5
     model = _hanging_chain(count, mass=mass)
     core = ArticulationCore(model)
@@ -48,7 +48,8 @@ def test_hanging_chain_joints_carry_their_subtree_weight():
     assert np.abs(qdd).max() < 1e-5  # hanging straight down is an equilibrium
     for i in range(count):
         subtree_weight = (count - i) * mass * G
-        np.testing.assert_allclose(f[i, :3], [0.0, 0.0, subtree_weight], rtol=5e-3, atol=5e-3 * subtree_weight)
+        np.testing.assert_allclose(f[i, 2], subtree_weight, rtol=1e-4)
+        np.testing.assert_allclose(f[i, :2], 0.0, atol=1e-4 * subtree_weight)  # [N]
         assert np.abs(f[i, 3:]).max() < 1e-4  # no moment about the COM of a vertical chain at rest
 
 
