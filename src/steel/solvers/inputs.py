@@ -123,8 +123,15 @@ def check_dt(dt, *, allow_zero: bool = False) -> float:
 
 
 def check_model_type(model, solver: str) -> None:
-    """``TypeError`` unless ``model`` is a :class:`newton.Model` (else the first attribute read fails obscurely)."""
+    """``TypeError`` unless ``model`` is a finalized model (else the first attribute read fails obscurely).
+
+    A :class:`newton.Model` or anything that stands in for one the way Newton's coupled solvers'
+    read-through model views do: it makes states (``state()``) and has a ``device``. A builder, a
+    state or ``None`` has neither.
+    """
     import newton  # here, so the array checks above stay importable without newton
 
-    if not isinstance(model, newton.Model):
+    if isinstance(model, newton.Model):
+        return
+    if not (callable(getattr(model, "state", None)) and hasattr(model, "device") and hasattr(model, "body_count")):
         raise TypeError(f"{solver} needs a finalized newton.Model, got {type(model).__name__}")
