@@ -14,7 +14,10 @@ and shape 1 (normal ``n`` from 0 to 1):
       phi <= 0:  target = -baumgarte * phi / dt                  (push out a fraction per step)
 
   bounded above by the smaller ``steel:rigid_body_max_depenetration_velocity`` of the pair's free
-  bodies. Restitution: when the closing speed at the start of the step ``u0 = n . (v1 - v0)``
+  bodies, and for every pair by ``DEPENETRATION_SPEED_MAX``: the push-out target grows as 1/dt, so
+  without a dt-free ceiling a 1 mm overlap stepped at dt = 1e-9 s asked for 2e5 m/s and launched
+  the body. The ceiling sits far above any push-out at the usual steps (at dt = 1/240 s only an
+  overlap deeper than 0.2 m reaches it), so it changes nothing there. Restitution: when the closing speed at the start of the step ``u0 = n . (v1 - v0)``
   satisfies ``-u0 >= restitution_velocity_threshold`` and the contact touches or would reach the
   surface within the step (``phi + dt u0 <= 0``), the target becomes the rebound ``-e u0`` with
   ``e`` the mean of the two shapes' restitution clamped to [0, 1]. Slower contacts keep the
@@ -55,6 +58,10 @@ EXPERIMENT = False
 IMPACT_SPEED = wp.constant(0.1)  # [m/s] closing speed above which a contact counts as an impact
 WARM_NORMAL = wp.constant(0.5)  # share of last step's normal force a settled contact starts from
 SETTLED_AGE = wp.constant(8)  # steps a contact must persist before its normal force seeds the next step
+# [m/s] ceiling on the speed at which any penetrating contact is pushed out, whatever dt (Box2D
+# bounds its push the same way with 3 m/s; a higher ceiling keeps deep overlaps at usual steps as before)
+DEPENETRATION_SPEED_MAX = 10.0
+_DEPENETRATION_SPEED_MAX = wp.constant(DEPENETRATION_SPEED_MAX)
 
 
 @wp.func
@@ -297,7 +304,7 @@ def _contact_rows(
         target = -speculative_scale * phi / dt
     else:
         target = -baumgarte * phi / dt
-        max_push = float(1.0e30)
+        max_push = _DEPENETRATION_SPEED_MAX
         if moves0 and body_is_free[b0] != 0:
             max_push = wp.min(max_push, body_max_depenetration[b0])
         if moves1 and body_is_free[b1] != 0:
