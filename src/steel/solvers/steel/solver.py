@@ -20,6 +20,7 @@ from . import attributes as _attributes
 from .coupling import SteelCoupling
 from .data import SteelRows
 from .finish import finish_step
+from .mass_ratio import warn_mass_ratio
 from .observables import write_observables
 from .options import (
     STEP_OPTIONS,
@@ -103,6 +104,7 @@ class SolverSteel(SolverBase, SteelCoupling):
         if self.shape_attributes.adhesion_enabled:
             check_adhesion_options(opts)
         _warn_cross_world_global_bodies(model, self.tables)
+        warn_mass_ratio(model, opts.iterations, self.tables.body_responds_np.astype(bool))
         free = self.tables.articulation_is_free_body_np
         has_articulated = bool((free == 0).any()) if len(free) else False
         art_cap, free_cap = row_capacities(model, opts, has_articulated, bool(self.tables.body_is_free_np.any()),
