@@ -23,7 +23,7 @@ import numpy as np
 
 import newton
 
-from .test_elastic import np_bending_energy, np_spring_energy, np_tet_energy, np_triangle_energy
+from .elastic_twins import np_bending_energy, np_spring_energy, np_tet_energy, np_triangle_energy
 
 GRAD_H = 1.0e-6  # [m]
 HESS_H = 1.0e-4  # [m]
