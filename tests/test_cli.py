@@ -259,12 +259,19 @@ def test_steel_run_humanoid_keeps_its_joints_inside_their_limits(tmp_path):
     assert max(summary["final_root_height_m"]) < 0.5  # it fell and lies on the ground
 
 
-def test_a_robot_file_that_blows_up_at_once_suggests_a_start_height(tmp_path, capsys):
-    """quadruped.urdf starts with its feet below the ground plane: the guard stops it and says what to try."""
+def test_a_robot_file_that_starts_inside_the_ground_is_told_how_far_to_lift_it(tmp_path, capsys):
+    """quadruped.urdf starts with its body 0.5 m below the ground plane: the run measures the overlap of the
+    start pose, prints the --start-height that clears it, and with that height starts without overlap and
+    stays near its start height (no launch out of the ground)."""
     path = newton.examples.get_asset("quadruped.urdf")
-    assert main(["run", path, "--seconds", "0.1", "--out", str(tmp_path)]) == EXIT_DIVERGED
-    assert "--start-height" in capsys.readouterr().out
-    assert main(["run", path, "--seconds", "0.1", "--start-height", "0.7", "--out", str(tmp_path)]) == 0
+    assert main(["run", path, "--seconds", "0.05", "--out", str(tmp_path)]) == 0
+    assert "--start-height 0.50" in capsys.readouterr().out
+    assert _summary(tmp_path)["start_overlap_m"] == pytest.approx(0.5, abs=0.005)  # [m] the file's pose
+    assert main(["run", path, "--seconds", "0.1", "--start-height", "0.5", "--out", str(tmp_path)]) == 0
+    assert "--start-height" not in capsys.readouterr().out
+    summary = _summary(tmp_path)
+    assert summary["start_overlap_m"] < 1e-3
+    assert max(summary["final_root_height_m"]) < 0.55  # [m] settled onto its legs, not launched
 
 
 def test_vbd_options_are_passed_to_and_checked_by_solvervbd(tmp_path, capsys):

@@ -14,7 +14,8 @@ there, and its summary says what happened and when (``outcome: "diverged"``). Re
 
 * ``summary.json``: outcome, scene and input path, solver and its options, worlds, dt, steps,
   command line, versions, wall time (total and stepping) and world-steps/s, the guard's limits,
-  the largest horizontal drift of any root body [m], final root heights [m], dropped rows;
+  the largest horizontal drift of any root body [m], final root heights [m], dropped rows, the
+  deepest overlap of the start pose [m] (over 1 cm a robot file gets a `--start-height` hint);
 * ``final_state.npz``: ``joint_q``, ``joint_qd``, ``body_q``, ``body_qd`` of the last step;
 * ``trajectory.png``: the highest root body [m] and the largest horizontal drift [m] over time
   (needs matplotlib);
@@ -40,6 +41,7 @@ from .run_record import default_out_dir, provenance, write_summary
 
 from .catalog import SOLVERS, VIEWERS  # noqa: E402,F401
 FRAME_DT = 1.0 / 60.0  # [s] viewer frame interval
+START_OVERLAP_WARNING = 0.01  # [m] a deeper overlap at the start is a pose problem, not contact resolution
 # What steel run changes from the solvers' reference defaults, per solver (see the module docstring).
 RUN_DEFAULT_OPTIONS = {"steel": {"enable_joint_limits": True}, "featherstone": {}}
 
@@ -199,6 +201,13 @@ def run_scene(
     times, top, drift = [], [], []
     log(f"[steel] {name}: {world_count} world(s), {solver} solver {solver_options}, {steps} steps of {dt:.5f} s "
         f"on {model.device}")
+    pipeline.collide(s0, contacts)
+    start_overlap = deepest_start_penetration(model, s0, contacts)
+    if start_overlap > START_OVERLAP_WARNING and scene not in scenes.SCENES:
+        # A robot file starts at the pose the file gives it; feet at z = 0 or below start inside the ground,
+        # and the contact rows push them out at up to the solvers' push-out speed.
+        log(f"[steel] warning: the start pose overlaps by {1000 * start_overlap:.0f} mm (a body inside the ground "
+            f"or another body); lift it with --start-height {np.ceil(100 * start_overlap) / 100:.2f}")
     log_level = wp.config.log_level
     announce_first_compile(f"steel.solvers.{solver}", log)
     report_every = max(steps // 10, 1)
@@ -264,6 +273,7 @@ def run_scene(
         "final_drift_m": float(drift[-1]) if drift else None,
         "final_root_height_m": s0.body_q.numpy()[roots, 2].astype(float).tolist(),
         "rows_dropped": _rows_dropped(sim),
+        "start_overlap_m": start_overlap,
     }
     write_summary(out / "summary.json", summary)
     np.savez(out / "final_state.npz", joint_q=s0.joint_q.numpy(), joint_qd=s0.joint_qd.numpy(),
@@ -293,6 +303,36 @@ def joint_limit_overshoot(model: newton.Model, state: newton.State) -> float:
             x, d = q[q_start[j]], qd_start[j]
             worst = max(worst, float(lower[d] - x), float(x - upper[d]))
     return worst
+
+
+def deepest_start_penetration(model: newton.Model, state: newton.State, contacts: newton.Contacts) -> float:
+    """The deepest overlap of any contact pair in ``contacts`` [m] (0 when nothing overlaps).
+
+    Signed gap of a pair: ``d = n . (p_B - p_A)`` between the surface points ``p = X p_body -/+ m n``
+    (``m`` the contact margin) -- the gap every solver's contact rows start from."""
+    count = int(contacts.rigid_contact_count.numpy()[0])
+    if count == 0:
+        return 0.0
+    body_q = state.body_q.numpy()
+    shape_body = model.shape_body.numpy()
+
+    def world_points(shape, point):
+        body = shape_body[shape]
+        out = point.copy()
+        moving = body >= 0
+        q = body_q[body[moving]]
+        pos, rot = q[:, :3], q[:, 3:7]  # quaternion (x, y, z, w)
+        v = point[moving]
+        t = 2.0 * np.cross(rot[:, :3], v)
+        out[moving] = pos + v + rot[:, 3:4] * t + np.cross(rot[:, :3], t)
+        return out
+
+    n = contacts.rigid_contact_normal.numpy()[:count]
+    pa = world_points(contacts.rigid_contact_shape0.numpy()[:count], contacts.rigid_contact_point0.numpy()[:count])
+    pb = world_points(contacts.rigid_contact_shape1.numpy()[:count], contacts.rigid_contact_point1.numpy()[:count])
+    gap = np.einsum("ij,ij->i", n, pb - pa)
+    gap -= contacts.rigid_contact_margin0.numpy()[:count] + contacts.rigid_contact_margin1.numpy()[:count]
+    return float(max(0.0, -gap.min()))
 
 
 def _root_bodies(model: newton.Model) -> np.ndarray:
