@@ -11,18 +11,22 @@ Coordinates
 -----------
 Bodies and joints are matched by name (the last component of Newton's label). Hinge DOFs are
 identical in both (MuJoCo hinges of one body and the angular axes of Newton's D6 joint compose
-as intrinsic rotations in the same order). A root FREE joint (identity parent and child anchors)
-differs:
+as intrinsic rotations in the same order), and so are slide DOFs (MuJoCo ``slide``, Newton
+PRISMATIC: the displacement along the same unit axis). A body with no MuJoCo joint is welded to
+its parent; Newton gives it a FIXED joint with no coordinates. A root FREE joint (identity parent
+and child anchors) and a BALL joint differ:
 
 ============  =======================================  ============================================
               MuJoCo                                   Newton
 ============  =======================================  ============================================
 position      body-frame origin ``p`` (world)          ``p`` (child joint frame = body frame here)
 orientation   quaternion ``(w, x, y, z)``              quaternion ``(x, y, z, w)``
-velocity      ``y = (v_o, w_l)``: origin velocity      ``x = (v_c, w)``: COM velocity (world),
+free velocity ``y = (v_o, w_l)``: origin velocity      ``x = (v_c, w)``: COM velocity (world),
               (world), angular velocity (body frame)   angular velocity (world)
-force         ``(f, tau_o,l)``: force (world), torque  ``(f, tau_c)``: world wrench about the COM
+free force    ``(f, tau_o,l)``: force (world), torque  ``(f, tau_c)``: world wrench about the COM
               about the origin (body frame)
+ball velocity ``w_l``: angular velocity of the child   ``w``: the same angular velocity in the
+              in the child's (rotated) joint frame     parent anchor frame
 ============  =======================================  ============================================
 
 With ``R`` the body rotation and ``c`` the COM in the body frame, ``w = R w_l`` and
@@ -31,7 +35,9 @@ With ``R`` the body rotation and ``c`` the COM in the body frame, ``w = R w_l`` 
     T = [[I, -[R c]x R],
          [0,  R       ]]
 
-and the identity on every hinge DOF (``T`` also carries the DOF permutation, here trivial).
+the ball block ``T = R_b``, the rotation of the ball quaternion (child joint frame to parent
+anchor frame), and the identity on every hinge and slide DOF (``T`` also carries the DOF
+permutation, here trivial).
 
 Derivation of the mapped quantities
 -----------------------------------
@@ -52,7 +58,8 @@ multiplying by ``T^-T``:
 
 ``Tdot y`` on the free block: ``wdot = Rdot w_l + R w_ldot = w x w + R w_ldot = R w_ldot``, so the
 angular row has no velocity product; ``d/dt (w x R c) = wdot x R c + w x (w x R c)``, so
-``Tdot y = (w x (w x R c), 0)``. It depends on velocity only, so it belongs to the
+``Tdot y = (w x (w x R c), 0)``. The ball block is the free block's angular row with ``R_b`` in
+place of ``R`` (``Rdot_b = [w]x R_b`` in the parent anchor frame), so its ``Tdot y`` is zero. It depends on velocity only, so it belongs to the
 Coriolis/centrifugal part; the gravity part maps as a force, ``g_n = T^-T g_mj``.
 
 MuJoCo's ``qfrc_bias`` is linear in gravity (RNEA with gravity as a base acceleration), so the
@@ -165,9 +172,11 @@ class MujocoOracle:
         body_to_mj: MuJoCo body id of each Newton body.
         dof_to_mj: MuJoCo DOF index of each Newton DOF.
         free_joints: Newton joint indices of the FREE joints.
+        ball_joints: Newton joint indices of the BALL joints.
 
-    Only articulations whose FREE joints are roots with identity anchors are supported (the
-    only FREE joints MJCF produces); anything else raises ``NotImplementedError``.
+    Supported: root FREE joints with identity anchors (the only FREE joints MJCF produces), BALL,
+    slide (PRISMATIC), hinge (REVOLUTE or the angular axes of a D6) and welded bodies (FIXED);
+    anything else raises ``NotImplementedError``.
     """
 
     def __init__(self, asset: str, device: str = "cpu"):
@@ -207,13 +216,15 @@ class MujocoOracle:
         self.dof_to_mj = np.full(m.joint_dof_count, -1, dtype=int)
         self.coord_to_mj = np.full(m.joint_coord_count, -1, dtype=int)
         self.free_joints: list[int] = []
+        self.ball_joints: list[int] = []
         hinge_like = (newton.JointType.REVOLUTE, newton.JointType.D6)
         for j in range(m.joint_count):
             mb = self.body_to_mj[child[j]]
             jnt = list(range(mj.body_jntadr[mb], mj.body_jntadr[mb] + mj.body_jntnum[mb]))
             names = [mujoco.mj_id2name(mj, mujoco.mjtObj.mjOBJ_JOINT, k) for k in jnt]
             label = m.joint_label[j].split("/")[-1]
-            if label != "_".join(names):
+            # A welded body has no MuJoCo joint to name; Newton names its FIXED joint itself.
+            if types[j] != newton.JointType.FIXED and label != "_".join(names):
                 raise ValueError(f"Newton joint {m.joint_label[j]!r} does not match MuJoCo joints {names}")
             if types[j] == newton.JointType.FREE:
                 if len(jnt) != 1 or mj.jnt_type[jnt[0]] != mujoco.mjtJoint.mjJNT_FREE:
@@ -223,6 +234,22 @@ class MujocoOracle:
                 self.free_joints.append(j)
                 self.dof_to_mj[qd_start[j] : qd_start[j] + 6] = np.arange(6) + mj.jnt_dofadr[jnt[0]]
                 self.coord_to_mj[q_start[j] : q_start[j] + 7] = np.arange(7) + mj.jnt_qposadr[jnt[0]]
+            elif types[j] == newton.JointType.FIXED:
+                if jnt:
+                    raise ValueError(f"FIXED joint {m.joint_label[j]!r}: MuJoCo body has joints {names}")
+            elif types[j] == newton.JointType.BALL:
+                if len(jnt) != 1 or mj.jnt_type[jnt[0]] != mujoco.mjtJoint.mjJNT_BALL:
+                    raise ValueError(f"BALL joint {label!r} is not a MuJoCo ball joint")
+                self.ball_joints.append(j)
+                self.dof_to_mj[qd_start[j] : qd_start[j] + 3] = np.arange(3) + mj.jnt_dofadr[jnt[0]]
+                self.coord_to_mj[q_start[j] : q_start[j] + 4] = np.arange(4) + mj.jnt_qposadr[jnt[0]]
+            elif types[j] == newton.JointType.PRISMATIC:
+                if len(jnt) != 1 or mj.jnt_type[jnt[0]] != mujoco.mjtJoint.mjJNT_SLIDE:
+                    raise ValueError(f"PRISMATIC joint {label!r} is not a MuJoCo slide joint")
+                if mj.qpos0[mj.jnt_qposadr[jnt[0]]] != 0.0:
+                    raise NotImplementedError(f"MuJoCo joint {label!r} has a nonzero reference position")
+                self.dof_to_mj[qd_start[j]] = mj.jnt_dofadr[jnt[0]]
+                self.coord_to_mj[q_start[j]] = mj.jnt_qposadr[jnt[0]]
             elif types[j] in hinge_like:
                 if dof_dim[j][0] != 0 or dof_dim[j][1] != len(jnt):
                     raise NotImplementedError(f"joint {label!r}: only hinge DOFs are mapped")
@@ -278,6 +305,10 @@ class MujocoOracle:
         c = self.body_com[self.model.joint_child.numpy()[j]]
         return R, R @ c
 
+    def _quaternion_coords(self):
+        """Newton coordinate index of the first quaternion entry of each FREE and BALL joint."""
+        return [self._q_start[j] + 3 for j in self.free_joints] + [self._q_start[j] for j in self.ball_joints]
+
     def velocity_map(self, joint_q: np.ndarray) -> np.ndarray:
         """``T(q)`` with ``joint_qd = T qvel`` (Newton rows, MuJoCo columns)."""
         q = np.asarray(joint_q, dtype=np.float64)
@@ -292,10 +323,14 @@ class MujocoOracle:
             T[d : d + 3, md : md + 3] = np.eye(3)
             T[d : d + 3, md + 3 : md + 6] = -_skew(rc) @ R
             T[d + 3 : d + 6, md + 3 : md + 6] = R
+        for j in self.ball_joints:
+            d, a = self._qd_start[j], self._q_start[j]
+            md = self.dof_to_mj[d]
+            T[d : d + 3, md : md + 3] = quat_wxyz_to_matrix(xyzw_to_wxyz(q[a : a + 4]))
         return T
 
     def velocity_map_rate(self, joint_q: np.ndarray, qvel: np.ndarray) -> np.ndarray:
-        """``Tdot qvel``, Newton rows: ``(w x (w x R c), 0)`` on each free block, zero elsewhere."""
+        """``Tdot qvel``, Newton rows: ``(w x (w x R c), 0)`` on each free block, zero elsewhere (ball too)."""
         q = np.asarray(joint_q, dtype=np.float64)
         out = np.zeros(self.mj_model.nv)
         for j in self.free_joints:
@@ -312,10 +347,9 @@ class MujocoOracle:
         qd = np.asarray(joint_qd, dtype=np.float64)
         qpos = np.empty(self.mj_model.nq)
         qpos[self.coord_to_mj] = q
-        for j in self.free_joints:
-            a = self._q_start[j]
+        for a in self._quaternion_coords():
             ma = self.coord_to_mj[a]
-            qpos[ma + 3 : ma + 7] = xyzw_to_wxyz(q[a + 3 : a + 7])
+            qpos[ma : ma + 4] = xyzw_to_wxyz(q[a : a + 4])
         qvel = np.linalg.solve(self.velocity_map(q), qd)
         return qpos, qvel
 
@@ -323,18 +357,18 @@ class MujocoOracle:
         """MuJoCo ``(qpos, qvel)`` -> Newton ``(joint_q, joint_qd)``, float64."""
         qpos = np.asarray(qpos, dtype=np.float64)
         q = qpos[self.coord_to_mj].copy()
-        for j in self.free_joints:
-            a = self._q_start[j]
+        for a in self._quaternion_coords():
             ma = self.coord_to_mj[a]
-            q[a + 3 : a + 7] = wxyz_to_xyzw(qpos[ma + 3 : ma + 7])
+            q[a : a + 4] = wxyz_to_xyzw(qpos[ma : ma + 4])
         qd = self.velocity_map(q) @ np.asarray(qvel, dtype=np.float64)
         return q, qd
 
     def random_state(self, rng: np.random.Generator, speed: float = 1.0):
         """A random Newton state as float32 ``(joint_q, joint_qd)``.
 
-        Hinges uniform within their MuJoCo range (or +-1 rad when unlimited), root position
-        uniform in [-1, 1] m, orientation a uniformly random unit quaternion, ``joint_qd`` of
+        Hinges and slides uniform within their MuJoCo range (or +-1 rad or m when unlimited), root
+        position uniform in [-1, 1] m, root and ball orientations uniformly random unit
+        quaternions (ball ranges ignored), ``joint_qd`` of
         standard deviation ``speed`` in Newton's coordinates.
         """
         mj = self.mj_model
@@ -345,6 +379,9 @@ class MujocoOracle:
                 qpos[a : a + 3] = rng.uniform(-1.0, 1.0, size=3)
                 quat = rng.normal(size=4)
                 qpos[a + 3 : a + 7] = quat / np.linalg.norm(quat)
+            elif mj.jnt_type[k] == mujoco.mjtJoint.mjJNT_BALL:
+                quat = rng.normal(size=4)
+                qpos[a : a + 4] = quat / np.linalg.norm(quat)
             else:
                 lo, hi = mj.jnt_range[k] if mj.jnt_limited[k] else (-1.0, 1.0)
                 qpos[a] = rng.uniform(lo, hi)

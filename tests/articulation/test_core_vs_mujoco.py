@@ -16,6 +16,7 @@ alike):
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,16 +30,21 @@ from steel.articulation import ArticulationCore, padded_blocks  # noqa: E402
 
 from ..mujoco_oracle import MujocoOracle, OracleResult  # noqa: E402
 
-ASSETS = ("nv_humanoid.xml", "nv_ant.xml")
+# Every joint type MuJoCo shares with Newton (free, ball, skewed slide, welded body, hinge).
+JOINT_TYPES_ASSET = os.path.join(os.path.dirname(__file__), "..", "assets", "mujoco_joint_types.xml")
+ASSETS = ("nv_humanoid.xml", "nv_ant.xml", JOINT_TYPES_ASSET)
 STATE_COUNT = 24
 # Our core is float32, MuJoCo float64. The core sums spatial inertias about the articulation's
 # first COM, so a distal body ~1 m from it whose joint sits ~5-10 cm from its own COM loses a
 # factor (r/d)^2 ~ 1e2-4e2 to cancellation: ~2e-5 expected from float32's 6e-8 roundoff (worst
-# seen over 100 states: 1.5e-5 for H, 6.5e-6 for the bias, both on the humanoid ankles). 1e-4 still
-# flags any modelling error: a missing ankle armature is 0.36, a missing free-joint rate term 0.12.
+# seen over 100 states: 1.5e-5 for H, 6.5e-6 for the bias, both on the humanoid ankles; on the
+# joint-types tree 9.2e-6 for H, 1.1e-5 for the Coriolis force). 1e-4 still flags any modelling
+# error: a missing ankle armature is 0.36, a missing free-joint rate term 0.12, a ball angular
+# velocity taken in the wrong frame (R_b^T for R_b) 15.
 CORE_TOL = 1.0e-4
 # Newton's public functions accumulate about the world origin in float32 with the root up to
-# ~1.7 m away; worst seen over 100 states 7.8e-5 (Coriolis on the humanoid's right ankle).
+# ~1.7 m away; worst seen over 100 states 7.8e-5 (Coriolis on the humanoid's right ankle; 8.8e-5
+# on the joint-types tree).
 NEWTON_TOL = 3.0e-4
 # Body positions [m] and quaternion alignment 1 - |<q_a, q_b>| for float32 forward kinematics.
 POSE_TOL = 2.0e-5
@@ -133,7 +139,7 @@ def _evaluate(oracle: MujocoOracle, core: ArticulationCore, q: np.ndarray, qd: n
     )
 
 
-@pytest.fixture(scope="module", params=ASSETS)
+@pytest.fixture(scope="module", params=ASSETS, ids=os.path.basename)
 def asset_samples(request):
     """``(asset, oracle, samples)``: the oracle and every quantity at STATE_COUNT random states."""
     oracle = MujocoOracle(request.param)
@@ -144,6 +150,19 @@ def asset_samples(request):
 
 
 # -- the oracle against Newton's public functions ---------------------------------------------
+
+
+def test_joint_types_asset_has_every_shared_joint_type():
+    """The joint-types MJCF reaches Newton as FREE, BALL, PRISMATIC (skewed axis), FIXED and REVOLUTE."""
+    oracle = MujocoOracle(JOINT_TYPES_ASSET)
+    model = oracle.model
+    types = {newton.JointType(int(t)) for t in model.joint_type.numpy()}
+    J = newton.JointType
+    assert types == {J.FREE, J.BALL, J.PRISMATIC, J.FIXED, J.REVOLUTE}
+    (slide,) = np.flatnonzero(model.joint_type.numpy() == int(J.PRISMATIC))
+    axis = model.joint_axis.numpy()[model.joint_qd_start.numpy()[slide]]
+    assert np.count_nonzero(np.abs(axis) > 0.1) == 3, f"slide axis {axis} is not skewed"
+    assert len(oracle.ball_joints) == 2
 
 
 def test_oracle_state_map_round_trips(asset_samples):
