@@ -187,18 +187,22 @@ class TestFriction(unittest.TestCase):
         return np.array(speeds)
 
     def test_box_slides_down_a_slope_steeper_than_the_friction_angle(self):
-        """θ = 30°, μ = 0.3: a = g (sin θ - μ cos θ) = 2.356 m/s² within 5 % (measured 1.2 % high)."""
+        """θ = 30°, μ = 0.3: a = g (sin θ - μ cos θ) = 2.356 m/s² within 5 % (measured 1.15 % high)."""
         v = self._incline(math.radians(30.0), 0.3)
         accel = (v[500] - v[200]) / (300 * DT)
         expected = G * (math.sin(math.radians(30.0)) - 0.3 * math.cos(math.radians(30.0)))
         self.assertAlmostEqual(accel / expected, 1.0, delta=0.05)
 
     def test_box_sticks_on_a_slope_below_the_friction_angle(self):
-        """θ = 10°, μ = 0.3 (tan θ = 0.18): the box holds up to the smoothing's creep, which stays below
-        friction_epsilon (1 cm/s; measured 3.6 mm/s, Newton's legacy path 4.1 mm/s) without accelerating."""
+        """θ = 10°, μ = 0.3 (tan θ = 0.18): the box holds without accelerating, up to the creep of the friction
+        multiplier. Each step keeps α γ of λ_t, so the penalty k u must restore the rest, (1 - α γ) m g sin θ,
+        over the iterations' dual steps: u = (1 - α γ) m g sin θ / (iterations · 4 ke) per step, 4.17 mm/s here
+        (measured 4.10 mm/s, as on Newton's legacy path); 5 % covers the slip changing between iterations."""
         v = self._incline(math.radians(10.0), 0.3)
-        self.assertLess(abs(v[-1]), 0.01)
-        self.assertLess(abs(v[-1] - v[300]), 1.0e-3)
+        mass = 8.0  # 0.2 m cube of density 1000 kg/m³
+        creep = (1.0 - 0.95 * 0.999) * mass * G * math.sin(math.radians(10.0)) / (10 * 4 * 2500.0) / DT
+        self.assertAlmostEqual(v[-1] / creep, 1.0, delta=0.05)
+        self.assertLess(abs(v[-1] - v[300]), 1.0e-4)
 
     def test_mixed_friction_is_the_geometric_mean(self):
         """μ 0.1 on the plane and 0.9 on the box slide like μ = sqrt(0.09) = 0.3 (the reference's rule)."""
@@ -234,18 +238,19 @@ class TestFriction(unittest.TestCase):
 
     def test_top_box_keeps_to_the_sliding_box_below(self):
         """Dynamic–dynamic friction: the top box needs 0.3 m g cos θ of its 0.9 m g cos θ, so it rides on the
-        sliding bottom box (relative speed under friction_epsilon; measured 1.7 mm/s at 2.5 m/s)."""
+        sliding bottom box (relative creep under 1 cm/s from the friction multiplier's decay between steps, as
+        for one box held on a slope; measured 3.2 mm/s at 2.35 m/s)."""
         _, speeds = self._two_box_slide()
         self.assertGreater(speeds[0], 2.0)
         self.assertLess(abs(speeds[1] - speeds[0]), 0.01)
 
-    @unittest.expectedFailure
     def test_two_box_stack_slides_with_the_ground_friction(self):
-        """Known gap: the pair should slide with a = g (sin θ - 0.3 cos θ) (Newton's legacy path: within
-        0.8 %); here it slides 10 % faster, while one box alone is within 1.2 %. Unexplained so far (the
-        stiff stick spring between the boxes against Gauss-Seidel order is a suspect)."""
+        """The pair slides with a = g (sin θ - 0.3 cos θ) within 2 % at the default 10 iterations (measured
+        0.35 % slow, Newton's legacy path 0.8 % slow). Regression: with IPC's smoothed friction on hard
+        contacts the stick spring between the boxes made the Gauss-Seidel sweep gain momentum and the pair
+        slid 10 % too fast; the bounded tangential multiplier fixed it."""
         ratio, _ = self._two_box_slide()
-        self.assertAlmostEqual(ratio, 1.0, delta=0.05)
+        self.assertAlmostEqual(ratio, 1.0, delta=0.02)
 
 
 class TestStacks(unittest.TestCase):

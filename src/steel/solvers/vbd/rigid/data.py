@@ -237,6 +237,7 @@ def _empty_contacts(body_count: int, device) -> ContactData:
     cd.shape0 = cd.shape1 = cd.body0 = cd.body1 = one_i
     cd.point0 = cd.point1 = cd.offset0 = cd.offset1 = cd.normal = one_v
     cd.margin0 = cd.margin1 = cd.mu = cd.ke = cd.kd = cd.k = cd.lam = cd.c0 = one_f
+    cd.lam_t = one_v
     cd.body_count = wp.zeros(max(body_count, 1), dtype=wp.int32, device=device)
     cd.body_list = wp.zeros((max(body_count, 1), 1), dtype=wp.int32, device=device)
     cd.hard = 0

@@ -34,7 +34,7 @@ def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: f
             solve_body_colour(model, bd, jd, cd, controls, group, dt, state_out.body_q)
         update_duals(jd, state_out.body_q, bd.com, work.joint_count, params, dev)
         if rc is not None:
-            rc.update_duals(state_out.body_q, dt)
+            rc.update_duals(state_out.body_q, bd, dt)
     finish_bodies(model, bd, state_in, state_out, dt)
     if rc is not None:
         rc.end()
