@@ -19,10 +19,10 @@ def _cloth(color=True, worlds=1):
     return b.finalize(device="cpu")
 
 
-def _run(cls, model, steps=20, dt=1 / 60, iterations=10, adaptive_init=True, **kw):
+def _run(cls, model, steps=20, dt=1 / 60, iterations=10, adaptive_init=None, **kw):
     solver = cls(model, iterations=iterations, **kw)
-    if not adaptive_init:
-        solver.work.adaptive_init = False  # start each step at the inertial target, as Newton's solver does
+    if adaptive_init is not None:
+        solver.particle_adaptive_init = adaptive_init
     s0, s1 = model.state(), model.state()
     for _ in range(steps):
         solver.step(s0, s1, None, None, dt)
@@ -82,13 +82,13 @@ def test_missing_coloring_says_call_color():
 
 
 # Same step map as newton's SolverVBD (same energies, Hessian blocks, colour order and Jacobi update
-# within a colour) once both start a step at the inertial target: 20 steps of 10 iterations agree to
-# 6.6e-7 m, float32 rounding of ~1 m positions (6e-8 m) accumulated over 200 sweeps.
+# within a colour, and by default the same first iterate, the inertial target): 20 steps of 10
+# iterations agree to 6.6e-7 m, float32 rounding of ~1 m positions (6e-8 m) accumulated over 200 sweeps.
 SAME_START_TOL = 1.0e-5  # [m]
-# Our default first iterate is the paper's adaptive initialization, Newton's the inertial target; both
-# converge to the same minimizer each step. At 200 iterations the two 20-step trajectories agree to
-# 4.3e-5 m (at 10 iterations they differ by 0.084 m: neither is converged, and on this swinging
-# cloth the inertial start is the closer one, 7.7e-3 m from the converged trajectory against 0.078 m).
+# The opt-in adaptive start and Newton's inertial one converge to the same minimizer each step. At 200
+# iterations the two 20-step trajectories agree to 4.3e-5 m (at 10 iterations they differ by 0.084 m:
+# neither is converged, and on this swinging cloth the inertial start is the closer one, 7.7e-3 m from
+# the converged trajectory against 0.078 m).
 CONVERGED_TOL = 1.0e-4  # [m]
 
 
@@ -103,11 +103,12 @@ def _soft_block():
 
 @pytest.mark.parametrize("scene", ["cloth", "soft_block"])
 def test_hanging_body_matches_newton_reference_from_the_same_start(scene):
-    """A pinned 5x5 cloth with bending, or a pinned 3x2x2 block of tets, 20 steps of 10 iterations: equal
-    to newton's SolverVBD within 1e-5 m when both start each step at the inertial target (measured
-    4.8e-7 m and 7.2e-7 m); pinned particles stay put."""
+    """A pinned 5x5 cloth with bending, or a pinned 3x2x2 block of tets, 20 steps of 10 iterations with
+    the default options: equal to newton's SolverVBD within 1e-5 m (measured 4.8e-7 m and 7.2e-7 m; both
+    start each step at the inertial target); pinned particles stay put."""
     model = _cloth() if scene == "cloth" else _soft_block()
-    ours = _run(SolverVBD, model, adaptive_init=False)
+    assert SolverVBD(model).particle_adaptive_init is False
+    ours = _run(SolverVBD, model)
     ref = _run(newton.solvers.SolverVBD, model, particle_enable_tile_solve=False)
     pinned = model.particle_inv_mass.numpy() == 0
     assert pinned.any()
@@ -121,8 +122,49 @@ def test_hanging_cloth_converged_trajectory_matches_newton_reference():
     """With our adaptive start and 200 iterations per step the 20-step trajectory equals newton's
     SolverVBD (inertial start) within 1e-4 m: the starts differ, the minimizers do not."""
     model = _cloth()
-    ours = _run(SolverVBD, model, iterations=200)
+    ours = _run(SolverVBD, model, iterations=200, adaptive_init=True)
     ref = _run(newton.solvers.SolverVBD, model, iterations=200, particle_enable_tile_solve=False)
     err = np.abs(ours - ref).max()
     print("max |ours - newton| at 200 iterations =", err)
     assert err < CONVERGED_TOL
+
+
+# A 9x9 cloth lying flat on the ground rests with every particle at r - m g / ke (ke the mean of the
+# particle and ground values, as Newton mixes them): 5.6e-5 m deep here.
+RESTING_DEPTH_TOL = 1.0e-6  # [m]; the adaptive start at 2 iterations, measured < 1e-7 m (float32 of 1e-2 m)
+RESTING_EXCESS_MIN = 1.0e-3  # [m]; the inertial start at 2 iterations sinks 3.6 mm deeper (measured)
+
+
+def test_adaptive_start_keeps_a_resting_cloth_at_its_contact_depth_with_two_iterations():
+    """A cloth lying on the ground, 2 iterations per step: the opt-in adaptive start (the paper's sec.
+    3.6) rests it at the static depth r - m g / ke; the default inertial start, as Newton's, leaves it
+    over 1 mm deeper (each step starts dt² g into the ground and 2 sweeps do not climb back). The
+    measured case for the opt-in; a setter that did nothing would fail it."""
+    b = newton.ModelBuilder()
+    b.add_ground_plane()
+    b.add_cloth_grid(pos=wp.vec3(-0.4, -0.4, 0.0), rot=wp.quat_identity(), vel=wp.vec3(0, 0, 0), dim_x=8,
+                     dim_y=8, cell_x=0.1, cell_y=0.1, mass=0.01, tri_ke=1e3, tri_ka=1e3, tri_kd=1e-2,
+                     particle_radius=0.01)
+    b.color()
+    model = b.finalize(device="cpu")
+    pipeline = newton.CollisionPipeline(model)
+    contacts = pipeline.contacts()
+    ke = 0.5 * (model.soft_contact_ke + float(model.shape_material_ke.numpy()[0]))  # [N/m]
+    rest = 0.01 - 0.01 * float(np.linalg.norm(model.gravity.numpy()[0])) / ke  # [m]
+
+    def rest_height(adaptive):
+        solver = SolverVBD(model, iterations=2)
+        solver.particle_adaptive_init = adaptive
+        s0, s1 = model.state(), model.state()
+        for _ in range(120):
+            pipeline.collide(s0, contacts)
+            solver.step(s0, s1, None, contacts, 1 / 60)
+            s0, s1 = s1, s0
+        return float(s0.particle_q.numpy()[:, 2].mean())
+
+    adaptive, inertial = rest_height(True), rest_height(False)
+    print(f"mean height [m]: static {rest:.7f}, adaptive {adaptive:.7f}, inertial {inertial:.7f}")
+    assert abs(adaptive - rest) < RESTING_DEPTH_TOL
+    assert rest - inertial > RESTING_EXCESS_MIN
+    with pytest.raises(TypeError, match="particle_adaptive_init"):
+        SolverVBD(model).particle_adaptive_init = 1
