@@ -16,6 +16,8 @@ joints.lam_ang     persistent multiplier of slot 1 [N·m]                       
 joints.c0_lin      slot 0 value at the start of the step [m]                        (joint,)
 joints.c0_ang      slot 1 value at the start of the step [rad]                      (joint,)
 joints.dof_s0      drive/limit coordinate at the start of the step [m or rad]       (dof,)
+joints.k_lo/k_hi   penalty seed / ceiling (cables: the material stiffness)          (joint, 2)
+joints.dahl_s      cable Dahl friction state, normalized, parent anchor frame       (joint,)
 =================  ===============================================================  =================
 """
 
@@ -31,7 +33,7 @@ import newton
 from .bodies import BodyData
 from .contacts import ContactData, RigidContacts
 from .joints import JointData
-from .layout import JointLayout, body_joint_adjacency
+from .layout import KIND_CABLE, JointLayout, body_joint_adjacency
 
 
 def dynamic_bodies(model) -> np.ndarray:
@@ -98,17 +100,34 @@ def _check_particle_coupling(model, dynamic: np.ndarray) -> None:
             "the body kinematic, or integrate the bodies with another solver (integrate_with_external_rigid_solver)")
 
 
-def _joint_is_hard(model, count: int) -> np.ndarray:
-    """Per-joint hard flag from the optional ``vbd:joint_is_hard`` attribute (default 1)."""
+def _joint_is_hard(model, count: int, kind: np.ndarray) -> np.ndarray:
+    """Per-joint hard flag from the optional ``vbd:joint_is_hard`` attribute (default 1); cables soft.
+
+    The attribute sets non-cable joints only: its registered default (1) would otherwise make every
+    cable hard, where the seed's cable stretch and bend slots default to soft; a cable is switched with
+    ``set_joint_constraint_mode``.
+    """
     ns = getattr(model, "vbd", None)
     values = getattr(ns, "joint_is_hard", None) if ns is not None else None
     if values is None or count == 0:
-        return np.ones(count, np.int32)
+        values = np.ones(count, np.int32)
     values = values.numpy() if hasattr(values, "numpy") else np.asarray(values)
     bad = np.flatnonzero((values != 0) & (values != 1))
     if bad.size:
         raise ValueError(f"vbd:joint_is_hard must be 0 or 1, got {values[bad[0]]!r} on joint {int(bad[0])}")
-    return values.astype(np.int32)
+    return np.where(kind == KIND_CABLE, 0, values).astype(np.int32)
+
+
+def _dahl(model, layout) -> tuple[np.ndarray, np.ndarray]:
+    """Per-joint Dahl ``(ε_max [rad], τ)``: the ``vbd:`` attributes on cables where both are positive, else 0."""
+    n = int(model.joint_count)
+    ns = getattr(model, "vbd", None)
+    eps, tau = (getattr(ns, name, None) if ns is not None else None for name in ("dahl_eps_max", "dahl_tau"))
+    if eps is None or tau is None or n == 0:
+        return np.zeros(max(n, 1), np.float32), np.ones(max(n, 1), np.float32)
+    eps, tau = eps.numpy().astype(np.float32), tau.numpy().astype(np.float32)
+    on = (layout.kind == KIND_CABLE) & (eps > 0.0) & (tau > 0.0) & (layout.cable_ke[:, 1] > 0.0)
+    return np.where(on, eps, 0.0).astype(np.float32), np.where(on, tau, 1.0).astype(np.float32)
 
 
 def solve_params(opts) -> SimpleNamespace:
@@ -181,10 +200,28 @@ class RigidWork:
         jd.ang_axis0 = wp.array(layout.ang_axis0 if nj else np.zeros((1, 3)), dtype=wp.vec3, device=dev)
         jd.ang_axis1 = wp.array(layout.ang_axis1 if nj else np.zeros((1, 3)), dtype=wp.vec3, device=dev)
         jd.ang_rest = wp.array(layout.ang_rest if nj else np.zeros(1), dtype=wp.float32, device=dev)
-        hard = np.repeat(_joint_is_hard(model, nj)[:, None], 2, axis=1) if nj else np.ones((1, 2), np.int32)
+        cable = layout.kind == KIND_CABLE if nj else np.zeros(1, bool)
+        hard = np.repeat(_joint_is_hard(model, nj, layout.kind)[:, None], 2, axis=1) if nj else np.ones((1, 2), np.int32)
         jd.hard = wp.array(hard, dtype=wp.int32, device=dev)
-        k0 = np.array([p.k_min_lin if p.ramp_lin else p.k_max_lin, p.k_min_ang if p.ramp_ang else p.k_max_ang])
-        jd.k = wp.array(np.tile(k0, (n, 1)), dtype=wp.float32, device=dev)
+        # Penalty ceilings: the rigid_joint_*_ke options, or a cable's material stiffness; seeds below.
+        k_hi = np.tile([p.k_max_lin, p.k_max_ang], (n, 1)).astype(np.float32)
+        kd = np.tile([float(opts.rigid_joint_linear_kd), float(opts.rigid_joint_angular_kd)], (n, 1))
+        if nj:
+            k_hi[cable] = layout.cable_ke[cable]
+            kd[cable] = layout.cable_kd[cable]
+        ramp = np.array([p.ramp_lin, p.ramp_ang], bool)
+        seeds = np.array([opts.rigid_joint_linear_k_start, opts.rigid_joint_angular_k_start])
+        k_lo = np.where(ramp, np.minimum(seeds, k_hi), k_hi).astype(np.float32)
+        jd.k_lo = wp.array(k_lo, dtype=wp.float32, device=dev)
+        jd.k_hi = wp.array(k_hi, dtype=wp.float32, device=dev)
+        jd.kd = wp.array(np.maximum(kd, 0.0), dtype=wp.float32, device=dev)
+        jd.k = wp.array(k_lo, dtype=wp.float32, device=dev)
+        dahl_eps, dahl_tau = _dahl(model, layout)
+        jd.dahl_eps = wp.array(dahl_eps, dtype=wp.float32, device=dev)
+        jd.dahl_tau = wp.array(dahl_tau, dtype=wp.float32, device=dev)
+        jd.dahl_s = wp.zeros(n, dtype=wp.vec3, device=dev)
+        jd.kappa0 = wp.zeros(n, dtype=wp.vec3, device=dev)
+        self.has_dahl = bool((dahl_eps > 0.0).any())
         jd.lam_lin = wp.zeros(n, dtype=wp.vec3, device=dev)
         jd.lam_ang = wp.zeros(n, dtype=wp.vec3, device=dev)
         jd.c0_lin = wp.zeros(n, dtype=wp.vec3, device=dev)
@@ -203,8 +240,6 @@ class RigidWork:
         jd.limit_ke = model.joint_limit_ke if has_dofs else zeros
         jd.limit_kd = model.joint_limit_kd if has_dofs else zeros
         jd.alpha = p.alpha
-        jd.kd_lin = float(opts.rigid_joint_linear_kd)
-        jd.kd_ang = float(opts.rigid_joint_angular_kd)
         self.joints = jd
         self.joint_count = nj
         # Body–body contacts: rows from the step's Contacts (any shape may be in them: the pipeline's

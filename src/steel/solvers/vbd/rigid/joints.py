@@ -21,6 +21,10 @@ hinge axis [rad], or the displacement along an axis [m], plus the rest offset ``
 ``F = ke (s - target) + kd (ṡ - target_qd)`` and ``F = limit_ke (s - bound) + limit_kd ṡ`` beyond a
 bound, with ``ṡ = (s - s0)/dt``. ``Control.joint_f`` on a DOF adds the energy ``-τ s`` (equal and
 opposite on the two bodies). Angles are unwound across steps (``dof_coordinate``).
+
+Cables (:mod:`.layout`) use the same two slots with the rod's own stiffness ``k`` and damping (soft
+by default) and, where ``vbd:dahl_eps_max`` and ``vbd:dahl_tau`` are both positive, Dahl friction
+on the bend slot (:func:`dahl_moment`).
 """
 
 from __future__ import annotations
@@ -70,8 +74,13 @@ class JointData:
     limit_ke: wp.array[wp.float32]
     limit_kd: wp.array[wp.float32]
     alpha: wp.float32
-    kd_lin: wp.float32  # [N·s/m]
-    kd_ang: wp.float32  # [N·m·s/rad]
+    k_lo: wp.array2d[wp.float32]  # (joint, slot) penalty seed: k_start when ramping, else the ceiling
+    k_hi: wp.array2d[wp.float32]  # (joint, slot) penalty ceiling (cables: the material stiffness)
+    kd: wp.array2d[wp.float32]  # (joint, slot) damping [N·s/m], [N·m·s/rad]
+    dahl_eps: wp.array[wp.float32]  # Dahl maximum persistent bend strain [rad]; 0: no Dahl friction
+    dahl_tau: wp.array[wp.float32]  # Dahl memory length in units of dahl_eps, non-dimensional
+    dahl_s: wp.array[wp.vec3]  # Dahl friction moment / (k ε_max), parent anchor frame, in [-1, 1]
+    kappa0: wp.array[wp.vec3]  # bend (rotation vector) at the start of the step, parent anchor frame [rad]
 
 
 @wp.func
@@ -190,6 +199,47 @@ def dof_coordinate(kind: wp.int32, raw: wp.float32, offset: wp.float32, referenc
 
 
 @wp.func
+def dahl_state(s0: wp.float32, dk: wp.float32, length: wp.float32):
+    """Dahl's law with exponent 1 integrated exactly over a bend increment ``dk`` [rad] from state ``s0``.
+
+    Dahl (1968, 1976) models friction ``F`` against displacement ``x`` by ``dF/dx = σ (1 - F/F_c sgn ẋ)``;
+    for a monotone increment the solution is ``F/F_c = sgn + (F0/F_c - sgn) exp(-|Δx| σ/F_c)``. Here ``x``
+    is one bend component and ``length = F_c/σ = τ ε_max`` [rad]. Returns the new normalized state and
+    its derivative in ``dk`` [1/rad] (at ``dk = 0`` the larger one-sided slope, so the Hessian bounds both).
+    """
+    if dk == 0.0:
+        return s0, (1.0 + wp.abs(s0)) / length
+    sg = wp.sign(dk)
+    e = wp.exp(-wp.abs(dk) / length)
+    return sg + (s0 - sg) * e, (1.0 - s0 * sg) * e / length
+
+
+@wp.func
+def dahl_moment(jd: JointData, j: wp.int32, q_jp: wp.quat, c: wp.vec3):
+    """Dahl friction moment on cable ``j``'s bend slot at bend ``c`` (world rotation vector) [N·m], and its
+    stiffness as a world matrix [N·m/rad].
+
+    The friction moment is ``k ε_max s`` per component of the bend in the parent anchor frame, with ``s``
+    carried by :func:`dahl_state` from the step's start (``kappa0``, ``dahl_s``) to the current iterate;
+    ``k`` is the bend stiffness, so ``ε_max`` is the largest curvature friction can hold against it (a
+    released cable keeps ``|κ| <= ε_max``) and ``τ ε_max`` the bend over which the friction saturates.
+    Each component is a monotone function of its increment, so within a step it is the gradient of a
+    convex energy and the block Hessian stays positive definite.
+    """
+    rot = wp.quat_to_matrix(q_jp)
+    kappa = wp.transpose(rot) * c
+    scale = jd.k_hi[j, 1] * jd.dahl_eps[j]
+    length = jd.dahl_tau[j] * jd.dahl_eps[j]
+    m = wp.vec3(0.0)
+    d = wp.vec3(0.0)
+    for i in range(3):
+        si, di = dahl_state(jd.dahl_s[j][i], kappa[i] - jd.kappa0[j][i], length)
+        m[i] = scale * si
+        d[i] = scale * di
+    return rot * m, rot * wp.diag(d) * wp.transpose(rot)
+
+
+@wp.func
 def joint_frames(jd: JointData, body_q: wp.array[wp.transform], body_com: wp.array[wp.vec3], j: wp.int32):
     t_p, com_p = body_frame(body_q, body_com, jd.parent[j])
     t_c, com_c = body_frame(body_q, body_com, jd.child[j])
@@ -226,8 +276,8 @@ def joint_force_on_body(
         f = k * c
         if jd.hard[j, 0] != 0:
             f = k * (c - jd.alpha * jd.c0_lin[j]) + jd.lam_lin[j]
-        f = f + jd.kd_lin * inv_dt * (c - jd.c0_lin[j])
-        kk = k + jd.kd_lin * inv_dt
+        f = f + jd.kd[j, 0] * inv_dt * (c - jd.c0_lin[j])
+        kk = k + jd.kd[j, 0] * inv_dt
         f_l = f_l - wp.transpose(jl) * f
         f_a = f_a - wp.transpose(ja) * f
         h_ll = h_ll + kk * wp.transpose(jl) * jl
@@ -245,10 +295,15 @@ def joint_force_on_body(
         f = k * c
         if jd.hard[j, 1] != 0:
             f = k * (c - jd.alpha * jd.c0_ang[j]) + jd.lam_ang[j]
-        f = f + jd.kd_ang * inv_dt * (c - jd.c0_ang[j])
-        kk = k + jd.kd_ang * inv_dt
+        f = f + jd.kd[j, 1] * inv_dt * (c - jd.c0_ang[j])
+        kk = k + jd.kd[j, 1] * inv_dt
+        stiff = kk * wp.identity(n=3, dtype=wp.float32)
+        if jd.dahl_eps[j] > 0.0:
+            m_f, k_f = dahl_moment(jd, j, wp.transform_get_rotation(t_jp), c)
+            f = f + m_f
+            stiff = stiff + k_f
         f_a = f_a - wp.transpose(ja) * f
-        h_aa = h_aa + kk * wp.transpose(ja) * ja
+        h_aa = h_aa + wp.transpose(ja) * stiff * ja
     for d in range(jd.qd_start[j], jd.qd_start[j + 1]):
         dk = jd.dof_kind[d]
         if dk < 0:
@@ -282,12 +337,6 @@ def _begin_joints(
     body_q: wp.array[wp.transform],
     body_com: wp.array[wp.vec3],
     gamma: wp.float32,
-    ramp_lin: wp.int32,
-    ramp_ang: wp.int32,
-    k_min_lin: wp.float32,
-    k_min_ang: wp.float32,
-    k_max_lin: wp.float32,
-    k_max_ang: wp.float32,
 ):
     j = wp.tid()  # one thread per joint
     if jd.kind[j] == _KIND_NONE:
@@ -298,18 +347,14 @@ def _begin_joints(
     c_a, ja2 = eval_angular(wp.transform_get_rotation(t_jp), wp.transform_get_rotation(t_jc), jd.ang_mode[j],
                             jd.ang_axis0[j], jd.ang_axis1[j], jd.ang_rest[j], 1)
     jd.c0_ang[j] = c_a
+    jd.kappa0[j] = wp.transpose(wp.quat_to_matrix(wp.transform_get_rotation(t_jp))) * c_a
     # Warm start (AVBD): lambda kept by alpha*gamma, penalty decayed by gamma but not below its seed.
     keep = jd.alpha * gamma
     jd.lam_lin[j] = wp.where(jd.hard[j, 0] != 0, keep * jd.lam_lin[j], wp.vec3(0.0))
     jd.lam_ang[j] = wp.where(jd.hard[j, 1] != 0, keep * jd.lam_ang[j], wp.vec3(0.0))
-    if ramp_lin != 0:
-        jd.k[j, 0] = wp.clamp(gamma * jd.k[j, 0], k_min_lin, k_max_lin)
-    else:
-        jd.k[j, 0] = k_max_lin
-    if ramp_ang != 0:
-        jd.k[j, 1] = wp.clamp(gamma * jd.k[j, 1], k_min_ang, k_max_ang)
-    else:
-        jd.k[j, 1] = k_max_ang
+    # Without a ramp k_lo = k_hi and the clamp gives the fixed stiffness.
+    jd.k[j, 0] = wp.clamp(gamma * jd.k[j, 0], jd.k_lo[j, 0], jd.k_hi[j, 0])
+    jd.k[j, 1] = wp.clamp(gamma * jd.k[j, 1], jd.k_lo[j, 1], jd.k_hi[j, 1])
     for d in range(jd.qd_start[j], jd.qd_start[j + 1]):
         if jd.dof_kind[d] >= 0:
             s, gl, ga = eval_dof(jd.dof_kind[d], jd.dof_axis[d], t_jp, t_jc, com_p, com_c, 1)
@@ -323,8 +368,6 @@ def _update_duals(
     body_com: wp.array[wp.vec3],
     beta_lin: wp.float32,
     beta_ang: wp.float32,
-    k_max_lin: wp.float32,
-    k_max_ang: wp.float32,
 ):
     j = wp.tid()  # one thread per joint, after every sweep over the colours
     if jd.kind[j] == _KIND_NONE or not jd.enabled[j]:
@@ -335,26 +378,47 @@ def _update_duals(
         k = jd.k[j, 0]
         if jd.hard[j, 0] != 0:
             jd.lam_lin[j] = jd.lam_lin[j] + k * (c - jd.alpha * jd.c0_lin[j])
-        jd.k[j, 0] = wp.min(k + beta_lin * wp.length(c), k_max_lin)
+        jd.k[j, 0] = wp.min(k + beta_lin * wp.length(c), jd.k_hi[j, 0])
     if jd.ang_mode[j] != 0:
         c, ja = eval_angular(wp.transform_get_rotation(t_jp), wp.transform_get_rotation(t_jc), jd.ang_mode[j],
                              jd.ang_axis0[j], jd.ang_axis1[j], jd.ang_rest[j], 1)
         k = jd.k[j, 1]
         if jd.hard[j, 1] != 0:
             jd.lam_ang[j] = jd.lam_ang[j] + k * (c - jd.alpha * jd.c0_ang[j])
-        jd.k[j, 1] = wp.min(k + beta_ang * wp.length(c), k_max_ang)
+        jd.k[j, 1] = wp.min(k + beta_ang * wp.length(c), jd.k_hi[j, 1])
+
+
+@wp.kernel
+def _finish_dahl(jd: JointData, body_q: wp.array[wp.transform], body_com: wp.array[wp.vec3]):
+    j = wp.tid()  # one thread per joint, after the step's last sweep
+    if jd.dahl_eps[j] <= 0.0 or not jd.enabled[j]:
+        return
+    t_jp, t_jc, com_p, com_c = joint_frames(jd, body_q, body_com, j)
+    c, ja = eval_angular(wp.transform_get_rotation(t_jp), wp.transform_get_rotation(t_jc), jd.ang_mode[j],
+                         jd.ang_axis0[j], jd.ang_axis1[j], jd.ang_rest[j], 1)
+    kappa = wp.transpose(wp.quat_to_matrix(wp.transform_get_rotation(t_jp))) * c
+    length = jd.dahl_tau[j] * jd.dahl_eps[j]
+    s = jd.dahl_s[j]
+    for i in range(3):
+        si, di = dahl_state(s[i], kappa[i] - jd.kappa0[j][i], length)
+        s[i] = si
+    jd.dahl_s[j] = s
 
 
 def begin_joints(jd, body_q, body_com, count: int, params, device) -> None:
-    """Snapshot ``C0`` and the DOF values from the step's input pose; decay ``λ`` and ``k`` (warm start)."""
+    """Snapshot ``C0``, the bend and the DOF values from the step's input pose; decay ``λ`` and ``k`` (warm start)."""
     if count:
-        wp.launch(_begin_joints, dim=count, inputs=[jd, body_q, body_com, params.gamma, params.ramp_lin,
-                                                    params.ramp_ang, params.k_min_lin, params.k_min_ang,
-                                                    params.k_max_lin, params.k_max_ang], device=device)
+        wp.launch(_begin_joints, dim=count, inputs=[jd, body_q, body_com, params.gamma], device=device)
+
+
+def finish_dahl(jd, body_q, body_com, count: int, device) -> None:
+    """Carry the Dahl friction state of the cables to the step's end pose (the finalize phase)."""
+    if count:
+        wp.launch(_finish_dahl, dim=count, inputs=[jd, body_q, body_com], device=device)
 
 
 def update_duals(jd, body_q, body_com, count: int, params, device) -> None:
     """AVBD dual step after a sweep: ``λ += k (C - α C0)`` on hard slots; ``k += β |C|`` up to the ceiling."""
     if count:
-        wp.launch(_update_duals, dim=count, inputs=[jd, body_q, body_com, params.beta_lin, params.beta_ang,
-                                                    params.k_max_lin, params.k_max_ang], device=device)
+        wp.launch(_update_duals, dim=count, inputs=[jd, body_q, body_com, params.beta_lin, params.beta_ang],
+                  device=device)

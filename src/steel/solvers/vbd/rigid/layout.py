@@ -16,7 +16,17 @@ and its drive/limit DOFs:
 The child's joint frame is taken from the rest pose ``model.body_q`` (``X_c = T_c⁻¹ T_p X_p``) so a
 model built in its rest pose starts with every structural constraint at exactly zero; ``model.joint_q``
 at construction is the DOF value of that pose (the offset drives and limits are measured from).
-FREE joints and joints of unsupported types contribute nothing; DISTANCE and ROD raise.
+FREE joints contribute nothing; DISTANCE raises.
+
+Cables (``JointType.ROD``, built by ``ModelBuilder.add_rod``) are the seed's cable joints: a stretch
+slot (slot 0, the anchors coincide, all three directions) and a bend slot (slot 1, ``ANG_LOCK``: the
+anchors' relative rotation equals the structural rest rotation). Unlike the other joints their
+frames come from the rod itself, not from ``model.body_q``: the child anchor is ``model.joint_X_c``
+with its rotation composed with the inverse rest rotation ``joint_rest_q`` (so a rod authored with a
+curved rest shape starts at that curvature's zero). Their stiffness and damping are the material's,
+``joint_target_ke/kd`` at ``[shear_x, shear_y, stretch_z, bend_x, bend_y, twist_z]``; the two slots
+are isotropic, so shear must equal stretch and twist must equal bend (``add_rod``'s defaults; other
+values raise ``NotImplementedError``). Their six DOFs carry no drives or limits.
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ KIND_FIXED = 2
 KIND_REVOLUTE = 3
 KIND_PRISMATIC = 4
 KIND_D6 = 5
+KIND_CABLE = 6
 
 ANG_NONE = 0
 ANG_LOCK = 1
@@ -48,6 +59,7 @@ _KINDS = {
     int(newton.JointType.REVOLUTE): KIND_REVOLUTE,
     int(newton.JointType.PRISMATIC): KIND_PRISMATIC,
     int(newton.JointType.D6): KIND_D6,
+    int(newton.JointType.ROD): KIND_CABLE,
 }
 _LIMIT_INF = 1.0e9  # Newton's "no limit" is ±1e10; anything beyond this is treated as unbounded
 
@@ -129,16 +141,24 @@ class JointLayout:
         self.dof_axis = np.zeros((max(int(model.joint_dof_count), 1), 3), np.float32)
         self.dof_offset = np.zeros(max(int(model.joint_dof_count), 1), np.float32)
         self.dof_coord = np.zeros(max(int(model.joint_dof_count), 1), np.int32)  # index into joint_target_q
+        # Cable material per joint and slot (stretch [N/m], bend [N·m/rad]; damping [N·s/m], [N·m·s/rad]).
+        self.cable_ke = np.zeros((n, 2), np.float32)
+        self.cable_kd = np.zeros((n, 2), np.float32)
+        rest_q = model.joint_rest_q.numpy() if n and getattr(model, "joint_rest_q", None) is not None else None
+        x_c_model = model.joint_X_c.numpy() if n else np.zeros((0, 7))
 
         for j in range(n):
             t = int(jtype[j])
             if t not in _KINDS:
                 name = newton.JointType(t).name if t in {int(v) for v in newton.JointType} else str(t)
                 raise NotImplementedError(f"SolverVBD rigid AVBD: {_label(model, j)} is of type {name}, which is not "
-                                          "supported (BALL, FIXED, REVOLUTE, PRISMATIC, D6 and FREE are)")
+                                          "supported (BALL, FIXED, REVOLUTE, PRISMATIC, D6, ROD and FREE are)")
             kind = _KINDS[t]
             self.kind[j] = kind
             if kind == KIND_NONE:
+                continue
+            if kind == KIND_CABLE:
+                self._cable(model, j, int(qd_start[j]), x_c_model[j], rest_q, int(q_start[j]), target_ke, target_kd)
                 continue
             p, c = int(parent[j]), int(child[j])
             t_p = body_q[p].astype(np.float64) if p >= 0 else np.array([0, 0, 0, 0, 0, 0, 1.0])
@@ -197,6 +217,24 @@ class JointLayout:
         self.has_ang = self.ang_mode != ANG_NONE
         self.has_lin &= self.kind != KIND_NONE
         self.has_ang &= self.kind != KIND_NONE
+
+    def _cable(self, model, j, d0, x_c, rest_q, q0, target_ke, target_kd) -> None:
+        """Stretch and bend slots of cable ``j`` from the rod's anchors, rest rotation and material."""
+        ke, kd = target_ke[d0:d0 + 6], target_kd[d0:d0 + 6]
+        for name, values in (("stiffness", ke), ("damping", kd)):
+            if not (np.allclose(values[:3], values[2], rtol=1e-6) and np.allclose(values[3:], values[3], rtol=1e-6)):
+                raise NotImplementedError(
+                    f"SolverVBD rigid AVBD: {_label(model, j)} is a rod with anisotropic {name} "
+                    f"{values.tolist()} (shear_x, shear_y, stretch, bend_x, bend_y, twist); cables have one "
+                    "stretch and one bend slot, so shear must equal stretch and twist must equal bend")
+        rest = rest_q[q0 + 3:q0 + 7].astype(np.float64) if rest_q is not None else np.array([0, 0, 0, 1.0])
+        rest = rest / np.linalg.norm(rest)
+        inv_rest = np.array([-rest[0], -rest[1], -rest[2], rest[3]])
+        self.x_c[j] = np.concatenate([x_c[:3], _quat_mul(x_c[3:].astype(np.float64), inv_rest)])
+        self.lin_proj[j] = np.eye(3)
+        self.ang_mode[j] = ANG_LOCK
+        self.cable_ke[j] = (ke[2], ke[3])
+        self.cable_kd[j] = (kd[2], kd[3])
 
     def slot_count(self, j: int) -> int:
         """Structural slots of joint ``j`` addressable by ``set_joint_constraint_mode`` (0, 1 or 2)."""

@@ -6,7 +6,8 @@ turn again (whole turns counted before are forgotten); a body's previous-step ve
 so the next step starts it from the inertial target instead of the adaptive guess. Body–body
 contacts of the selected worlds (a row belongs to its world shape's world; a row between shapes of
 no world to the mask's last entry) start cold at the next contact refresh: no ``λ`` or ``k`` is
-restored from history. The pose history needs no rebaseline: every step snapshots its input pose.
+restored from history. Cable Dahl friction states go to zero. The pose history, and with it the bend
+the Dahl state is measured from, needs no rebaseline: every step snapshots its input pose.
 """
 
 from __future__ import annotations
@@ -38,8 +39,6 @@ def _reset_joints(
     mask: wp.array[wp.bool],
     use_mask: wp.int32,
     local_only: wp.int32,
-    k_lin: wp.float32,
-    k_ang: wp.float32,
 ):
     j = wp.tid()  # one thread per joint
     if not _selected(joint_world[j], mask, use_mask, local_only):
@@ -48,8 +47,9 @@ def _reset_joints(
     jd.lam_ang[j] = wp.vec3(0.0)
     jd.c0_lin[j] = wp.vec3(0.0)
     jd.c0_ang[j] = wp.vec3(0.0)
-    jd.k[j, 0] = k_lin
-    jd.k[j, 1] = k_ang
+    jd.k[j, 0] = jd.k_lo[j, 0]
+    jd.k[j, 1] = jd.k_lo[j, 1]
+    jd.dahl_s[j] = wp.vec3(0.0)  # cable friction forgets its history; the bend rebaselines at the next step
     for d in range(jd.qd_start[j], jd.qd_start[j + 1]):
         jd.dof_s0[d] = jd.dof_offset[d]  # angles unwind from the rest pose's turn again
 
@@ -87,12 +87,9 @@ def reset_rigid_history(model, work, world_mask) -> None:
     use_mask = int(world_mask is not None)
     mask = world_mask if world_mask is not None else wp.zeros(1, dtype=wp.bool, device=dev)
     local_only = int(use_mask and mask.shape[0] == int(model.world_count))
-    p = work.params
     if work.joint_count:
         wp.launch(_reset_joints, dim=work.joint_count,
-                  inputs=[work.joints, model.joint_world, mask, use_mask, local_only,
-                          p.k_min_lin if p.ramp_lin else p.k_max_lin, p.k_min_ang if p.ramp_ang else p.k_max_ang],
-                  device=dev)
+                  inputs=[work.joints, model.joint_world, mask, use_mask, local_only], device=dev)
     wp.launch(_reset_bodies_history, dim=model.body_count, inputs=[work.bodies, mask, use_mask, local_only],
               device=dev)
     if work.contacts is not None:  # body–body warm start: cold at the next refresh of these worlds' rows
