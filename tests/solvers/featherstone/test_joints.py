@@ -214,9 +214,9 @@ def test_notify_after_mass_edit_equals_fresh_solver():
 
 
 def test_a_start_far_outside_the_limits_warns_naming_the_joint():
-    """model.joint_q 2.5 rad outside ±0.5 rad limits (limit_ke 1e4) warns at construction, naming the joint;
-    at 1/240 s this chain diverges (NaN at step 61), so the warning is what stands between the user and a
-    silent explosion. Inside the limits nothing is said."""
+    """model.joint_q 2.5 rad outside ±0.5 rad limits (limit_ke 1e4) warns at construction, naming the joint
+    (the limit returns it at the bounded push-out speed, not as its spring would: test_limit_push_out.py).
+    Inside the limits nothing is said."""
     import warnings
 
     b = pendulum_builder(links=3)

@@ -12,14 +12,32 @@ and (when ``publish``) the output ``body_q``/``body_qd``. Needs the dynamics sta
    ``dof_bias`` onto the leaders (:mod:`.mimic`); then ``qdd = -A^-1 dof_bias`` (Featherstone,
    *Rigid Body Dynamics Algorithms*, sec. 6.1) with the current (possibly reused) factor. ``H``
    itself is never modified, so a stale ``H`` can be refactored with a new ``D`` on any later step;
-2. per joint, symplectic Euler (articulations flagged invalid by :mod:`.forces`, non-finite input,
+2. the limit push-out bound (below), unless the articulation is invalid;
+3. per joint, symplectic Euler (articulations flagged invalid by :mod:`.forces`, non-finite input,
    skip step 1 and copy every joint like a kinematic one): ``qd' = qd + dt qdd``, then ``angular_damping`` on FREE and
    DISTANCE joints ``w' *= max(1 - d dt, 0)`` (the seed's free-body damping, applied before the
    position update as rigid-body integrators do), then ``q' = q + dt map(qd')``; kinematic joints
    (child flagged :attr:`newton.BodyFlags.KINEMATIC`) copy ``q``/``qd`` from the input instead;
-3. mimic followers overwritten from their leaders (see :mod:`.mimic`; they were also overwritten
+4. mimic followers overwritten from their leaders (see :mod:`.mimic`; they were also overwritten
    in the input state before the forces, see :mod:`.forces`);
-4. forward kinematics of the new coordinates into the output state.
+5. forward kinematics of the new coordinates into the output state.
+
+Limit push-out bound. A DOF outside its limits by ``d`` is pushed back by ``limit_ke d``. Taken
+linearly implicitly (see :mod:`.forces`) a stiff limit closes the whole gap in about one step, so it
+leaves the DOF moving at ``~ d / dt``: a hinge started 2.5 rad outside at ``dt = 1/240 s`` is
+returned at ~600 rad/s, with the opposite reaction on the rest of the tree, and the velocity-
+squared terms of the next steps blow up (measured: nv_humanoid with every hinge started at 3 rad
+reaches 6e23 rad/s within 500 steps). So, as contact push-out is bounded in SolverSteel, the
+push-out term is scaled down, for the whole articulation at once, until no DOF outside its limits
+returns inward faster than ``max(LIMIT_PUSH_OUT_SPEED_MAX, |qd|)``, ``qd`` its velocity at the
+start of the step: a limit never returns a DOF faster than it was moving, or than 10 rad/s (m/s
+for a slider) from rest. With ``x = A^-1 dof_limit_push`` the response to the push-out terms
+(``A`` the factor of step 1) and ``u_i`` the inward speed DOF ``i`` would get,
+``qdd -= c x`` with the smallest ``c`` in ``[0, 1]`` that brings every ``u_i`` down to its bound.
+The reaction is scaled with it (one force vector, one solve), so momentum stays consistent. Only
+steps where some DOF would exceed its bound pay the extra solve; a limit holding a load, or one hit
+at speed ``v`` and bouncing back at no more than ``v``, is untouched, as is every step of a DOF
+inside its limits.
 
 Fusing saves three launches per step over factor / solve / integrate / FK as separate kernels
 (each a serial pass over every world on the CPU). ``joint_q_out`` may alias ``joint_q``.
@@ -36,6 +54,67 @@ from ...articulation.integrate import integrate_joint_coordinates
 from ...articulation.joint_model import JointModel
 from ...articulation.kinematics import JOINT_DISTANCE, JOINT_FREE, articulation_forward_kinematics
 from .mimic import apply_mimic_accelerations, apply_mimic_coordinates, fold_mimic_rows
+
+# Fastest a limit returns a DOF that started the step at rest [rad/s or m/s] (see the module docstring).
+LIMIT_PUSH_OUT_SPEED_MAX = wp.constant(10.0)
+
+
+@wp.func
+def _limit_push_out_excess(d: int, dt: float, dof_limit_push: wp.array[float], joint_qd: wp.array[float], qdd: float):
+    """How much faster [m/s or rad/s] than its bound DOF ``d`` would return inward (<= 0: within it)."""
+    push = dof_limit_push[d]
+    if push == 0.0:
+        return float(0.0)
+    inward = wp.where(push > 0.0, 1.0, -1.0)
+    speed = inward * (joint_qd[d] + dt * qdd)
+    return speed - wp.max(LIMIT_PUSH_OUT_SPEED_MAX, wp.abs(joint_qd[d]))
+
+
+@wp.func
+def bound_limit_push_out(
+    start: int,
+    end: int,
+    n: int,
+    base: int,
+    first: int,
+    tree_joint: wp.array[int],
+    joint_qd_start: wp.array[int],
+    mimic_leader: wp.array[int],
+    mimic_coeffs: wp.array[wp.vec2],
+    has_mimic: int,
+    dt: float,
+    mass_factor: wp.array[float],
+    dof_limit_push: wp.array[float],
+    joint_qd: wp.array[float],
+    # Data out (in place):
+    response: wp.array[float],
+    joint_qdd: wp.array[float],
+):
+    """Scale one articulation's limit push-out so no DOF returns faster than its bound (module docstring)."""
+    exceeded = int(0)
+    for d in range(first, first + n):
+        if _limit_push_out_excess(d, dt, dof_limit_push, joint_qd, joint_qdd[d]) > 0.0:
+            exceeded = 1
+    if exceeded == 0:
+        return
+    for d in range(first, first + n):
+        response[d] = dof_limit_push[d]
+    if has_mimic != 0:
+        fold_mimic_rows(
+            start, end, n, base, first, tree_joint, joint_qd_start, mimic_leader, mimic_coeffs, 0, mass_factor, response
+        )
+    cholesky_solve(n, base, first, mass_factor, response, 1.0, response)
+    if has_mimic != 0:
+        apply_mimic_accelerations(start, end, tree_joint, joint_qd_start, mimic_leader, mimic_coeffs, response)
+    cut = float(0.0)
+    for d in range(first, first + n):
+        excess = _limit_push_out_excess(d, dt, dof_limit_push, joint_qd, joint_qdd[d])
+        rate = wp.where(dof_limit_push[d] > 0.0, 1.0, -1.0) * dt * response[d]  # inward speed per unit cut
+        if excess > 0.0 and rate > 0.0:
+            cut = wp.max(cut, excess / rate)
+    cut = wp.min(cut, 1.0)
+    for d in range(first, first + n):
+        joint_qdd[d] = joint_qdd[d] - cut * response[d]
 
 
 @wp.kernel
@@ -63,11 +142,13 @@ def _advance(
     contact_mass: wp.array[float],
     articulation_contact: wp.array[int],
     dof_bias: wp.array[float],
+    dof_limit_push: wp.array[float],
     joint_q: wp.array[float],
     joint_qd: wp.array[float],
     articulation_invalid: wp.array[int],
     # Data out:
     mass_factor_out: wp.array[float],
+    dof_limit_response_out: wp.array[float],
     joint_qdd_out: wp.array[float],
     joint_q_out: wp.array[float],
     joint_qd_out: wp.array[float],
@@ -135,6 +216,25 @@ def _advance(
         cholesky_solve(n, base, first, mass_factor_out, dof_bias, -1.0, joint_qdd_out)
         if has_mimic != 0:
             apply_mimic_accelerations(start, end, tree_joint, joint_qd_start, mimic_leader, mimic_coeffs, joint_qdd_out)
+    if invalid == 0:
+        bound_limit_push_out(
+            start,
+            end,
+            n,
+            base,
+            first,
+            tree_joint,
+            joint_qd_start,
+            mimic_leader,
+            mimic_coeffs,
+            has_mimic,
+            dt,
+            mass_factor_out,
+            dof_limit_push,
+            joint_qd,
+            dof_limit_response_out,
+            joint_qdd_out,
+        )
 
     damp = wp.max(1.0 - angular_damping * dt, 0.0)
     for t in range(start, end):
@@ -229,12 +329,14 @@ def advance_joints(
             work.contact_mass,
             work.articulation_contact,
             data.dof_bias,
+            work.dof_limit_push,
             state_in.joint_q,
             state_in.joint_qd,
             work.articulation_invalid,
         ],
         outputs=[
             mass_factor,
+            work.dof_limit_response,
             work.joint_qdd,
             state_out.joint_q,
             state_out.joint_qd,

@@ -14,7 +14,9 @@ pose or mass matrix of the step is computed from it (the spec's "before the solv
 Force laws (the seed's; per DOF, ``q``/``qd`` the DOF's coordinate and velocity):
 
 * joint limit, PRISMATIC/REVOLUTE/D6, active while ``q`` is outside ``[lower, upper]``:
-  ``f = limit_ke (bound - q) - limit_kd qd``, and the drive of that DOF is switched off;
+  ``f = limit_ke (bound - q) - limit_kd qd``, and the drive of that DOF is switched off; the
+  push-out term ``limit_ke (bound - q)`` is also written to ``dof_limit_push`` so that
+  :mod:`.advance` can bound the speed it returns the DOF with (see there);
 * PD drive, PRISMATIC/REVOLUTE/D6 (BALL, FREE, DISTANCE targets are read, no force):
   ``f = target_ke (target_q - q) + target_kd (target_qd - qd)``;
 * passive spring, PRISMATIC/REVOLUTE/D6: ``f = -stiffness (q - rest_q)``, the angular error
@@ -134,6 +136,7 @@ def _kinematics_and_joint_forces(
     dof_S_out: wp.array[wp.spatial_vector],
     joint_tau_out: wp.array[float],
     dof_implicit_out: wp.array[float],
+    dof_limit_push_out: wp.array[float],
     dof_implicit_factored_out: wp.array[float],
     articulation_refactor_out: wp.array[int],
     body_f_work_out: wp.array[wp.spatial_vector],
@@ -218,6 +221,7 @@ def _kinematics_and_joint_forces(
                 tau = joint_f[d]
             ke = float(0.0)
             kd = float(0.0)
+            push = float(0.0)
             qd = joint_qd[d]
             if driven:
                 k = d - d0
@@ -226,7 +230,8 @@ def _kinematics_and_joint_forces(
                 upper = joint_limit_upper[d]
                 if q < lower or q > upper:
                     bound = wp.where(q < lower, lower, upper)
-                    tau += joint_limit_ke[d] * (bound - q) - joint_limit_kd[d] * qd
+                    push = joint_limit_ke[d] * (bound - q)
+                    tau += push - joint_limit_kd[d] * qd
                     ke += joint_limit_ke[d]
                     kd += joint_limit_kd[d]
                 else:
@@ -250,8 +255,10 @@ def _kinematics_and_joint_forces(
             extra = dt * kd + dt * dt * ke
             if kinematic:
                 extra = KINEMATIC_ARMATURE
+                push = 0.0
             joint_tau_out[d] = tau
             dof_implicit_out[d] = extra
+            dof_limit_push_out[d] = push
             if not (wp.isfinite(tau) and wp.isfinite(extra)):
                 finite = 0
 
@@ -351,6 +358,7 @@ def eval_kinematics_and_joint_forces(
             data.dof_S,
             work.joint_tau,
             work.dof_implicit,
+            work.dof_limit_push,
             work.dof_implicit_factored,
             work.articulation_refactor,
             work.body_f_work,

@@ -72,6 +72,10 @@ class FeatherstoneData:
                     [N or N·m]; FREE/DISTANCE entries keep Newton's world-wrench convention
     dof_implicit    mass-matrix diagonal of the implicit joint forces ``dt kd + dt^2 ke``          (dof,)
                     [kg or kg·m²]
+    dof_limit_push  push-out part ``limit_ke (bound - q)`` of the limit force of a DOF outside     (dof,)
+                    its limits, else 0 [N or N·m] (see :mod:`.advance`)
+    dof_limit_      the joint-space response ``A^-1 dof_limit_push`` where :mod:`.advance`         (dof,)
+      response      bounds a push-out [m/s² or rad/s² per unit scale]; scratch
     dof_implicit_   ``dof_implicit`` as it was when the DOF's current factor was computed           (dof,)
       factored      [kg or kg·m²]
     articulation_   1 where this step refactors the articulation's mass matrix (rebuild, or         (art.,)
@@ -99,6 +103,8 @@ class FeatherstoneData:
         self.joint_tau = wp.zeros(nd, dtype=float, device=dev)
         self.dof_implicit = wp.zeros(nd, dtype=float, device=dev)
         self.dof_implicit_factored = wp.zeros(nd, dtype=float, device=dev)
+        self.dof_limit_push = wp.zeros(nd, dtype=float, device=dev)
+        self.dof_limit_response = wp.zeros(nd, dtype=float, device=dev)
         # An array rather than None: Warp packs a None array argument ~10 us slower per launch on the CPU.
         self.dof_zero = wp.zeros(nd, dtype=float, device=dev)
         self.articulation_refactor = wp.zeros(max(plan.articulation_count, 1), dtype=wp.int32, device=dev)
@@ -177,8 +183,9 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
     * a joint DOF with ``joint_limit_lower > joint_limit_upper`` or a NaN limit: ``ValueError`` at
       construction naming the joint and DOF;
     * ``model.joint_q`` outside a DOF's limits: ``UserWarning`` at construction naming the joint; the
-      penalty releases ``limit_ke d²/2`` within a few steps and may diverge (see
-      :func:`.validate.warn_start_outside_limits`);
+      limit brings it back at up to 10 rad/s (m/s) from rest, or its current speed if faster, instead
+      of releasing ``limit_ke d²/2`` at once (that launched a chain at hundreds of rad/s; see
+      :mod:`steel.solvers.featherstone.advance` and :func:`.validate.warn_start_outside_limits`);
     * zero-mass or zero-inertia bodies: accepted wherever every DOF still has inertia (a massless
       link with massive children, a massless kinematic body); a free DOF with ``H_ii + armature = 0``
       at ``model.joint_q`` (a massless leaf on a revolute joint, a FREE body with a zero inertia
