@@ -7,7 +7,7 @@ use them (scenes, runners, guard) import them from here.
 
 SCENES = ("tower", "humanoid", "ant", "chain", "cartpole")  # rigid scenes of steel.scenes
 PARTICLE_SCENES = ("cloth", "cloth_hang", "soft_cube")  # particle scenes of steel.particle_scenes
-SOLVERS = ("steel", "featherstone")  # rigid solvers of steel.runner
+SOLVERS = ("steel", "featherstone", "vbd")  # solvers of steel.runner (vbd: also the particle scenes)
 VIEWERS = ("null", "usd", "gl")
 
 # Time step [s] shared by every rigid scene and backend; 1/600 s is 10 substeps of a 60 Hz frame, small

@@ -9,6 +9,9 @@
 * ``steel run cloth --solver vbd``: a particle scene (cloth over a sphere with self-contact,
   cloth_hang, soft_cube) with SolverVBD (see :mod:`steel.particle_runner`); ``--size`` sets its
   resolution.
+* ``steel run tower --solver vbd``: a rigid scene or robot file with SolverVBD's rigid bodies
+  (Augmented VBD, contact history on; see :mod:`steel.runner`); a joint it does not support is a
+  one-line error naming it.
 * ``steel --version``.
 
 Exit status: 0 the run completed; 1 it diverged (the guard stopped it, see :mod:`steel.guard`);
@@ -96,8 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="exit status: 0 completed, 1 diverged (stopped by the divergence guard), 2 bad input")
     run.add_argument("scene", help=f"{', '.join(SCENES)}, or an .xml/.urdf/.usd path; "
                      f"with --solver vbd: {', '.join(PARTICLE_SCENES)}")
-    run.add_argument("--solver", choices=(*SOLVERS, "vbd"), default=None,
-                     help="default: steel, or vbd for particle scenes")
+    run.add_argument("--solver", choices=SOLVERS, default=None,
+                     help="default: steel, or vbd for particle scenes; vbd also steps rigid scenes and robot files")
     run.add_argument("--worlds", type=_positive_int, default=1, help="replicated worlds (default 1)")
     run.add_argument("--seconds", type=_positive_float, default=None,
                      help="simulated time [s] (default 5; 3 for vbd)")
@@ -154,7 +157,7 @@ def main(argv=None) -> int:
                                 device=args.device, command=command)
             if viewer == "null":
                 print("  (usd-core not installed: no USD file of the motion)")
-        elif args.solver == "vbd" or (args.solver is None and args.scene in PARTICLE_SCENES):
+        elif args.scene in PARTICLE_SCENES and args.solver in (None, "vbd"):
             from .particle_runner import run_particle_scene
 
             if args.worlds != 1:
@@ -166,7 +169,7 @@ def main(argv=None) -> int:
                                          margin=args.bounds_margin, max_speed=args.max_speed, command=command)
         else:
             if args.size is not None:
-                raise ValueError("--size applies to particle scenes (--solver vbd)")
+                raise ValueError("--size applies to particle scenes (cloth, cloth_hang, soft_cube)")
             summary = run_scene(args.scene, args.solver or "steel", args.worlds, args.seconds or 5.0, args.dt,
                                 args.viewer, args.out, args.device, options=dict(args.option),
                                 fixed_base=args.fixed_base, start_height=args.start_height, keyframe=args.keyframe,

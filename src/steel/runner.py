@@ -8,6 +8,13 @@ MJCF keyframes) and dropped onto a ground plane. The time step defaults to the s
 options say otherwise: the reference default is off, which lets the humanoid's knees bend to 168°
 against a [-160°, 2°] range.
 
+``solver="vbd"`` steps the rigid scenes with SolverVBD (Augmented VBD): the model is coloured
+(``ModelBuilder.color()``) and contact history is on (``rigid_contact_history=True``, with the
+pipeline's ``contact_matching="latest"``): the reference default is off, and without the carried
+multipliers the four towers sink into each other (0.45 m in 5 s, as Newton's SolverVBD does). A
+joint SolverVBD does not support (nv_humanoid's two-axis D6 joints with limits) is a one-line error
+naming it, before anything is written.
+
 Every frame the :class:`steel.guard.DivergenceGuard` checks the state; a run that blows up stops
 there, and its summary says what happened and when (``outcome: "diverged"``). Results under
 ``out_dir`` (default :func:`steel.run_record.default_out_dir`), created only once stepping starts:
@@ -43,38 +50,47 @@ from .catalog import SOLVERS, VIEWERS  # noqa: E402,F401
 FRAME_DT = 1.0 / 60.0  # [s] viewer frame interval
 START_OVERLAP_WARNING = 0.01  # [m] a deeper overlap at the start is a pose problem, not contact resolution
 # What steel run changes from the solvers' reference defaults, per solver (see the module docstring).
-RUN_DEFAULT_OPTIONS = {"steel": {"enable_joint_limits": True}, "featherstone": {}}
+RUN_DEFAULT_OPTIONS = {"steel": {"enable_joint_limits": True}, "featherstone": {}, "vbd": {"rigid_contact_history": True}}
 
 
 def build_model(scene: str, world_count: int, device=None, *, fixed_base: bool = False, start_height: float = 0.0,
-                keyframe: str = "auto") -> newton.Model:
-    """A shipped scene by name, or a robot file (see :mod:`steel.robot_files`) replicated over a ground plane."""
+                keyframe: str = "auto", color: bool = False) -> newton.Model:
+    """A shipped scene by name, or a robot file (see :mod:`steel.robot_files`) replicated over a ground plane.
+
+    ``color`` runs ``ModelBuilder.color()`` (the body colouring SolverVBD sweeps by)."""
     if scene in scenes.SCENES:
         if fixed_base or start_height != 0.0 or keyframe != "auto":
             raise ValueError("--fixed-base, --start-height and --keyframe apply to robot files, not shipped scenes")
-        return scenes.build_scene(scene, world_count, device).model
+        return scenes.build_scene(scene, world_count, device, color=color).model
     if not Path(scene).exists():
         raise ValueError(f"scene {scene!r} is neither a shipped scene ({', '.join(scenes.SCENES)}) nor a file")
     robot = load_robot(scene, fixed_base=fixed_base, start_height=start_height, keyframe=keyframe)
     world = newton.ModelBuilder()
     world.replicate(robot, world_count)
     world.add_ground_plane()
+    if color:
+        world.color()
     return world.finalize(device=device)
 
 
 def make_solver(name: str, model: newton.Model, options: dict | None = None):
-    """``"steel"`` or ``"featherstone"`` with ``options``; the solver validates them itself.
+    """``"steel"``, ``"featherstone"`` or ``"vbd"`` with ``options``; the solver validates them itself.
 
-    Unknown names, bad values and options not built yet come back as one ``ValueError`` naming them.
+    Unknown names, bad values and options not built yet come back as one ``ValueError`` naming them;
+    so does a model feature the solver does not support (SolverVBD names the joint).
     """
-    from .solvers import SolverFeatherstone, SolverSteel
+    from .solvers import SolverFeatherstone, SolverSteel, SolverVBD
 
-    classes = {"steel": SolverSteel, "featherstone": SolverFeatherstone}
+    classes = {"steel": SolverSteel, "featherstone": SolverFeatherstone, "vbd": SolverVBD}
     if name not in classes:
         raise ValueError(f"solver must be one of {SOLVERS}, got {name!r}")
     try:
         return classes[name](model, **(options or {}))
-    except (TypeError, ValueError, NotImplementedError) as exc:
+    except NotImplementedError as exc:
+        if str(exc).startswith("SolverVBD rigid AVBD:"):  # a joint or coupling the solver does not build
+            raise ValueError(f"{classes[name].__name__} cannot step this model: {exc}") from exc
+        raise ValueError(f"{classes[name].__name__} options {options}: {exc}") from exc
+    except (TypeError, ValueError) as exc:
         raise ValueError(f"{classes[name].__name__} options {options}: {exc}") from exc
 
 
@@ -181,9 +197,11 @@ def run_scene(
     solver_options = {**RUN_DEFAULT_OPTIONS[solver], **(options or {})}
 
     model = build_model(scene, world_count, device, fixed_base=fixed_base, start_height=start_height,
-                        keyframe=keyframe)
+                        keyframe=keyframe, color=solver == "vbd")
     sim = make_solver(solver, model, solver_options)
-    pipeline = newton.CollisionPipeline(model)
+    # SolverVBD's contact history needs the pipeline to match each contact to last step's.
+    history = solver == "vbd" and bool(solver_options.get("rigid_contact_history"))
+    pipeline = newton.CollisionPipeline(model, contact_matching="latest" if history else "disabled")
     contacts = pipeline.contacts()
     s0, s1 = model.state(), model.state()
     newton.eval_fk(model, s0.joint_q, s0.joint_qd, s0)
@@ -253,6 +271,7 @@ def run_scene(
         "scene": name,
         "input": scene if scene in scenes.SCENES else str(Path(scene).resolve()),
         "solver": solver,
+        "solver_class": f"{type(sim).__module__.split('.')[0]}.solvers.{type(sim).__name__}",
         "solver_options": solver_options,
         "world_count": world_count,
         "dt": dt,
@@ -273,6 +292,7 @@ def run_scene(
         "final_drift_m": float(drift[-1]) if drift else None,
         "final_root_height_m": s0.body_q.numpy()[roots, 2].astype(float).tolist(),
         "rows_dropped": _rows_dropped(sim),
+        "contact_overflow": int(sim.check_rigid_contact_overflow()) if solver == "vbd" else None,
         "start_overlap_m": start_overlap,
     }
     write_summary(out / "summary.json", summary)

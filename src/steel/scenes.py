@@ -71,12 +71,19 @@ class Scene:
 # ----------------------------------------------------------------------------------------------
 
 
-def _replicated(robot: newton.ModelBuilder, world_count: int, device: str, ground, ground_cfg=None) -> newton.Model:
-    """``world_count`` copies of ``robot`` (one world each), plus one shared ground plane if ``ground``."""
+def _replicated(robot: newton.ModelBuilder, world_count: int, device: str, ground, ground_cfg=None,
+                color: bool = False) -> newton.Model:
+    """``world_count`` copies of ``robot`` (one world each), plus one shared ground plane if ``ground``.
+
+    ``color`` runs ``ModelBuilder.color()`` before finalizing: SolverVBD sweeps bodies by the colour
+    groups it writes (``model.body_color_groups``) and refuses a model without them.
+    """
     scene = newton.ModelBuilder()
     scene.replicate(robot, world_count)
     if ground:
         scene.add_ground_plane(cfg=ground_cfg)
+    if color:
+        scene.color()
     return scene.finalize(device=device)
 
 
@@ -89,7 +96,7 @@ def tower_layout() -> list[tuple[float, float, float]]:
     return centres
 
 
-def build_tower(world_count: int, device: str) -> Scene:
+def build_tower(world_count: int, device: str, color: bool = False) -> Scene:
     """Four box towers (6, 7, 5, 6 boxes) dropped from 0, 0.5, 1, 1.5 m onto a ground plane, mu 0.7."""
     robot = newton.ModelBuilder()
     cfg = newton.ModelBuilder.ShapeConfig(mu=TOWER_MU)
@@ -98,7 +105,7 @@ def build_tower(world_count: int, device: str) -> Scene:
         body = robot.add_body(xform=wp.transform(wp.vec3(x, y, z), wp.quat_identity()))
         robot.add_shape_box(body, hx=BOX_HALF, hy=BOX_HALF, hz=BOX_HALF, cfg=cfg)
     nb = robot.body_count
-    model = _replicated(robot, world_count, device, ground=True, ground_cfg=cfg)
+    model = _replicated(robot, world_count, device, ground=True, ground_cfg=cfg, color=color)
     return Scene("tower", model, world_count, DT, nb, list(range(nb)), "drift")
 
 
@@ -110,10 +117,10 @@ def _mjcf_robot(asset: str, z: float | None = None) -> newton.ModelBuilder:
     return robot
 
 
-def build_humanoid(world_count: int, device: str) -> Scene:
+def build_humanoid(world_count: int, device: str, color: bool = False) -> Scene:
     """``nv_humanoid.xml`` dropped from a torso height of 1.5 m onto a ground plane."""
     robot = _mjcf_robot("nv_humanoid.xml", HUMANOID_Z)
-    model = _replicated(robot, world_count, device, ground=True)
+    model = _replicated(robot, world_count, device, ground=True, color=color)
     return Scene("humanoid", model, world_count, DT, robot.body_count, [0], "torso")
 
 
@@ -131,17 +138,17 @@ def ant_init_qpos() -> np.ndarray:
     return np.array([float(v) for v in m.group(1).split()])
 
 
-def build_ant(world_count: int, device: str) -> Scene:
+def build_ant(world_count: int, device: str, color: bool = False) -> Scene:
     """``nv_ant.xml`` standing at its declared ``init_qpos`` (torso at 0.55 m) on a ground plane."""
     robot = _mjcf_robot("nv_ant.xml")
     q0 = ant_init_qpos()
     # Newton's free joint is position then quaternion (x, y, z, w); MuJoCo's quaternion is (w, x, y, z).
     robot.joint_q[:] = [*q0[:3], *q0[4:7], q0[3], *q0[7:]]
-    model = _replicated(robot, world_count, device, ground=True)
+    model = _replicated(robot, world_count, device, ground=True, color=color)
     return Scene("ant", model, world_count, DT, robot.body_count, [0], "torso")
 
 
-def build_chain(world_count: int, device: str) -> Scene:
+def build_chain(world_count: int, device: str, color: bool = False) -> Scene:
     """A 10-link revolute pendulum (0.1 m box links, axis y) hanging from the world, released horizontal.
 
     Each body frame sits on its joint (pivot); the link's box spans ``x`` in [0, 0.1] m of that frame.
@@ -168,19 +175,19 @@ def build_chain(world_count: int, device: str) -> Scene:
         )
         parent = body
     robot.add_articulation(joints)
-    model = _replicated(robot, world_count, device, ground=False)
+    model = _replicated(robot, world_count, device, ground=False, color=color)
     return Scene(
         "chain", model, world_count, DT, robot.body_count, [CHAIN_LINKS - 1], "tip", (CHAIN_LINK_LEN, 0.0, 0.0)
     )
 
 
-def build_cartpole(world_count: int, device: str) -> Scene:
+def build_cartpole(world_count: int, device: str, color: bool = False) -> Scene:
     """``cartpole.urdf`` (fixed slider rail, prismatic cart, two revolute poles), poles tilted off upright."""
     robot = newton.ModelBuilder()
     robot.add_urdf(newton.examples.get_asset("cartpole.urdf"), floating=False)
     # The rail is welded to the world, so the three movable coordinates are cart, pole1, pole2.
     robot.joint_q[-3:] = list(CARTPOLE_Q0)
-    model = _replicated(robot, world_count, device, ground=False)
+    model = _replicated(robot, world_count, device, ground=False, color=color)
     return Scene("cartpole", model, world_count, DT, robot.body_count, [], "none")
 
 
@@ -193,9 +200,10 @@ BUILDERS = {
 }
 
 
-def build_scene(name: str, world_count: int, device: str) -> Scene:
-    """The Newton scene ``name`` with ``world_count`` worlds on ``device``."""
+def build_scene(name: str, world_count: int, device: str, *, color: bool = False) -> Scene:
+    """The Newton scene ``name`` with ``world_count`` worlds on ``device``; ``color`` for SolverVBD (see
+    :func:`_replicated`)."""
     if name not in BUILDERS:
         raise KeyError(f"unknown scene {name!r}; choose from {', '.join(SCENES)}")
-    return BUILDERS[name](world_count, device)
+    return BUILDERS[name](world_count, device, color)
 
