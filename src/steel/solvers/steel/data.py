@@ -49,6 +49,9 @@ ROW_LIMIT = wp.constant(2)
 ROW_SPIN = wp.constant(3)
 ROW_ROLLING = wp.constant(4)
 ROW_PATCH = wp.constant(5)  # a friction-patch anchor's tangent pair: its disk is a share of the region's load
+# A tangent pair solved together with its normal row by a coupled per-contact update (a
+# ``friction_mode`` other than "fixed_normal", ``rows/friction_modes.py``).
+ROW_COUPLED = wp.constant(6)
 
 # A positive gap whose linearized end-of-step gap ``phi + dt J qd`` (under the position-solve velocity)
 # is at most this fraction of ``phi`` counts as closed in the velocity sweeps (``velocity_iterations``)
@@ -75,7 +78,8 @@ class RowBuffers:
     constraint_overflow: wp.array[wp.bool]  # a world dropped rows since the last reset; last entry:
     #                                         global articulations  (world + 1,)
     # Rows, written by the row families (rows/):
-    kind: wp.array[wp.int32]  # ROW_CONTACT, ROW_FRICTION, ROW_LIMIT, ROW_SPIN, ROW_ROLLING  (row,)
+    kind: wp.array[wp.int32]  # ROW_CONTACT, ROW_FRICTION, ROW_LIMIT, ROW_SPIN, ROW_ROLLING, ROW_PATCH,
+    #                          ROW_COUPLED  (row,)
     dof_start: wp.array2d[wp.int32]  # first DOF of each side  (row, 2)
     dof_count: wp.array2d[wp.int32]  # DOF count of each side, 0: no side  (row, 2)
     mass_start: wp.array2d[wp.int32]  # factor block of each side's articulation; -1: prescribed side,
@@ -105,6 +109,8 @@ class RowBuffers:
     bound: wp.array[float]  # a tail row's bound at its last projection [N·s or N·m·s]  (row,)
     regularization: wp.array[float]  # g of a penetrating contact row (contact_regularization), 0: rigid,
     #                                  non-dimensional  (row,)
+    compliance: wp.array[float]  # softness s of a compliant contact row (contact_compliance): the row
+    #                              holds J qd >= target - s lambda [m/(N·s²) = 1/kg]; 0: rigid  (row,)
 
 
 class SteelRows:
@@ -148,6 +154,7 @@ class SteelRows:
         b.step = wp.zeros(n, dtype=float, device=device)
         b.bound = wp.zeros(n, dtype=float, device=device)
         b.regularization = wp.zeros(n, dtype=float, device=device)
+        b.compliance = wp.zeros(n, dtype=float, device=device)
         self.buffers = b
 
     # The host reads and resets only the accounting arrays; they are the struct's own arrays.

@@ -11,8 +11,9 @@ Deliberate differences from the reference (see ``docs/architecture.md``):
 * ``articulation_constraint_max`` and ``free_body_constraint_max`` default to ``None``: the
   capacity is then sized from the model so that no row can be dropped (see
   :mod:`steel.solvers.steel.rows.capacity`). An explicit value is honoured exactly.
-* ``friction_anchor_beta=None`` resolves to ``0.2`` (friction patches on, as in the reference); the
-  resolved value is reported on the instance (``solver.friction_anchor_beta``).
+* ``friction_anchor_beta=None`` resolves to ``0.2`` (friction patches on, as in the reference), or to
+  ``0`` (point friction, with a warning) under ``contact_compliance`` or a ``friction_mode`` other than
+  ``"fixed_normal"``; the resolved value is reported on the instance (``solver.friction_anchor_beta``).
 
 :func:`options_docstring` writes every option, its default and its state (built, not built yet,
 serial fallback on the CPU, assignable after construction) into ``SolverSteel.__init__.__doc__``,
@@ -29,6 +30,9 @@ from dataclasses import dataclass, field, fields
 import warp as wp
 
 import newton
+
+from .rows.compliance import check_compliance_options
+from .rows.friction_modes import check_friction_mode_options
 
 INF = float("inf")
 
@@ -122,7 +126,6 @@ NOT_IMPLEMENTED = (
     "contact_shared_anchor",
     "contact_friction_shared_anchor",
     "contact_torsion_device",
-    "contact_compliance",
     "enable_sleeping",
     "propagation_same_articulation_rows",
 )
@@ -153,7 +156,6 @@ NOT_IMPLEMENTED_VALUES = {
     "solve_mode": ("serial", "colored"),
     "drive_mode": ("augmented",),
     "row_schedule": ("interleaved",),
-    "friction_mode": ("fixed_normal",),
     "articulated_contact_response": ("immediate", "propagation"),
 }
 ENUMS = {
@@ -298,6 +300,10 @@ def build_options(**kwargs) -> SteelOptions:
         for name in ("enable_sleeping", "contact_compliance"):
             if values[name]:
                 raise ValueError(f"contact_warmstart=True is incompatible with {name}=True")
+    # Checked before the unbuilt-feature test, so a combination the reference rejects says why.
+    anchor_beta_explicit = kwargs.get("friction_anchor_beta") is not None
+    check_compliance_options(values, anchor_beta_explicit=anchor_beta_explicit)
+    check_friction_mode_options(values, anchor_beta_explicit=anchor_beta_explicit)
     for name in NOT_IMPLEMENTED:
         if values[name] != getattr(defaults, name) and not (name == "propagation_constraint_max" and propagation):
             raise NotImplementedError(f"SolverSteel option {name}={values[name]!r} is not implemented yet")
@@ -338,7 +344,13 @@ OPTION_HELP = {
     "articulation_constraint_max": "rows per world for articulated bodies (None: sized from the model, none dropped)",
     "free_body_constraint_max": "rows per world for free bodies (None: sized from the model, none dropped)",
     "warn_constraint_overflow": "warn once when rows are dropped for lack of capacity",
-    "friction_anchor_beta": "friction patches' anchor correction, non-dimensional (None: 0.2; 0: point friction)",
+    "friction_anchor_beta": "friction patches' anchor correction, non-dimensional (None: 0.2, or 0 with a warning "
+                            "under contact_compliance or a coupled friction_mode; 0: point friction)",
+    "friction_mode": "per-contact friction update: 'fixed_normal' (tangent pair on the disk of the normal impulse), "
+                     "'bisection', 'bisection_desaxce', 'coulomb_newton' (normal and friction solved together; "
+                     "rows/friction_modes.py)",
+    "contact_compliance": "contacts with a positive Contacts.rigid_contact_stiffness [N/m] as implicit spring-dampers "
+                          "F = max(0, -k phi_next - c u_next) [N] (rows/compliance.py)",
     "contact_regularization": "implicit contact spring g of penetrating contact rows, non-dimensional: unique normal "
                               "splits, resting sag about g a dt^2 / baumgarte [m] (0: rigid)",
     "contact_friction_position_iterations": "sliding friction only in the last k position iterations, held at 0 "

@@ -12,6 +12,12 @@ The sweep does not know which family a row came from; it distinguishes only
   pair) and projected onto the disk ``|lambda_t| <= mu lambda_n``, which keeps them isotropic
   (maximum dissipation on the disk); single rows (spin) are clamped to ``|lambda| <= mu lambda_n``;
 * preloads: a row's ``preload`` impulse is applied once with the warm start and never projected;
+* coupled units: a unit row followed by a ``ROW_COUPLED`` pair (a ``friction_mode`` other than
+  "fixed_normal") skips the group's normal step; in its tail the sweep assembles the contact's 3x3
+  block ``J Y`` and velocities and replaces the three impulses by the row family's coupled solution
+  (``rows/friction_modes.py``), unrelaxed;
+* soft rows: a unit row's step is regularized by ``g``, its ``contact_regularization`` plus, for a
+  compliant contact, its softness ``s`` times ``1 / (J Y + cfm)`` (``rows/compliance.py``);
 * contact groups: the normal rows of all contacts of one body pair (the four corners of a box
   face) take their projected steps ``delta`` from the same velocities (Jacobi within the group),
   scaled by the exact line search ``alpha = min(1, delta . (target - J qd) / delta^T A delta)``
@@ -56,8 +62,9 @@ from __future__ import annotations
 
 import warp as wp
 
-from .data import ROW_FRICTION, ROW_PATCH, ROW_ROLLING, ROW_SPIN, RowBuffers
+from .data import ROW_COUPLED, ROW_FRICTION, ROW_PATCH, ROW_ROLLING, ROW_SPIN, RowBuffers
 from .rows.common import reserved_end, side_offset, side_response, side_velocity
+from .rows.friction_modes import MODE_INDEX, coupled_contact_impulse
 from .rows.patches import patch_bound
 
 
@@ -189,14 +196,73 @@ def _solve_interval(
 
 @wp.func(inline=True)
 def _is_pair(rows: RowBuffers, r: int):
-    """Row ``r`` starts a tail pair solved on a disk."""
-    return rows.kind[r] == ROW_FRICTION or rows.kind[r] == ROW_ROLLING or rows.kind[r] == ROW_PATCH
+    """Row ``r`` starts a tail pair (solved on a disk, or coupled with its unit row)."""
+    k = rows.kind[r]
+    return k == ROW_FRICTION or k == ROW_ROLLING or k == ROW_PATCH or k == ROW_COUPLED
 
 
 @wp.func(inline=True)
 def _is_sliding_friction(rows: RowBuffers, r: int):
-    """Row ``r`` starts a sliding-friction pair (point or patch), which contact_friction_position_iterations gates."""
-    return rows.kind[r] == ROW_FRICTION or rows.kind[r] == ROW_PATCH
+    """Row ``r`` starts a sliding-friction pair (point, patch or coupled), which contact_friction_position_iterations
+    gates."""
+    return rows.kind[r] == ROW_FRICTION or rows.kind[r] == ROW_PATCH or rows.kind[r] == ROW_COUPLED
+
+
+@wp.func(inline=True)
+def _is_coupled(rows: RowBuffers, r: int):
+    """Unit row ``r`` is solved together with the tangent pair that follows it (a coupled ``friction_mode``)."""
+    return r + 1 < reserved_end(rows, r) and rows.kind[r + 1] == ROW_COUPLED
+
+
+@wp.func(inline=True)
+def _block(rows: RowBuffers, i: int, j: int):
+    """``J_i Y_j`` [1/kg]: one entry of the Delassus block of rows that act on the same DOFs (no cfm)."""
+    v = float(0.0)
+    for s in range(2):
+        oi = side_offset(rows, i, s)
+        oj = side_offset(rows, j, s)
+        for k in range(rows.dof_count[i, s]):
+            v += rows.J[oi + k] * rows.Y[oj + k]
+    return v
+
+
+@wp.func(inline=True)
+def _solve_coupled(
+    rows: RowBuffers,
+    r: int,
+    f: int,
+    friction_mode: int,
+    cfm: float,
+    use_tree: int,
+    dof_parent: wp.array[int],
+    mass_factor: wp.array[float],
+    joint_qd: wp.array[float],
+):
+    """Unit row ``r`` and its tail pair ``f``, ``f + 1`` replaced by their coupled solution (unrelaxed).
+
+    The sweep assembles the 3x3 block and the rows' velocities; the update itself is the row family's
+    (``rows/friction_modes.py``).
+    """
+    _ensure_response(rows, r, cfm, use_tree, dof_parent, mass_factor)
+    _ensure_response(rows, f, cfm, use_tree, dof_parent, mass_factor)
+    _ensure_response(rows, f + 1, cfm, use_tree, dof_parent, mass_factor)
+    ids = wp.vec3i(r, f, f + 1)
+    w = wp.mat33()
+    c = wp.vec3()
+    old = wp.vec3()
+    for a in range(3):
+        c[a] = _row_velocity(rows, ids[a], joint_qd) - rows.target[ids[a]]
+        old[a] = rows.impulse[ids[a]]
+        for b in range(a, 3):
+            e = _block(rows, ids[a], ids[b])
+            w[a, b] = e
+            w[b, a] = e
+    free_body = int(r % rows.world_row_capacity >= rows.articulation_capacity)
+    new = coupled_contact_impulse(friction_mode, free_body, w, c, old, rows.mu[f])
+    for a in range(3):
+        _apply(rows, ids[a], new[a] - old[a], joint_qd)
+        rows.impulse[ids[a]] = new[a]
+    rows.bound[f] = rows.mu[f] * new[0]
 
 
 @wp.func(inline=True)
@@ -223,6 +289,7 @@ def _solve_tail(
     first: int,
     last: int,
     friction: int,
+    friction_mode: int,
     relaxation: float,
     cfm: float,
     use_tree: int,
@@ -240,6 +307,9 @@ def _solve_tail(
     while f < end and not _is_unit(rows, f):
         if _is_pair(rows, f) and friction == 0 and _is_sliding_friction(rows, f):
             f += 2  # held at zero (contact_friction_position_iterations)
+        elif rows.kind[f] == ROW_COUPLED:
+            _solve_coupled(rows, r, f, friction_mode, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+            f += 2
         elif _is_pair(rows, f):
             bound = rows.mu[f] * rows.impulse[r]
             if rows.kind[f] == ROW_PATCH:
@@ -249,6 +319,13 @@ def _solve_tail(
         else:
             _solve_interval(rows, r, f, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
             f += 1
+
+
+@wp.func(inline=True)
+def _softness(rows: RowBuffers, r: int):
+    """``g`` of unit row ``r``'s regularized step: ``contact_regularization``, plus a compliant contact's
+    softness ``s`` over its diagonal ``d = 1 / inv_mass`` (``rows/compliance.py``); 0: rigid."""
+    return rows.regularization[r] + rows.compliance[r] * rows.inv_mass[r]
 
 
 @wp.func(inline=True)
@@ -278,7 +355,7 @@ def _normal_step(
     # An untouched row that is satisfied needs no response: most speculative rows never do.
     if old != 0.0 or v < rows.target[r]:
         _ensure_response(rows, r, cfm, use_tree, dof_parent, mass_factor)
-        g = rows.regularization[r]
+        g = _softness(rows, r)
         delta = wp.max(old + relaxation * (rows.target[r] - v) * rows.inv_mass[r], 0.0) / (1.0 + g) - old
         residual -= g * old / rows.inv_mass[r]
     return wp.vec3(delta, residual, v)
@@ -352,6 +429,7 @@ def _iterate(
     unit_count: int,
     it: int,
     friction: int,
+    friction_mode: int,
     relaxation: float,
     cfm: float,
     use_tree: int,
@@ -377,7 +455,9 @@ def _iterate(
         any_step = int(0)
         for g in range(first, last + 1):
             r = rows.order[base + g]
-            step = _normal_step(rows, r, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+            step = wp.vec3(0.0)
+            if friction == 0 or not _is_coupled(rows, r):  # a coupled unit is solved with its tail
+                step = _normal_step(rows, r, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
             rows.step[r] = step[0]
             gain += step[0] * step[1]
             moved += step[0] * step[2]
@@ -396,7 +476,7 @@ def _iterate(
                     if rows.step[r] != 0.0:
                         curvature += rows.step[r] * _row_velocity(rows, r, joint_qd)
                         # The regularized quadratic's own curvature (see _normal_step).
-                        curvature += rows.regularization[r] * rows.step[r] * rows.step[r] / rows.inv_mass[r]
+                        curvature += _softness(rows, r) * rows.step[r] * rows.step[r] / rows.inv_mass[r]
                 if curvature > 0.0 and gain < curvature:
                     alpha = wp.max(gain / curvature, 0.0)
             for g in range(first, last + 1):
@@ -407,8 +487,8 @@ def _iterate(
                     rows.impulse[r] = rows.impulse[r] + alpha * rows.step[r]
         # Tails of the group (friction, spin, rolling), bounded by the updated normal rows.
         for g in range(first, last + 1):
-            _solve_tail(rows, rows.order[base + g], base, first, last, friction, relaxation, cfm, use_tree, dof_parent,
-                        mass_factor, joint_qd)
+            _solve_tail(rows, rows.order[base + g], base, first, last, friction, friction_mode, relaxation, cfm,
+                        use_tree, dof_parent, mass_factor, joint_qd)
 
 
 @wp.kernel
@@ -416,6 +496,7 @@ def _sweep(
     # Options:
     iterations: int,
     friction_start: int,
+    friction_mode: int,
     relaxation: float,
     cfm: float,
     # Factor of the core:
@@ -433,8 +514,8 @@ def _sweep(
     # on, and held at zero (its warm start too) before it.
     _warm_start(rows, base, unit_count, int(friction_start == 0), cfm, use_tree, dof_parent, mass_factor, joint_qd)
     for it in range(iterations):
-        _iterate(rows, base, unit_count, it, int(it >= friction_start), relaxation, cfm, use_tree, dof_parent,
-                 mass_factor, joint_qd)
+        _iterate(rows, base, unit_count, it, int(it >= friction_start), friction_mode, relaxation, cfm, use_tree,
+                 dof_parent, mass_factor, joint_qd)
 
 
 @wp.kernel
@@ -442,6 +523,7 @@ def _velocity_sweep(
     # Options:
     iterations: int,
     velocity_iterations: int,
+    friction_mode: int,
     relaxation: float,
     cfm: float,
     # Factor of the core:
@@ -478,8 +560,8 @@ def _velocity_sweep(
             rows.target[r] = target
             rows.regularization[r] = 0.0  # the velocity sweeps stay rigid
     for k in range(velocity_iterations):
-        _iterate(rows, base, unit_count, iterations + k, 1, relaxation, cfm, use_tree, dof_parent, mass_factor,
-                 joint_qd)
+        _iterate(rows, base, unit_count, iterations + k, 1, friction_mode, relaxation, cfm, use_tree, dof_parent,
+                 mass_factor, joint_qd)
 
 
 def _factor_inputs(solver) -> list:
@@ -508,7 +590,8 @@ def sweep(solver, joint_qd: wp.array) -> None:
     wp.launch(
         _sweep,
         dim=rows.world_count,
-        inputs=[int(solver.options.iterations), _friction_start(solver.options), *_factor_inputs(solver)],
+        inputs=[int(solver.options.iterations), _friction_start(solver.options),
+                MODE_INDEX[solver.options.friction_mode], *_factor_inputs(solver)],
         outputs=[rows.buffers, joint_qd],
         device=solver.model.device,
     )
@@ -525,7 +608,8 @@ def velocity_sweep(solver, joint_qd: wp.array) -> None:
     wp.launch(
         _velocity_sweep,
         dim=rows.world_count,
-        inputs=[int(solver.options.iterations), int(solver.options.velocity_iterations), *_factor_inputs(solver)],
+        inputs=[int(solver.options.iterations), int(solver.options.velocity_iterations),
+                MODE_INDEX[solver.options.friction_mode], *_factor_inputs(solver)],
         outputs=[rows.buffers, joint_qd],
         device=solver.model.device,
     )

@@ -34,6 +34,8 @@ from .pgs import sweep, velocity_sweep
 from .predict import eval_joint_forces, flag_changed_diagonal, predict_velocity
 from .rows.adhesion import check_adhesion_options
 from .rows.capacity import resolved_rigid_contact_max, row_capacities
+from .rows.compliance import (COMPLIANT, SKIPPED, ComplianceCounters, check_compliance_contacts,
+                              warn_point_friction)
 from .rows.contacts import build_contact_rows
 from .rows.history import ContactHistory, forget_worlds, record_contacts
 from .rows.limits import build_limit_rows
@@ -115,7 +117,13 @@ class SolverSteel(SolverBase, SteelCoupling):
         # 0.2 for an omitted friction_anchor_beta).
         opts.articulation_constraint_max = art_cap
         opts.free_body_constraint_max = free_cap
-        opts.friction_anchor_beta = 0.2 if opts.friction_anchor_beta is None else opts.friction_anchor_beta
+        if opts.friction_anchor_beta is None:
+            opts.friction_anchor_beta = 0.2
+            if opts.contact_compliance or opts.friction_mode != "fixed_normal":
+                # Both solve point friction only (rows/compliance.py, rows/friction_modes.py).
+                warn_point_friction("contact_compliance=True" if opts.contact_compliance
+                                    else f"friction_mode={opts.friction_mode!r}")
+                opts.friction_anchor_beta = 0.0
         dev, nd = model.device, max(model.joint_dof_count, 1)
         self.qd = wp.zeros(nd, dtype=float, device=dev)
         self.qdd = wp.zeros(nd, dtype=float, device=dev)
@@ -137,6 +145,7 @@ class SolverSteel(SolverBase, SteelCoupling):
         self.contact_anchor1 = wp.zeros(rigid_max, dtype=wp.vec3, device=dev)
         self.contact_age = wp.zeros(rigid_max, dtype=wp.int32, device=dev)
         self.history = ContactHistory(rigid_max, dev)
+        self.compliance = ComplianceCounters(dev)
         self.warm_start_contacts = True  # friction history; see rows/history.py
         self._default_control = model.control()
         self._step_count = 0
@@ -227,6 +236,8 @@ class SolverSteel(SolverBase, SteelCoupling):
         rows.begin_step()
         if contacts is not None and contacts.rigid_contact_max > 0:
             build_contact_rows(self, contacts, state_in.body_q, state_in.body_qd, dt)
+            if self.options.contact_compliance:
+                self.compliance.count(self, contacts)  # an eager step raises here on invalid input
         if self.options.enable_joint_limits and self.model.joint_count:
             build_limit_rows(self, state_in.joint_q, dt)
         # 4. Projected Gauss-Seidel on the predicted velocity.
@@ -262,6 +273,30 @@ class SolverSteel(SolverBase, SteelCoupling):
     # -- capacity ---------------------------------------------------------------------------------
 
     @property
+    def compliance_contact_count(self) -> int:
+        """Compliant contacts that received rows in the last step (``contact_compliance`` only; else 0).
+
+        Reads the device on the host: ``RuntimeError`` during CUDA graph capture.
+        """
+        return self._compliance_count("compliance_contact_count", COMPLIANT)
+
+    @property
+    def compliance_skipped_contact_count(self) -> int:
+        """Positive-stiffness contacts the row builder excluded on purpose in the last step
+        (``contact_compliance`` only; else 0): no moving body, beyond ``contact_gap_gate``, or a
+        cross-world pair. Contacts lost to the capacity are an error instead.
+
+        Reads the device on the host: ``RuntimeError`` during CUDA graph capture.
+        """
+        return self._compliance_count("compliance_skipped_contact_count", SKIPPED)
+
+    def _compliance_count(self, name: str, entry: int) -> int:
+        if not self.options.contact_compliance:
+            return 0
+        self._refuse_during_capture(name)
+        return self.compliance.value(entry)
+
+    @property
     def constraint_overflow(self) -> wp.array:
         """Device bools, one per world plus one for global articulations: rows were dropped since the last reset."""
         return self.rows.constraint_overflow
@@ -287,6 +322,8 @@ class SolverSteel(SolverBase, SteelCoupling):
             self._status_snapshot_checked = True
         else:
             flags_array, dropped_array = self.rows.constraint_overflow, self.rows.world_rows_dropped
+            if self.options.contact_compliance:
+                self.compliance.check()  # invalid compliant input of captured steps since the last reset
         flags, dropped = flags_array.numpy(), dropped_array.numpy()
         worlds = np.nonzero(flags)[0]
         if len(worlds):
@@ -358,6 +395,7 @@ class SolverSteel(SolverBase, SteelCoupling):
             self.rows.constraint_overflow.zero_()
             self.rows.world_rows_dropped.zero_()
             self.history.clear()
+            self.compliance.reset()
             self._warned_overflow = False
             self._step_count = 0
             self._last_dt = None
@@ -393,6 +431,7 @@ class SolverSteel(SolverBase, SteelCoupling):
                 "set model.rigid_contact_max (or build the CollisionPipeline) before constructing the solver"
             )
         check_warm_start_contacts(self, contacts)
+        check_compliance_contacts(self, contacts)
         if dt != self._last_dt:
             self._refresh_mass_matrix = True  # the implicit drive terms depend on dt
             self._last_dt = dt

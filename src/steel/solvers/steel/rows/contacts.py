@@ -27,6 +27,14 @@ and shape 1 (normal ``n`` from 0 to 1):
   solved as a pair on the disk ``|lambda_t| <= mu lambda_n``; ``mu`` is the mean of the shapes'
   ``shape_material_mu`` times ``contact_friction_scale``. Contacts with ``mu = 0``, or with
   ``phi > contact_friction_gap_max``, get no friction rows.
+* ``contact_compliance``: a contact with a positive ``rigid_contact_stiffness`` replaces the rigid
+  target by the spring-damper law's and carries its softness (``rows/compliance.py``); its
+  ``rigid_contact_friction`` weight, when positive, scales ``mu``.
+* A ``friction_mode`` other than "fixed_normal" gives the contact's tangent pair the kind
+  ``ROW_COUPLED`` (every contact, or only free-body ones under "coulomb_newton";
+  ``rows/friction_modes.py``), which the sweep solves together with the normal row.
+* A contact whose reservation did not fit is marked ``-2`` in ``contact_row`` (no row, lost);
+  ``-1`` means it got no row on purpose.
 * Angular rows of ``steel:condim`` 4/6 on free-body contacts (a spin row, then a rolling pair;
   ``rows/angular.py``) and adhesion's pull as the normal row's preload (``rows/adhesion.py``).
 * Friction patches (``friction_anchor_beta > 0``, the default): only the anchors of a contact's
@@ -45,11 +53,13 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..data import (FAMILY_ARTICULATED, FAMILY_FREE_BODY, GAP_OPEN_FRACTION, ROW_CONTACT, ROW_FRICTION, ROW_PATCH,
-                    RowBuffers)
+from ..data import (FAMILY_ARTICULATED, FAMILY_FREE_BODY, GAP_OPEN_FRACTION, ROW_CONTACT, ROW_COUPLED, ROW_FRICTION,
+                    ROW_PATCH, RowBuffers)
 from .adhesion import adhesion_pull
 from .angular import angular_coefficients, angular_row, angular_row_count
 from .common import reserve_rows, side_offset, write_point_jacobian
+from .compliance import compliant_law
+from .friction_modes import MODE_INDEX, coupled_contact
 from .history import find_record
 from .patches import patch_anchor
 from .warmstart import carried_impulses, predecessor, warm_start_arrays
@@ -149,6 +159,8 @@ def _contact_rows(
     restitution_threshold: float,
     torsion_enabled: int,
     adhesion_enabled: int,
+    friction_mode: int,
+    compliance_enabled: int,
     # Model:
     shape_body: wp.array[int],
     shape_mu: wp.array[float],
@@ -182,6 +194,9 @@ def _contact_rows(
     contact_point1: wp.array[wp.vec3],
     contact_offset1: wp.array[wp.vec3],
     contact_margin1: wp.array[float],
+    contact_stiffness: wp.array[float],
+    contact_damping: wp.array[float],
+    contact_friction_weight: wp.array[float],
     gravity: wp.array[wp.vec3],
     # History of the previous step:
     warm_start: int,
@@ -270,6 +285,11 @@ def _contact_rows(
     a1 = wp.transform_point(X1, contact_point1[c] + contact_offset1[c])
 
     mu = 0.5 * (shape_mu[s0] + shape_mu[s1]) * friction_scale
+    stiffness = float(0.0)  # contact_compliance (rows/compliance.py): positive for a compliant contact
+    if compliance_enabled != 0:
+        stiffness = contact_stiffness[c]
+        if stiffness > 0.0 and contact_friction_weight[c] > 0.0:
+            mu *= contact_friction_weight[c]
     friction = mu > 0.0 and phi <= friction_gap_max
     friction_kind = ROW_FRICTION
     if anchor_beta > 0.0:
@@ -284,6 +304,8 @@ def _contact_rows(
     family = FAMILY_FREE_BODY
     if (moves0 and body_is_free[b0] == 0) or (moves1 and body_is_free[b1] == 0):
         family = FAMILY_ARTICULATED
+    if friction and coupled_contact(friction_mode, int(family == FAMILY_FREE_BODY)):
+        friction_kind = ROW_COUPLED  # solved with its normal row (rows/friction_modes.py)
     # Spin and rolling rows (steel:condim 4/6, rows/angular.py), on free-body contacts only. They need
     # no sliding friction: they follow the normal row directly when mu is zero.
     mu_angular = wp.vec2(0.0)
@@ -293,6 +315,7 @@ def _contact_rows(
     count += angular_row_count(mu_angular)
     r = reserve_rows(rows, world, family, count, global_entry)
     if r < 0:
+        contact_row_out[c] = -2  # lost to the capacity (not excluded on purpose: rows/compliance.py counts it)
         return
     contact_row_out[c] = r
     contact_row_count_out[c] = count
@@ -327,7 +350,16 @@ def _contact_rows(
     row_regularization = float(0.0)
     if phi <= 0.0:
         row_regularization = regularization
-    if restitution_enabled != 0 and -u0 >= restitution_threshold and reaches:
+    softness = float(0.0)
+    if stiffness > 0.0:
+        # The spring-damper law replaces the rigid one; a compliant contact never rebounds (a positive
+        # restitution is rejected at step, rows/compliance.py).
+        law = compliant_law(phi, stiffness, contact_damping[c], dt)
+        target = law[0]
+        softness = law[1]
+        velocity_target = 0.0
+        gap_speed = -1.0e30
+    elif restitution_enabled != 0 and -u0 >= restitution_threshold and reaches:
         e = wp.clamp(0.5 * (shape_restitution[s0] + shape_restitution[s1]), 0.0, 1.0)
         if e > 0.0:
             row_regularization = 0.0
@@ -378,6 +410,7 @@ def _contact_rows(
         rows.impulse[row] = 0.0
         rows.preload[row] = 0.0
         rows.regularization[row] = 0.0
+        rows.compliance[row] = 0.0
         rows.contact[row] = c
         rows.dir[row] = d
         if angular != 0:
@@ -387,6 +420,7 @@ def _contact_rows(
         rows.body[row, 1] = b1
     rows.target[r] = target
     rows.regularization[r] = row_regularization
+    rows.compliance[r] = softness
     rows.velocity_target[r] = velocity_target
     rows.gap_speed[r] = gap_speed
     rows.preload[r] = -adhesion_pull(s0, s1, adhesion_enabled, shape_adhesion) * dt  # rows/adhesion.py
@@ -457,6 +491,8 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             float(opts.restitution_velocity_threshold),
             int(solver.shape_attributes.torsion_enabled),
             int(solver.shape_attributes.adhesion_enabled),
+            MODE_INDEX[opts.friction_mode],
+            int(opts.contact_compliance),
             model.shape_body,
             model.shape_material_mu,
             model.shape_material_mu_torsional,
@@ -487,6 +523,7 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             contacts.rigid_contact_point1,
             contacts.rigid_contact_offset1,
             contacts.rigid_contact_margin1,
+            *_material_arrays(solver, contacts),
             model.gravity,
             int(solver.warm_start_contacts),
             int(model.shape_count),
@@ -522,3 +559,10 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
         ],
         device=model.device,
     )
+
+
+def _material_arrays(solver, contacts) -> list:
+    """The contacts' stiffness, damping and friction weight with ``contact_compliance``, else empty arrays."""
+    if solver.options.contact_compliance:
+        return [contacts.rigid_contact_stiffness, contacts.rigid_contact_damping, contacts.rigid_contact_friction]
+    return [solver.compliance.no_material] * 3
