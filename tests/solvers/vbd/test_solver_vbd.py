@@ -63,7 +63,8 @@ def test_signature_is_the_seed_revision():
 
 
 def test_invalid_options_and_aliases():
-    """Bad values raise naming the option; both spellings of one option raise ValueError; self-contact builds with the later spelling of its radius."""
+    """Bad values raise naming the option; both spellings of one option raise ValueError; the later
+    revision's (margin, gap) become the seed's (radius, margin + gap)."""
     model = _cloth()
     with pytest.raises(ValueError, match="iterations"):
         SolverVBD(model, iterations=0)
@@ -71,8 +72,17 @@ def test_invalid_options_and_aliases():
         SolverVBD(model, friction_epsilon="x")
     with pytest.raises(ValueError, match="alias"):
         SolverVBD(model, particle_conservative_bound_relaxation=0.5, dat_conservative_bound_relaxation=0.5)
-    solver = SolverVBD(model, particle_enable_self_contact=True, particle_self_contact_gap=0.01)
-    assert solver.self_contact is not None and solver.particle_self_contact_radius == 0.01
+    with pytest.raises(ValueError, match="particle_self_contact_gap"):
+        SolverVBD(model, particle_self_contact_radius=0.01, particle_self_contact_gap=0.01)
+    with pytest.raises(ValueError, match="particle_self_contact_gap"):
+        SolverVBD(model, particle_self_contact_gap=-0.01)
+    # The later revision's margin is the interaction distance and its gap extra detection reach.
+    solver = SolverVBD(model, particle_enable_self_contact=True, particle_self_contact_margin=0.002,
+                       particle_self_contact_gap=0.0015)
+    assert solver.self_contact is not None
+    assert solver.particle_self_contact_radius == 0.002 and solver.particle_self_contact_margin == pytest.approx(0.0035)
+    solver = SolverVBD(model, particle_self_contact_gap=0.01)
+    assert solver.particle_self_contact_radius == 0.2 and solver.particle_self_contact_margin == pytest.approx(0.21)
 
 
 def test_missing_coloring_says_call_color():

@@ -131,8 +131,10 @@ class SolverVBD(SolverBase):
         the order in which a particle's shape contacts are filed (atomic slots) can vary, and with it
         the float32 rounding of their sum.
 
-        Later-revision spellings (``particle_self_contact_gap``, ``dat_conservative_bound_relaxation``,
-        ...) are accepted as aliases, and ``collision_pipeline`` / ``collision_frequency[_type]``
+        Later-revision spellings are accepted with their meaning: ``dat_conservative_bound_relaxation``
+        as an alias; ``particle_self_contact_margin`` with ``particle_self_contact_gap`` [m] as the
+        interaction distance (the seed's radius) and the extra detection reach (detection at
+        margin + gap); ``collision_pipeline`` / ``collision_frequency[_type]``
         select a solver-owned pipeline (see :mod:`steel.solvers.vbd.options` and
         :mod:`steel.solvers.vbd.collision`).
         """

@@ -22,8 +22,9 @@ from a state free of self-intersection. Pairs removed by the filters are not pro
 Distances [m]: ``particle_self_contact_radius`` ``r`` is the interaction distance (pairs closer
 than ``r`` push apart); ``particle_self_contact_margin`` is the detection distance (pairs within it
 are gathered, and it caps the motion budget); a margin below the radius is read as the radius, so a
-pair can never interact undetected. The later revision's ``particle_self_contact_gap`` is an alias
-of the radius (project decision).
+pair can never interact undetected. The later revision's spelling, margin + ``particle_self_contact_gap``,
+arrives here as radius = its margin and margin = its margin + gap (:mod:`..options`, measured on
+newton's solver).
 
 Material: ``model.soft_contact_ke`` [N/m], ``soft_contact_kd`` [N·s/m] and ``soft_contact_mu`` are
 read at every step (as for particle–shape contacts), with the solver's ``friction_epsilon`` [m/s].
