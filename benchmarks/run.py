@@ -125,8 +125,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--vbd",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="include the SolverVBD particle benchmark (benchmarks/vbd.py: cloth 16/32/64, cloth with self-contact, "
-        "soft cube; ours against newton.solvers.SolverVBD)",
+        help="include the SolverVBD benchmark (benchmarks/vbd.py: cloth 16/32/64, cloth with self-contact, "
+        "soft cube; towers x1 and x16, a 20-box stack, a hard chain holding a 1000 kg block; ours against "
+        "newton.solvers.SolverVBD)",
     )
     p.add_argument("--vbd-steps", type=int, default=vbd.DEFAULT_STEPS, help="timed steps per VBD case")
     p.add_argument("--verbose", action="store_true", help="keep Warp's module-load log (shows compile times)")
@@ -359,7 +360,7 @@ def _fmt(v, spec: str) -> str:
     return "—" if v is None else format(v, spec)
 
 
-def markdown(entries: list[Entry], meta: dict, scheduler_entries=(), vbd_entries=()) -> str:
+def markdown(entries: list[Entry], meta: dict, scheduler_entries=(), vbd_entries=(), vbd_rigid_entries=()) -> str:
     lines = [
         "# Steel benchmarks",
         "",
@@ -400,6 +401,8 @@ def markdown(entries: list[Entry], meta: dict, scheduler_entries=(), vbd_entries
         lines += ["", *sched.markdown_lines(list(scheduler_entries), meta["scheduler_frames"])]
     if vbd_entries:
         lines += ["", *vbd.markdown_lines(list(vbd_entries), meta["vbd_steps"], vbd.DEFAULT_WARMUP)]
+    if vbd_rigid_entries:
+        lines += ["", *vbd.rigid_markdown_lines(list(vbd_rigid_entries), vbd.RIGID_DEFAULT_STEPS)]
     lines += ["", "Reproduce:", "", "```", meta["command"], "```", ""]
     return "\n".join(lines)
 
@@ -427,6 +430,7 @@ def main(argv: list[str] | None = None) -> int:
     entries = run(args)
     scheduler_entries = sched.run(args.device, args.scheduler_frames, t0) if args.scheduler else []
     vbd_entries = vbd.run(args.device, args.vbd_steps, vbd.DEFAULT_WARMUP, 2, t_start=t0) if args.vbd else []
+    vbd_rigid_entries = vbd.run_rigid(args.device, vbd.RIGID_DEFAULT_STEPS, 1, t_start=t0) if args.vbd else []
     meta = {
         "command": explicit_command(args),
         "invocation": "python -m benchmarks.run " + shlex.join(sys.argv[1:] if argv is None else argv),
@@ -443,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
         "total_s": time.perf_counter() - t0,
         **_versions(),
     }
-    md = markdown(entries, meta, scheduler_entries, vbd_entries)
+    md = markdown(entries, meta, scheduler_entries, vbd_entries, vbd_rigid_entries)
     print()
     print(md)
     if args.out:
@@ -455,6 +459,7 @@ def main(argv: list[str] | None = None) -> int:
                     "entries": [asdict(e) for e in entries],
                     "scheduler": [asdict(e) for e in scheduler_entries],
                     "vbd": vbd.as_dicts(vbd_entries),
+                    "vbd_rigid": vbd.as_dicts(vbd_rigid_entries),
                 },
                 f,
                 indent=2,

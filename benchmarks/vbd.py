@@ -1,4 +1,4 @@
-"""SolverVBD benchmark: ours against Newton's on the particle scenes, same model, options and steps.
+"""SolverVBD benchmark: ours against Newton's on particle and rigid scenes, same model, options and steps.
 
 Cases (scenes from :mod:`steel.particle_scenes`; every case runs both solvers back to back,
 ``repeats`` times, best time kept):
@@ -12,8 +12,20 @@ step, Python-level launches per step, and the outcome after the timed steps: fin
 particle [m], kinetic + gravitational energy [J] and the count of self-intersecting edge–triangle
 pairs (:mod:`steel.intersections`, exact and solver-independent).
 
-Run alone: ``python -m benchmarks.vbd --steps 60 --repeats 2``; ``make bench`` runs it after the
-rigid scenes (``python -m benchmarks.run --no-vbd`` skips it).
+Rigid cases (Augmented VBD; scenes from :mod:`steel.scenes`, coloured; every solver gets
+``rigid_contact_history=True`` and the pipeline ``contact_matching="latest"``): the four towers in
+1 and 16 worlds (timed after ``TOWER_WARMUP`` steps, once they have landed: a resting, contact-rich
+state), a stack of 20 boxes (contact ke 1e6 N/m ramped by ``rigid_avbd_beta=1e5``), a 20-link BALL chain
+holding a 1000 kg block on hard joints (ceilings ``rigid_joint_*_ke=1e6``). Three
+solvers interleaved per repeat: Newton's SolverVBD at its default (``rigid_compliant_alm=True``),
+Newton's on its legacy path (``rigid_compliant_alm=False``, the formulation ours follows) and ours.
+Reported: world-steps/s, the ratio to Newton's default, launches per step and the outcome after the
+timed steps: the largest sink of a box below its ideal stacked height [mm] and sideways drift [mm];
+for the chain the block's drop below its rest position [mm] (the chain's stretch).
+
+Run alone: ``python -m benchmarks.vbd --steps 60 --repeats 2`` (particles) and
+``python -m benchmarks.vbd --rigid --steps 120 --repeats 1`` (rigid); ``make bench`` runs both after the
+rigid scenes (``python -m benchmarks.run --no-vbd`` skips them).
 """
 
 from __future__ import annotations
@@ -79,6 +91,26 @@ def _outcome(sc, state) -> dict:
     return out
 
 
+def _timed_loop(pipeline, contacts, solver, states: list, dt: float, device: str, steps: int, warmup: int) -> float:
+    """``warmup`` untimed then ``steps`` timed collide-then-step steps (no collide without a pipeline),
+    ping-ponging ``states`` in place; returns the timed wall time [s], device synchronized at both ends."""
+
+    def step():
+        if pipeline is not None:
+            pipeline.collide(states[0], contacts)
+        solver.step(states[0], states[1], None, contacts, dt)
+        states.reverse()
+
+    for _ in range(warmup):
+        step()
+    wp.synchronize_device(device)
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        step()
+    wp.synchronize_device(device)
+    return time.perf_counter() - t0
+
+
 def measure(label: str, scene: str, size: int, device: str, steps: int, warmup: int,
             options: dict | None = None) -> VBDEntry:
     """Time ``steps`` steps of one solver on a fresh scene (collide then step, as Newton's examples do).
@@ -96,20 +128,7 @@ def measure(label: str, scene: str, size: int, device: str, steps: int, warmup: 
     contacts = pipeline.contacts() if pipeline is not None else None
     states = [model.state(), model.state()]
 
-    def step():
-        if pipeline is not None:
-            pipeline.collide(states[0], contacts)
-        solver.step(states[0], states[1], None, contacts, sc.dt)
-        states.reverse()
-
-    for _ in range(warmup):
-        step()
-    wp.synchronize_device(device)
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        step()
-    wp.synchronize_device(device)
-    seconds = time.perf_counter() - t0
+    seconds = _timed_loop(pipeline, contacts, solver, states, sc.dt, device, steps, warmup)
     outcome = _outcome(sc, states[0])
     with LaunchCounter() as c:
         solver.step(states[0], states[1], None, contacts, sc.dt)
@@ -188,13 +207,180 @@ def markdown_lines(entries: list[VBDEntry], steps: int, warmup: int) -> list[str
     return lines
 
 
-def as_dicts(entries: list[VBDEntry]) -> list[dict]:
+def as_dicts(entries: list[VBDEntry] | list[RigidEntry]) -> list[dict]:
     return [asdict(e) for e in entries]
+
+
+# ----------------------------------------------------------------------------------------------
+# Rigid bodies (Augmented VBD)
+# ----------------------------------------------------------------------------------------------
+
+RIGID_CASES = (("tower", 1), ("tower", 16), ("stack", 1), ("heavy_chain", 1))
+# label -> options on top of the shared ones; the first is the ratio's reference.
+RIGID_SOLVERS = {
+    "newton.SolverVBD": {},
+    "newton.SolverVBD legacy": {"rigid_compliant_alm": False},
+    "steel.SolverVBD": {},
+}
+RIGID_OPTIONS = {"rigid_contact_history": True}
+# Per scene, for every solver: the stack ramps its stiff contacts (ke 1e6 N/m from k_start by 1e5 per
+# iteration); the chain's hard joints get ceilings of 1e6 (the default 1e5 lets the block drop ~0.2 m).
+RIGID_SCENE_OPTIONS = {"stack": {"rigid_avbd_beta": 1.0e5},
+                       "heavy_chain": {"rigid_joint_linear_ke": 1.0e6, "rigid_joint_angular_ke": 1.0e6}}
+RIGID_DEFAULT_STEPS = 120
+TOWER_WARMUP = 1200  # [steps] 2 s: the towers have landed and the impacts have been pushed out
+
+
+@dataclass
+class RigidEntry:
+    """One row: one solver on one rigid case (best of the repeats)."""
+
+    scene: str
+    worlds: int
+    solver: str
+    bodies: int = 0
+    steps: int = 0
+    world_steps_per_s: float | None = None
+    ratio: float | None = None
+    launches_per_step: float | None = None
+    outcome: dict = field(default_factory=dict)
+    error: str | None = None
+
+
+def _rigid_scene(scene: str, worlds: int, device: str):
+    from steel import scenes  # noqa: PLC0415
+
+    builders = {"tower": scenes.build_tower, "stack": scenes.build_box_stack, "heavy_chain": scenes.build_heavy_chain}
+    return builders[scene](worlds, device, color=True)
+
+
+def _ideal_heights(scene: str):
+    from steel import scenes  # noqa: PLC0415
+
+    if scene == "tower":
+        return np.array([scenes.BOX_HALF * (1 + 2 * i) for n in scenes.TOWER_HEIGHTS for i in range(n)])
+    return np.array([scenes.STACK_HALF * (1 + 2 * i) for i in range(scenes.STACK_BOXES)])
+
+
+def _rigid_outcome(sc, state, start_q) -> dict:
+    """Finite; box scenes: largest sink below the stacked height and sideways drift [mm]; chain: block drop [mm]."""
+    q = state.body_q.numpy().reshape(sc.world_count, sc.bodies_per_world, 7)
+    if not np.isfinite(q).all():
+        return {"finite": False}
+    start = start_q.reshape(sc.world_count, sc.bodies_per_world, 7)
+    if sc.metric == "stretch":
+        block = sc.watched[0]
+        return {"finite": True, "stretch_mm": 1000.0 * float((start[:, block, 2] - q[:, block, 2]).max())}
+    sink = _ideal_heights(sc.name)[None, :] - q[:, :, 2]
+    drift = np.linalg.norm(q[:, :, :2] - start[:, :, :2], axis=2)
+    return {"finite": True, "sink_mm": 1000.0 * float(sink.max()), "drift_mm": 1000.0 * float(drift.max())}
+
+
+def measure_rigid(label: str, scene: str, worlds: int, device: str, steps: int, warmup: int) -> RigidEntry:
+    """Time ``steps`` steps of one solver on a fresh rigid scene after ``warmup`` steps (collide, then step)."""
+    sc = _rigid_scene(scene, worlds, device)
+    model = sc.model
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        solver = _solver_class(label.split()[0])(model, **RIGID_OPTIONS, **RIGID_SCENE_OPTIONS.get(scene, {}),
+                                                 **RIGID_SOLVERS[label])
+    pipeline = newton.CollisionPipeline(model, contact_matching="latest")
+    contacts = pipeline.contacts()
+    states = [model.state(), model.state()]
+    start_q = states[0].body_q.numpy().copy()
+
+    seconds = _timed_loop(pipeline, contacts, solver, states, sc.dt, device, steps, warmup)
+    outcome = _rigid_outcome(sc, states[0], start_q)
+    with LaunchCounter() as c:
+        solver.step(states[0], states[1], None, contacts, sc.dt)
+    return RigidEntry(scene, worlds, label, int(model.body_count), steps, worlds * steps / seconds, None, c.count,
+                      outcome)
+
+
+def rigid_steps(scene: str, worlds: int, steps: int) -> tuple[int, int]:
+    """(timed steps, warm-up steps) of a case: 16 worlds time a quarter of the steps; towers land first."""
+    timed = max(steps // 4, 20) if worlds > 1 else steps
+    return timed, TOWER_WARMUP if scene == "tower" else DEFAULT_WARMUP
+
+
+def run_rigid(device: str, steps: int = RIGID_DEFAULT_STEPS, repeats: int = 1, cases=RIGID_CASES,
+              t_start: float | None = None) -> list[RigidEntry]:
+    """Every rigid case, the three solvers interleaved per repeat; prints a progress line per row."""
+    t_start = time.perf_counter() if t_start is None else t_start
+    entries: list[RigidEntry] = []
+    for scene, worlds in cases:
+        best: dict[str, RigidEntry] = {}
+        errors: dict[str, str] = {}
+        timed, warmup = rigid_steps(scene, worlds, steps)
+        for _ in range(max(repeats, 1)):
+            for label in RIGID_SOLVERS:
+                if label in errors:
+                    continue
+                try:
+                    e = measure_rigid(label, scene, worlds, device, timed, warmup)
+                except Exception as exc:  # a solver that cannot run a case is a result, not a crash
+                    errors[label] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
+                    continue
+                if label not in best or e.world_steps_per_s > best[label].world_steps_per_s:
+                    best[label] = e
+        ref = best.get(next(iter(RIGID_SOLVERS)))
+        for label in RIGID_SOLVERS:
+            e = best.get(label) or RigidEntry(scene, worlds, label, error=errors.get(label))
+            if e.world_steps_per_s and ref is not None:
+                e.ratio = e.world_steps_per_s / ref.world_steps_per_s
+            entries.append(e)
+            print(_rigid_line(e, time.perf_counter() - t_start), flush=True)
+    return entries
+
+
+def _rigid_outcome_text(o: dict) -> str:
+    if not o:
+        return ""
+    if not o.get("finite"):
+        return "NaN"
+    if "stretch_mm" in o:
+        return f"block drop {o['stretch_mm']:.2f} mm"
+    return f"sink {o['sink_mm']:.1f} mm, drift {o['drift_mm']:.2f} mm"
+
+
+def _rigid_line(e: RigidEntry, elapsed: float) -> str:
+    head = f"[{elapsed:7.1f}s] {e.scene:>11} x{e.worlds:<3} {e.solver:<24}"
+    if e.error:
+        return f"{head} ERROR {e.error}"
+    return (f"{head} {e.world_steps_per_s:9.1f} world-steps/s ratio {e.ratio:.2f}  launches/step "
+            f"{e.launches_per_step:g}  {_rigid_outcome_text(e.outcome)}")
+
+
+def rigid_markdown_lines(entries: list[RigidEntry], steps: int) -> list[str]:
+    """The rigid SolverVBD table for ``bench.md``."""
+    lines = [
+        "## SolverVBD (rigid bodies, AVBD)",
+        "",
+        f"{steps} timed steps of 1/600 s (16 worlds: {max(steps // 4, 20)}) after {DEFAULT_WARMUP} warm-up steps "
+        f"(towers: {TOWER_WARMUP}, so they have landed), best of the repeats; every solver gets "
+        "`rigid_contact_history=True` and `CollisionPipeline(contact_matching=\"latest\")`, the stack "
+        "`rigid_avbd_beta=1e5` (its contacts' ke is 1e6 N/m), the chain `rigid_joint_linear_ke` = `angular_ke` = 1e6, "
+        "the other options at their defaults (10 iterations). `legacy`: Newton's `rigid_compliant_alm=False`. Ratio: world-steps/s over "
+        "Newton's default. Outcome after the timed steps: the largest sink of a box below its ideal stacked height "
+        "and sideways drift; the chain's 1000 kg block's drop below its rest position.",
+        "",
+        "| scene | worlds | bodies | solver | world-steps/s | ratio | launches/step | outcome |",
+        "|---|---:|---:|---|---:|---:|---:|---|",
+    ]
+    for e in entries:
+        if e.error:
+            lines.append(f"| {e.scene} | {e.worlds} | — | {e.solver} | — | — | — | error: {e.error.replace('|', '/')} |")
+            continue
+        lines.append(f"| {e.scene} | {e.worlds} | {e.bodies} | {e.solver} | {e.world_steps_per_s:,.1f} | "
+                     f"{e.ratio:.2f} | {e.launches_per_step:g} | {_rigid_outcome_text(e.outcome)} |")
+    return lines
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.vbd", description=__doc__.split("\n\n")[0])
-    p.add_argument("--steps", type=int, default=DEFAULT_STEPS)
+    p.add_argument("--rigid", action="store_true", help="the rigid cases (towers, stack, heavy chain) instead")
+    p.add_argument("--steps", type=int, default=None,
+                   help=f"timed steps (default {DEFAULT_STEPS}; --rigid {RIGID_DEFAULT_STEPS})")
     p.add_argument("--warmup", type=int, default=DEFAULT_WARMUP)
     p.add_argument("--repeats", type=int, default=2)
     p.add_argument("--cases", default=",".join(f"{s}={n}" for s, n in CASES), help="comma list of scene=size")
@@ -205,6 +391,12 @@ def main(argv=None) -> int:
     wp.config.log_level = wp.LOG_WARNING
     wp.init()
     device = args.device or str(wp.get_preferred_device())
+    if args.rigid:
+        steps = args.steps or RIGID_DEFAULT_STEPS
+        entries = run_rigid(device, steps, args.repeats)
+        print("\n".join(rigid_markdown_lines(entries, steps)))
+        return 0
+    args.steps = args.steps or DEFAULT_STEPS
     cases = [(c.split("=")[0], int(c.split("=")[1])) for c in args.cases.split(",") if c.strip()]
     options = {} if args.tile_solve == "default" else {"particle_enable_tile_solve": args.tile_solve == "on"}
     entries = run(device, args.steps, args.warmup, args.repeats, cases, options=options)

@@ -21,6 +21,7 @@ TEST_RUNS = {
     "cloth_drape": ["--test", "--size", "6", "--num-frames", "60"],
     "adaptive_collision": ["--test", "--num-frames", "30", "--launch-frame", "10"],
     "free_fall": ["--test", "--world-count", "2", "--num-frames", "20"],
+    "avbd_stacks": ["--test", "--num-frames", "60"],
 }
 
 

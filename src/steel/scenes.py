@@ -47,7 +47,7 @@ class Scene:
         dt: time step [s].
         bodies_per_world: Newton bodies in one world.
         watched: local (per-world) Newton body indices the sanity outcome uses.
-        metric: ``"drift"``, ``"torso"``, ``"tip"`` or ``"none"``.
+        metric: ``"drift"``, ``"torso"``, ``"tip"``, ``"stretch"`` or ``"none"``.
         tip_offset: tip point in the watched body's frame [m] (``"tip"`` only).
     """
 
@@ -189,6 +189,81 @@ def build_cartpole(world_count: int, device: str, color: bool = False) -> Scene:
     robot.joint_q[-3:] = list(CARTPOLE_Q0)
     model = _replicated(robot, world_count, device, ground=False, color=color)
     return Scene("cartpole", model, world_count, DT, robot.body_count, [], "none")
+
+
+# Benchmark and example scenes for SolverVBD's rigid bodies (not shipped as `steel run` scenes).
+STACK_BOXES = 20  # boxes in the stack
+STACK_HALF = 0.05  # [m] half edge of a stack box (1 kg at the default density)
+STACK_KE = 1.0e6  # [N/m] contact stiffness of the stack; ramp it (rigid_avbd_beta), it exceeds m/dt² = 3.6e5 N/m
+HEAVY_CHAIN_LINKS = 20  # links above the block
+HEAVY_CHAIN_LINK_LEN = 0.1  # [m] link length (pivot to pivot)
+HEAVY_CHAIN_LINK_MASS = 1.0  # [kg]
+HEAVY_CHAIN_BLOCK_MASS = 1000.0  # [kg] the block hanging from the last link (1000:1)
+HEAVY_CHAIN_TOP = 3.0  # [m] height of the pivot the chain hangs from
+
+
+def add_box_stack(builder: newton.ModelBuilder, half_extents, x: float = 0.0,
+                  cfg: newton.ModelBuilder.ShapeConfig | None = None) -> list[int]:
+    """Cubes of ``half_extents`` [m] (bottom first) stacked face to face at ``x`` [m] from z = 0, touching.
+
+    Returns the bodies, bottom first; each is a free body (``add_body``) with the box's density mass."""
+    cfg = cfg or newton.ModelBuilder.ShapeConfig(mu=TOWER_MU)
+    bodies, z = [], 0.0
+    for h in half_extents:
+        body = builder.add_body(xform=wp.transform(wp.vec3(x, 0.0, z + h), wp.quat_identity()))
+        builder.add_shape_box(body, hx=h, hy=h, hz=h, cfg=cfg)
+        bodies.append(body)
+        z += 2.0 * h
+    return bodies
+
+
+def add_heavy_chain(builder: newton.ModelBuilder, links: int = HEAVY_CHAIN_LINKS, x: float = 0.0) -> list[int]:
+    """``links`` 1 kg links on BALL joints hanging from the world at ``(x, 0, HEAVY_CHAIN_TOP)``, a 1000 kg block
+    below; returns the bodies, top first (the block last).
+
+    The AVBD paper's mass-ratio stress scene: hard joints (the default) hold the block, whose drop below
+    its start (the chain's stretch) stays small; the links' boxes do not collide and add no mass. The
+    block's start centre is ``(links + 0.5) HEAVY_CHAIN_LINK_LEN`` below the top."""
+    length, top = HEAVY_CHAIN_LINK_LEN, HEAVY_CHAIN_TOP
+    no_contact = newton.ModelBuilder.ShapeConfig(density=0.0, has_shape_collision=False, has_particle_collision=False)
+    parent, joints, bodies = -1, [], []
+    for i in range(links + 1):
+        mass = HEAVY_CHAIN_BLOCK_MASS if i == links else HEAVY_CHAIN_LINK_MASS
+        body = builder.add_link(mass=mass, inertia=wp.mat33(np.eye(3) * mass * length**2 / 6.0),
+                                xform=wp.transform(wp.vec3(x, 0.0, top - (i + 0.5) * length), wp.quat_identity()))
+        builder.add_shape_box(body, hx=0.2 * length, hy=0.2 * length, hz=0.5 * length, cfg=no_contact)
+        anchor = (x, 0.0, top) if parent < 0 else (0.0, 0.0, -0.5 * length)
+        joints.append(builder.add_joint_ball(parent, body, parent_xform=wp.transform(wp.vec3(*anchor), wp.quat_identity()),
+                                             child_xform=wp.transform(wp.vec3(0.0, 0.0, 0.5 * length),
+                                                                      wp.quat_identity())))
+        bodies.append(body)
+        parent = body
+    builder.add_articulation(joints)
+    return bodies
+
+
+def build_box_stack(world_count: int, device: str, color: bool = False, count: int = STACK_BOXES) -> Scene:
+    """``count`` 1 kg boxes of ``2 STACK_HALF`` edge stacked on a ground plane, touching at the start (mu 0.7,
+    contact ke ``STACK_KE``).
+
+    The watched sink is each box's distance below ``STACK_HALF (1 + 2 i)``; nothing should move sideways.
+    With SolverVBD ramp the contact stiffness (``rigid_avbd_beta=1e5``): a fixed k above the boxes'
+    ``m/dt²`` lets the multipliers overshoot, and at the default ke (2.5e3 N/m) 8 kg boxes of 0.2 m
+    sink through each other (231 mm in 130 steps, on Newton's SolverVBD alike).
+    """
+    robot = newton.ModelBuilder()
+    cfg = newton.ModelBuilder.ShapeConfig(mu=TOWER_MU, ke=STACK_KE)
+    add_box_stack(robot, [STACK_HALF] * count, cfg=cfg)
+    model = _replicated(robot, world_count, device, ground=True, ground_cfg=cfg, color=color)
+    return Scene("stack", model, world_count, DT, robot.body_count, list(range(robot.body_count)), "drift")
+
+
+def build_heavy_chain(world_count: int, device: str, color: bool = False, links: int = HEAVY_CHAIN_LINKS) -> Scene:
+    """:func:`add_heavy_chain` replicated (no ground); the block (last body) is watched."""
+    robot = newton.ModelBuilder()
+    add_heavy_chain(robot, links)
+    model = _replicated(robot, world_count, device, ground=False, color=color)
+    return Scene("heavy_chain", model, world_count, DT, robot.body_count, [links], "stretch")
 
 
 BUILDERS = {

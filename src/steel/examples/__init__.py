@@ -11,4 +11,5 @@ EXAMPLES = {
     "cloth_drape": "steel.examples.cloth_drape",
     "adaptive_collision": "steel.examples.adaptive_collision",
     "free_fall": "steel.examples.free_fall",
+    "avbd_stacks": "steel.examples.avbd_stacks",
 }
