@@ -2,7 +2,7 @@
 
 Owns the order only; the energies live in :mod:`.joints` and :mod:`.contacts` and the per-body
 Newton step in :mod:`.bodies`. Launches per step: 3 + iterations x (colours + 1) (+ 1 with Dahl cables), plus with
-body–body contacts 2 (filing; history) + iterations (contact duals) + 1 (history snapshot).
+body–body contacts 3 (filing; history; damper flags) + iterations (contact duals) + 1 (history snapshot).
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: f
         cd = rc.data
     begin_joints(jd, state_in.body_q, bd.com, work.joint_count, params, dev)
     predict_bodies(model, bd, state_in, state_out, dt, work.adaptive_init)
+    if rc is not None:
+        rc.mark_damped(state_out.body_q)
     for _ in range(iterations):
         for group in work.groups:
             solve_body_colour(model, bd, jd, cd, controls, group, dt, state_out.body_q)
