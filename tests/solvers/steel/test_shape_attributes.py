@@ -63,17 +63,6 @@ def test_negative_coefficient_enabled_by_condim_raises_value_error():
     SolverSteel(model)
 
 
-@pytest.mark.parametrize("name, value", [("min_torsional_patch_radius", 0.05)])
-def test_enabled_rows_not_built_raise_not_implemented(name, value):
-    with pytest.raises(NotImplementedError, match=name):
-        SolverSteel(_box(**{name: value}))
-    model = _box()
-    solver = SolverSteel(model)
-    getattr(model.steel, name).fill_(value)
-    with pytest.raises(NotImplementedError, match=name):
-        solver.notify_model_changed(newton.ModelFlags.SHAPE_PROPERTIES)
-
-
 def test_solver_built_without_torsion_ignores_a_later_condim_4():
     """condim 4 written after a condim-3 construction is valid and ignored: no spin rows are reserved."""
     model = _box()

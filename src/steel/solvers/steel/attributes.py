@@ -23,9 +23,9 @@ adhesion [N]                             shape  0        newton:steel:adhesion (
 =======================================  =====  =======  =====================================  ==============================
 
 condim 4 adds a spin row to free-body contacts and condim 6 also a rolling pair
-(``rows/angular.py``); adhesion pulls on the normal rows (``rows/adhesion.py``). Every value is
-validated; a positive torsional radius switches on PhysX patch torsion, which is not built yet, so
-such a value raises ``NotImplementedError``.
+(``rows/angular.py``); a positive torsional radius adds PhysX patch torsion to articulated contacts
+(``rows/torsion.py``); adhesion pulls on the normal rows (``rows/adhesion.py``). Every value is
+validated.
 
 Damping applies to free bodies and floating bases (the child of a world-rooted FREE joint);
 joints with a parent body are not damped. Without registration every body takes the defaults, so
@@ -40,6 +40,8 @@ import numpy as np
 import warp as wp
 
 import newton
+
+from .rows.torsion import check_torsion_shapes
 
 NAMESPACE = "steel"
 
@@ -174,11 +176,11 @@ class ShapeContactAttributes:
     ``condim`` is the array the contact kernel reads; a valid edit followed by
     ``notify_model_changed(SHAPE_PROPERTIES)`` takes effect on a solver built with the rows.
 
-    ``adhesion_enabled`` is also fixed at construction (any positive value); the contact kernel
-    then reads the model's own ``steel:adhesion`` array every step (:meth:`adhesion`), so writes
-    take effect at once. A positive ``min_torsional_patch_radius`` switches on rows that are not
-    built yet: such a shape raises ``NotImplementedError`` rather than being silently simulated
-    without them.
+    ``adhesion_enabled`` and ``patch_torsion_enabled`` are also fixed at construction (any positive
+    value); the contact kernel then reads the model's own ``steel:adhesion`` and
+    ``steel:min_torsional_patch_radius`` arrays every step (:attr:`adhesion`, :attr:`torsion_radius`),
+    so writes take effect at once. A positive radius on a shape type the torsion rows do not support
+    raises ``ValueError``.
     """
 
     def __init__(self, model: newton.Model):
@@ -192,6 +194,8 @@ class ShapeContactAttributes:
             self.free_rows_per_contact = 6 if bool((values == 6).any()) else 4
         positive = self._positive("adhesion")
         self.adhesion_enabled = positive is not None and bool(positive.any())
+        positive = self._positive("min_torsional_patch_radius")
+        self.patch_torsion_enabled = positive is not None and bool(positive.any())
         self._no_adhesion = wp.zeros(1, dtype=float, device=model.device)
         self._bind()
 
@@ -201,6 +205,17 @@ class ShapeContactAttributes:
         ns = getattr(self.model, NAMESPACE, None)
         values = getattr(ns, "adhesion", None) if ns is not None else None
         return self._no_adhesion if values is None or not self.adhesion_enabled else values
+
+    @property
+    def torsion_radius(self) -> wp.array:
+        """The model's ``steel:min_torsional_patch_radius`` [m] per shape, looked up at each call.
+
+        A placeholder when absent or when the solver was built without a positive radius (the
+        contact kernel then never reads it).
+        """
+        ns = getattr(self.model, NAMESPACE, None)
+        values = getattr(ns, "min_torsional_patch_radius", None) if ns is not None else None
+        return self._no_adhesion if values is None or not self.patch_torsion_enabled else values
 
     def _bind(self) -> None:
         values = self._read("condim")
@@ -218,7 +233,7 @@ class ShapeContactAttributes:
         raise error(f"{NAMESPACE}:{name} of shape {shape} ('{label}') {requirement}, got {value!r}")
 
     def refresh(self) -> None:
-        """Validate every shape attribute; raise ValueError or NotImplementedError naming the shape."""
+        """Validate every shape attribute; raise ValueError naming the shape."""
         condim = self._read("condim")
         if condim is not None:
             bad = np.nonzero(~np.isin(condim, CONDIM_VALUES))[0]
@@ -239,13 +254,9 @@ class ShapeContactAttributes:
             bad = np.nonzero(~np.isfinite(values) | (values < 0.0))[0]
             if len(bad):
                 self._fail(ValueError, name, int(bad[0]), float(values[bad[0]]), "must be non-negative and finite")
-        # Valid, but the rows are not built: refuse instead of simulating without them.
-        enabled = self._positive("min_torsional_patch_radius")
-        if enabled is not None and enabled.any():
-            shape = int(np.nonzero(enabled)[0][0])
-            value = self._read("min_torsional_patch_radius")[shape]
-            self._fail(NotImplementedError, "min_torsional_patch_radius", shape, value.item(),
-                       "enables contact rows SolverSteel does not build yet (PhysX patch torsion)")
+        radius = self._read("min_torsional_patch_radius")
+        if radius is not None:
+            check_torsion_shapes(self.model, radius.astype(np.float64))
         if hasattr(self, "condim"):
             self._bind()
 

@@ -18,7 +18,8 @@ whose disk is their share of the region's normal impulse, ``rows/patches.py``),
 then, on a free-body contact whose shape has ``steel:condim`` 4 or 6, one ``ROW_SPIN`` row (relative
 angular velocity about the normal) bounded by ``|lambda_s| <= mu_t lambda_n`` and, at condim 6, two
 ``ROW_ROLLING`` rows (relative angular velocity about ``t1``, ``t2``) solved as a pair on the disk
-``|lambda_r| <= mu_r lambda_n`` (``rows/angular.py``). Angular rows carry ``dir = 0``: they add no force
+``|lambda_r| <= mu_r lambda_n`` (``rows/angular.py``); an articulated contact that hosts its region's
+patch torsion ends with one ``ROW_TORSION`` row (``rows/torsion.py``). Angular rows carry ``dir = 0``: they add no force
 to ``contact_f`` and the friction history. The rows that follow a unit's first row (a normal or limit
 row) and belong to it are its *tail*: the sweep solves a tail pair (``ROW_FRICTION``, ``ROW_ROLLING``) on
 a disk and a single tail row (``ROW_SPIN``) on an interval, both scaled by the unit row's impulse.
@@ -52,6 +53,9 @@ ROW_PATCH = wp.constant(5)  # a friction-patch anchor's tangent pair: its disk i
 # A tangent pair solved together with its normal row by a coupled per-contact update (a
 # ``friction_mode`` other than "fixed_normal", ``rows/friction_modes.py``).
 ROW_COUPLED = wp.constant(6)
+# A patch-torsion row (``steel:min_torsional_patch_radius``, ``rows/torsion.py``): one per contact region
+# of an articulated body, solved after its group's other rows on a budget shared with sliding friction.
+ROW_TORSION = wp.constant(7)
 
 # A positive gap whose linearized end-of-step gap ``phi + dt J qd`` (under the position-solve velocity)
 # is at most this fraction of ``phi`` counts as closed in the velocity sweeps (``velocity_iterations``)
@@ -72,6 +76,7 @@ class RowBuffers:
     free_body_capacity: int  # free-body-family rows per world
     world_row_capacity: int  # articulation_capacity + free_body_capacity: rows per world segment
     stride: int  # J and Y entries per side: the largest articulation's DOF count
+    late_rows: int  # 1 when some rows are solved after their group's other tails (patch torsion), else 0
     # Reservation and overflow accounting, per world and family (0 articulated, 1 free-body):
     world_row_count: wp.array2d[wp.int32]  # rows reserved this step  (world, 2)
     world_rows_dropped: wp.array2d[wp.int32]  # rows that did not fit since the last reset  (world, 2)
@@ -79,7 +84,7 @@ class RowBuffers:
     #                                         global articulations  (world + 1,)
     # Rows, written by the row families (rows/):
     kind: wp.array[wp.int32]  # ROW_CONTACT, ROW_FRICTION, ROW_LIMIT, ROW_SPIN, ROW_ROLLING, ROW_PATCH,
-    #                          ROW_COUPLED  (row,)
+    #                          ROW_COUPLED, ROW_TORSION  (row,)
     dof_start: wp.array2d[wp.int32]  # first DOF of each side  (row, 2)
     dof_count: wp.array2d[wp.int32]  # DOF count of each side, 0: no side  (row, 2)
     mass_start: wp.array2d[wp.int32]  # factor block of each side's articulation; -1: prescribed side,
@@ -92,7 +97,8 @@ class RowBuffers:
     gap_speed: wp.array[float]  # -(1 - GAP_OPEN_FRACTION) phi / dt of a row with a positive gap: at or
     #                             below this J qd its linearized end-of-step gap counts as closed; -1e30
     #                             on every other row  (row,)
-    mu: wp.array[float]  # friction coefficient of a contact's rows (non-dimensional)  (row,)
+    mu: wp.array[float]  # friction coefficient of a contact's rows (non-dimensional); angular rows: the
+    #                      bound per unit normal impulse [m]  (row,)
     contact: wp.array[wp.int32]  # contact index of a contact/friction row, -1 otherwise  (row,)
     dir: wp.array[wp.vec3]  # row direction in world frame (contact normal or tangent), for forces  (row,)
     body: wp.array2d[wp.int32]  # the two bodies of a contact row (-1: static); -1, -1 on limit rows  (row, 2)
@@ -129,6 +135,7 @@ class SteelRows:
         b.free_body_capacity = free_body_capacity
         b.world_row_capacity = self.world_row_capacity
         b.stride = stride
+        b.late_rows = 0
         b.world_row_count = wp.zeros((world_count, 2), dtype=wp.int32, device=device)
         b.world_rows_dropped = wp.zeros((world_count, 2), dtype=wp.int32, device=device)
         b.constraint_overflow = wp.zeros(world_count + 1, dtype=wp.bool, device=device)

@@ -123,8 +123,6 @@ NOT_IMPLEMENTED = (
     "reuse_kinematics",
     "use_parallel_streams",
     "double_buffer",
-    "contact_shared_anchor",
-    "contact_friction_shared_anchor",
     "contact_torsion_device",
     "enable_sleeping",
     "propagation_same_articulation_rows",
@@ -155,7 +153,6 @@ DEPRECATED_VALUES = {
 NOT_IMPLEMENTED_VALUES = {
     "solve_mode": ("serial", "colored"),
     "drive_mode": ("augmented",),
-    "row_schedule": ("interleaved",),
     "articulated_contact_response": ("immediate", "propagation"),
 }
 ENUMS = {
@@ -349,6 +346,11 @@ OPTION_HELP = {
     "friction_mode": "per-contact friction update: 'fixed_normal' (tangent pair on the disk of the normal impulse), "
                      "'bisection', 'bisection_desaxce', 'coulomb_newton' (normal and friction solved together; "
                      "rows/friction_modes.py)",
+    "row_schedule": "sweep order: 'interleaved' (all rows each iteration), 'contact_then_internal' (every contact "
+                    "iteration, then every joint-limit iteration), 'phased' (each iteration limits, then contacts)",
+    "contact_shared_anchor": "every contact row at the midpoint of the two witness points (patch anchors keep "
+                             "theirs; rows/shared_anchor.py)",
+    "contact_friction_shared_anchor": "point-friction rows at the witness midpoint (no effect on patch anchors)",
     "contact_compliance": "contacts with a positive Contacts.rigid_contact_stiffness [N/m] as implicit spring-dampers "
                           "F = max(0, -k phi_next - c u_next) [N] (rows/compliance.py)",
     "contact_regularization": "implicit contact spring g of penetrating contact rows, non-dimensional: unique normal "

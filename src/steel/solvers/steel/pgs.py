@@ -11,6 +11,8 @@ The sweep does not know which family a row came from; it distinguishes only
   friction, rolling friction) are updated from the same velocities (a Jacobi step within the
   pair) and projected onto the disk ``|lambda_t| <= mu lambda_n``, which keeps them isotropic
   (maximum dissipation on the disk); single rows (spin) are clamped to ``|lambda| <= mu lambda_n``;
+* torsion rows (``ROW_TORSION``) follow their unit too but are solved after the whole group's
+  tails, on the budget their row family computes from the group (``rows/torsion.py``);
 * preloads: a row's ``preload`` impulse is applied once with the warm start and never projected;
 * coupled units: a unit row followed by a ``ROW_COUPLED`` pair (a ``friction_mode`` other than
   "fixed_normal") skips the group's normal step; in its tail the sweep assembles the contact's 3x3
@@ -62,10 +64,11 @@ from __future__ import annotations
 
 import warp as wp
 
-from .data import ROW_COUPLED, ROW_FRICTION, ROW_PATCH, ROW_ROLLING, ROW_SPIN, RowBuffers
+from .data import ROW_COUPLED, ROW_FRICTION, ROW_PATCH, ROW_ROLLING, ROW_SPIN, ROW_TORSION, RowBuffers
 from .rows.common import reserved_end, side_offset, side_response, side_velocity
 from .rows.friction_modes import MODE_INDEX, coupled_contact_impulse
 from .rows.patches import patch_bound
+from .rows.torsion import torsion_bound
 
 
 @wp.func(inline=True)
@@ -172,8 +175,8 @@ def _solve_disk(
 @wp.func(inline=True)
 def _solve_interval(
     rows: RowBuffers,
-    r: int,
     f: int,
+    bound: float,
     relaxation: float,
     cfm: float,
     use_tree: int,
@@ -181,8 +184,7 @@ def _solve_interval(
     mass_factor: wp.array[float],
     joint_qd: wp.array[float],
 ):
-    """Single tail row ``f`` of the unit row ``r`` on ``|lambda| <= mu lambda_r`` (the spin row of condim 4)."""
-    bound = rows.mu[f] * rows.impulse[r]
+    """Single tail row ``f`` on ``|lambda| <= bound``: ``mu lambda_r`` (condim 4's spin row) or a torsion budget."""
     rows.bound[f] = bound
     if bound == 0.0 and rows.impulse[f] == 0.0:
         return
@@ -268,7 +270,7 @@ def _solve_coupled(
 @wp.func(inline=True)
 def _is_unit(rows: RowBuffers, r: int):
     """Row ``r`` starts a unit: a normal or limit row (tail rows follow their unit row)."""
-    return not _is_pair(rows, r) and rows.kind[r] != ROW_SPIN
+    return not _is_pair(rows, r) and rows.kind[r] != ROW_SPIN and rows.kind[r] != ROW_TORSION
 
 
 @wp.func(inline=True)
@@ -288,6 +290,7 @@ def _solve_tail(
     base: int,
     first: int,
     last: int,
+    late: int,
     friction: int,
     friction_mode: int,
     relaxation: float,
@@ -297,15 +300,21 @@ def _solve_tail(
     mass_factor: wp.array[float],
     joint_qd: wp.array[float],
 ):
-    """The tail of unit ``r`` in order (friction pair, spin row, rolling pair), on the updated ``lambda_r``.
+    """The tail of unit ``r`` in order (friction pair, spin row, rolling pair), on the updated ``lambda_r``;
+    with ``late`` only its torsion row, which the group solves after every other tail.
 
     A patch anchor's pair (``ROW_PATCH``) is bounded by its share of the region's load, summed over
-    the group ``first``..``last`` of ``rows.order`` (``rows/patches.py``).
+    the group ``first``..``last`` of ``rows.order`` (``rows/patches.py``); a torsion row by what the
+    region's normal and sliding rows leave of its budget (``rows/torsion.py``).
     """
     end = reserved_end(rows, r)
     f = r + 1
     while f < end and not _is_unit(rows, f):
-        if _is_pair(rows, f) and friction == 0 and _is_sliding_friction(rows, f):
+        if int(rows.kind[f] == ROW_TORSION) != late:
+            f += 1  # not this pass's (torsion rows come last; in a late pass only they are solved)
+            if _is_pair(rows, f - 1):
+                f += 1
+        elif _is_pair(rows, f) and friction == 0 and _is_sliding_friction(rows, f):
             f += 2  # held at zero (contact_friction_position_iterations)
         elif rows.kind[f] == ROW_COUPLED:
             _solve_coupled(rows, r, f, friction_mode, cfm, use_tree, dof_parent, mass_factor, joint_qd)
@@ -317,7 +326,10 @@ def _solve_tail(
             _solve_disk(rows, f, bound, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
             f += 2
         else:
-            _solve_interval(rows, r, f, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+            bound = rows.mu[f] * rows.impulse[r]
+            if late != 0:
+                bound = torsion_bound(rows, f, first, last, base)
+            _solve_interval(rows, f, bound, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
             f += 1
 
 
@@ -422,12 +434,20 @@ def _warm_start(
             k += 1
 
 
+# row_schedule: which units a pass visits (see _iterate) and how passes are arranged (see _run_passes).
+SCHEDULE_INDEX = {"interleaved": 0, "contact_then_internal": 1, "phased": 2}
+UNITS_ALL = wp.constant(0)
+UNITS_CONTACT = wp.constant(1)
+UNITS_INTERNAL = wp.constant(2)
+
+
 @wp.func(inline=True)
 def _iterate(
     rows: RowBuffers,
     base: int,
     unit_count: int,
     it: int,
+    units: int,
     friction: int,
     friction_mode: int,
     relaxation: float,
@@ -437,7 +457,11 @@ def _iterate(
     mass_factor: wp.array[float],
     joint_qd: wp.array[float],
 ):
-    """One Gauss-Seidel pass over the world's groups, forward on even ``it`` and backward on odd."""
+    """One Gauss-Seidel pass over the world's groups, forward on even ``it`` and backward on odd.
+
+    ``units`` selects the groups: all, contact groups only, or internal ones only (joint limits: the
+    rows with no contact), for ``row_schedule``.
+    """
     # Alternate the direction of the sweep over groups (symmetric Gauss-Seidel).
     done = int(0)
     while done < unit_count:
@@ -448,6 +472,10 @@ def _iterate(
         first = wp.min(at, other)
         last = wp.max(at, other)
         done += last - first + 1
+        if units != UNITS_ALL:
+            is_internal = int(rows.contact[rows.order[base + first]] < 0)
+            if is_internal != int(units == UNITS_INTERNAL):
+                continue
         # Normal rows of the group: one projected Jacobi step from the same velocities, then
         # an exact line search along it (see the module docstring).
         gain = float(0.0)  # delta . residual
@@ -485,16 +513,66 @@ def _iterate(
                     if alpha < 1.0:
                         _apply(rows, r, (alpha - 1.0) * rows.step[r], joint_qd)
                     rows.impulse[r] = rows.impulse[r] + alpha * rows.step[r]
-        # Tails of the group (friction, spin, rolling), bounded by the updated normal rows.
-        for g in range(first, last + 1):
-            _solve_tail(rows, rows.order[base + g], base, first, last, friction, friction_mode, relaxation, cfm,
-                        use_tree, dof_parent, mass_factor, joint_qd)
+        # Tails of the group (friction, spin, rolling), bounded by the updated normal rows; then its
+        # torsion rows, whose budget is what the normal and sliding rows leave.
+        # One call site for both passes: _solve_tail is inlined.
+        for pass_index in range(1 + rows.late_rows):
+            for g in range(first, last + 1):
+                _solve_tail(rows, rows.order[base + g], base, first, last, pass_index, friction, friction_mode,
+                            relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+
+
+@wp.func(inline=True)
+def _run_passes(
+    rows: RowBuffers,
+    base: int,
+    unit_count: int,
+    it0: int,
+    count: int,
+    schedule: int,
+    friction_start: int,
+    friction_mode: int,
+    relaxation: float,
+    cfm: float,
+    use_tree: int,
+    dof_parent: wp.array[int],
+    mass_factor: wp.array[float],
+    joint_qd: wp.array[float],
+):
+    """``count`` iterations numbered from ``it0``, arranged by ``row_schedule``.
+
+    "interleaved" (0): every iteration one pass over all groups in sweep order. "contact_then_internal"
+    (1): every iteration over the contact groups, then every iteration over the internal rows, which
+    thus have the last word. "phased" (2): each iteration the internal rows, then the contacts, which
+    have the last word (the order PhysX uses for grasping).
+    """
+    # One call site for every schedule: _iterate is inlined, and each call would be compiled again.
+    passes = count
+    if schedule != 0:
+        passes = 2 * count
+    for p in range(passes):
+        k = p
+        units = UNITS_ALL
+        if schedule == 1:
+            units = UNITS_CONTACT
+            if p >= count:
+                k = p - count
+                units = UNITS_INTERNAL
+        elif schedule == 2:
+            k = p // 2
+            units = UNITS_CONTACT
+            if p % 2 == 0:
+                units = UNITS_INTERNAL
+        friction = int(it0 + k >= friction_start)
+        _iterate(rows, base, unit_count, it0 + k, units, friction, friction_mode, relaxation, cfm, use_tree,
+                 dof_parent, mass_factor, joint_qd)
 
 
 @wp.kernel
 def _sweep(
     # Options:
     iterations: int,
+    schedule: int,
     friction_start: int,
     friction_mode: int,
     relaxation: float,
@@ -513,9 +591,8 @@ def _sweep(
     # contact_friction_position_iterations: sliding friction is solved from iteration friction_start
     # on, and held at zero (its warm start too) before it.
     _warm_start(rows, base, unit_count, int(friction_start == 0), cfm, use_tree, dof_parent, mass_factor, joint_qd)
-    for it in range(iterations):
-        _iterate(rows, base, unit_count, it, int(it >= friction_start), friction_mode, relaxation, cfm, use_tree,
-                 dof_parent, mass_factor, joint_qd)
+    _run_passes(rows, base, unit_count, 0, iterations, schedule, friction_start, friction_mode, relaxation, cfm,
+                use_tree, dof_parent, mass_factor, joint_qd)
 
 
 @wp.kernel
@@ -523,6 +600,7 @@ def _velocity_sweep(
     # Options:
     iterations: int,
     velocity_iterations: int,
+    schedule: int,
     friction_mode: int,
     relaxation: float,
     cfm: float,
@@ -559,9 +637,8 @@ def _velocity_sweep(
                     target = 0.0
             rows.target[r] = target
             rows.regularization[r] = 0.0  # the velocity sweeps stay rigid
-    for k in range(velocity_iterations):
-        _iterate(rows, base, unit_count, iterations + k, 1, friction_mode, relaxation, cfm, use_tree, dof_parent,
-                 mass_factor, joint_qd)
+    _run_passes(rows, base, unit_count, iterations, velocity_iterations, schedule, 0, friction_mode, relaxation,
+                cfm, use_tree, dof_parent, mass_factor, joint_qd)
 
 
 def _factor_inputs(solver) -> list:
@@ -590,7 +667,8 @@ def sweep(solver, joint_qd: wp.array) -> None:
     wp.launch(
         _sweep,
         dim=rows.world_count,
-        inputs=[int(solver.options.iterations), _friction_start(solver.options),
+        inputs=[int(solver.options.iterations), SCHEDULE_INDEX[solver.options.row_schedule],
+                _friction_start(solver.options),
                 MODE_INDEX[solver.options.friction_mode], *_factor_inputs(solver)],
         outputs=[rows.buffers, joint_qd],
         device=solver.model.device,
@@ -609,6 +687,7 @@ def velocity_sweep(solver, joint_qd: wp.array) -> None:
         _velocity_sweep,
         dim=rows.world_count,
         inputs=[int(solver.options.iterations), int(solver.options.velocity_iterations),
+                SCHEDULE_INDEX[solver.options.row_schedule],
                 MODE_INDEX[solver.options.friction_mode], *_factor_inputs(solver)],
         outputs=[rows.buffers, joint_qd],
         device=solver.model.device,

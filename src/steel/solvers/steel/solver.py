@@ -39,6 +39,8 @@ from .rows.compliance import (COMPLIANT, SKIPPED, ComplianceCounters, check_comp
 from .rows.contacts import build_contact_rows
 from .rows.history import ContactHistory, forget_worlds, record_contacts
 from .rows.limits import build_limit_rows
+from .rows.shared_anchor import warn_shared_anchor_patches
+from .rows.torsion import check_torsion_options
 from .rows.warmstart import check_contacts as check_warm_start_contacts
 from .tables import SteelTables, cross_world_global_bodies
 
@@ -104,15 +106,19 @@ class SolverSteel(SolverBase, SteelCoupling):
         self.attributes = _attributes.RigidBodyAttributes(model)
         self.shape_attributes = _attributes.ShapeContactAttributes(model)
         if self.shape_attributes.adhesion_enabled:
-            check_adhesion_options(opts)
+            check_adhesion_options(opts, torsion=self.shape_attributes.patch_torsion_enabled)
+        if self.shape_attributes.patch_torsion_enabled:
+            check_torsion_options(opts)
         _warn_cross_world_global_bodies(model, self.tables)
         warn_mass_ratio(model, opts.iterations, self.tables.body_responds_np.astype(bool))
         free = self.tables.articulation_is_free_body_np
         has_articulated = bool((free == 0).any()) if len(free) else False
         art_cap, free_cap = row_capacities(model, opts, has_articulated, bool(self.tables.body_is_free_np.any()),
-                                           self.shape_attributes.free_rows_per_contact)
+                                           self.shape_attributes.free_rows_per_contact,
+                                           4 if self.shape_attributes.patch_torsion_enabled else 3)
         stride = max(self.core.plan.max_dof_count, 1)
         self.rows = SteelRows(max(int(model.world_count), 1), art_cap, free_cap, stride, model.device)
+        self.rows.buffers.late_rows = int(self.shape_attributes.patch_torsion_enabled)  # rows/torsion.py
         # The resolved values are what the instance reports (capacities sized from the model,
         # 0.2 for an omitted friction_anchor_beta).
         opts.articulation_constraint_max = art_cap
@@ -124,6 +130,7 @@ class SolverSteel(SolverBase, SteelCoupling):
                 warn_point_friction("contact_compliance=True" if opts.contact_compliance
                                     else f"friction_mode={opts.friction_mode!r}")
                 opts.friction_anchor_beta = 0.0
+        warn_shared_anchor_patches(opts)
         dev, nd = model.device, max(model.joint_dof_count, 1)
         self.qd = wp.zeros(nd, dtype=float, device=dev)
         self.qdd = wp.zeros(nd, dtype=float, device=dev)
@@ -143,9 +150,11 @@ class SolverSteel(SolverBase, SteelCoupling):
         self.contact_impact = wp.zeros(rigid_max, dtype=wp.int32, device=dev)
         self.contact_anchor0 = wp.zeros(rigid_max, dtype=wp.vec3, device=dev)
         self.contact_anchor1 = wp.zeros(rigid_max, dtype=wp.vec3, device=dev)
+        self.contact_release1 = wp.zeros(rigid_max, dtype=wp.vec3, device=dev)  # rows/surface_velocity.py
         self.contact_age = wp.zeros(rigid_max, dtype=wp.int32, device=dev)
         self.history = ContactHistory(rigid_max, dev)
         self.compliance = ComplianceCounters(dev)
+        self.no_surface_velocity = wp.zeros(1, dtype=wp.vec3, device=dev)  # contacts without moving surfaces
         self.warm_start_contacts = True  # friction history; see rows/history.py
         self._default_control = model.control()
         self._step_count = 0

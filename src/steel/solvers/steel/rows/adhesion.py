@@ -31,14 +31,17 @@ def adhesion_pull(s0: int, s1: int, enabled: int, shape_adhesion: wp.array[float
     return shape_adhesion[s0] + shape_adhesion[s1]
 
 
-def check_adhesion_options(options) -> None:
+def check_adhesion_options(options, *, torsion: bool = False) -> None:
     """Raise ``NotImplementedError`` for the options the attribute's documentation excludes with adhesion.
 
     Sleeping, contact compliance and contact regularization > 0 each change the normal row the pull
-    is solved against, and the seed leaves those combinations undefined. (Contact torsion, a
-    positive ``steel:min_torsional_patch_radius``, is excluded too; it is refused on its own.)
+    is solved against, and the seed leaves those combinations undefined; so does contact torsion
+    (``torsion``: some shape has a positive ``steel:min_torsional_patch_radius``), whose budget
+    would have to decide between the net and the preloaded normal impulse.
     """
     chosen = []
+    if torsion:
+        chosen.append("contact torsion (a positive steel:min_torsional_patch_radius)")
     if options.enable_sleeping:
         chosen.append("enable_sleeping=True")
     if options.contact_compliance:

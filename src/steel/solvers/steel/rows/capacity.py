@@ -10,7 +10,8 @@ most three rows (normal and two friction), so
                                   model has free single bodies, else 0)
 
 (with 4 rows per free-body contact when a shape has ``steel:condim`` 4, the spin row, and 6 when
-one has condim 6, the spin row and the rolling pair), where
+one has condim 6, the spin row and the rolling pair; 4 per articulated contact when a shape has a
+positive ``steel:min_torsional_patch_radius``, the torsion row a region's first contact hosts), where
 ``limit_bounds_per_world`` (only with ``enable_joint_limits``) is the largest number of
 finite lower and upper bounds of PRISMATIC, REVOLUTE and D6 DOFs in one world. The reference's fixed 32 rows
 per world overflow on nv_humanoid at its initial pose (88 contacts per world); this rule sizes
@@ -61,7 +62,8 @@ def resolved_rigid_contact_max(model: newton.Model) -> int:
 
 
 def row_capacities(model: newton.Model, options, has_articulated: bool, has_free_bodies: bool,
-                   free_rows_per_contact: int = ROWS_PER_CONTACT) -> tuple[int, int]:
+                   free_rows_per_contact: int = ROWS_PER_CONTACT,
+                   articulated_rows_per_contact: int = ROWS_PER_CONTACT) -> tuple[int, int]:
     """``(articulation_capacity, free_body_capacity)`` per world under the rule above."""
     worlds = max(int(model.world_count), 1)
     contacts_per_world = math.ceil(resolved_rigid_contact_max(model) / worlds)
@@ -69,7 +71,7 @@ def row_capacities(model: newton.Model, options, has_articulated: bool, has_free
     if art is None:
         art = 0
         if has_articulated:
-            art = ROWS_PER_CONTACT * contacts_per_world
+            art = articulated_rows_per_contact * contacts_per_world
             if options.enable_joint_limits:
                 art += limited_dofs_per_world(model)
     free = options.free_body_constraint_max

@@ -36,7 +36,11 @@ and shape 1 (normal ``n`` from 0 to 1):
 * A contact whose reservation did not fit is marked ``-2`` in ``contact_row`` (no row, lost);
   ``-1`` means it got no row on purpose.
 * Angular rows of ``steel:condim`` 4/6 on free-body contacts (a spin row, then a rolling pair;
-  ``rows/angular.py``) and adhesion's pull as the normal row's preload (``rows/adhesion.py``).
+  ``rows/angular.py``), the patch-torsion row of an articulated contact that hosts its region's
+  (``rows/torsion.py``; ``steel:min_torsional_patch_radius``) and adhesion's pull as the normal row's preload (``rows/adhesion.py``).
+* ``contact_shared_anchor`` / ``contact_friction_shared_anchor`` move a row's points to the witness
+  midpoint (``rows/shared_anchor.py``); a moving mesh surface (``rigid_contact_surface_velocity``)
+  enters the friction targets and anchors (``rows/surface_velocity.py``).
 * Friction patches (``friction_anchor_beta > 0``, the default): only the anchors of a contact's
   region, at most two, carry a friction pair (``ROW_PATCH``), bounded in the sweep by their share of
   the region's normal impulse (``rows/patches.py``); ``friction_anchor_beta = 0`` gives every
@@ -54,14 +58,17 @@ from __future__ import annotations
 import warp as wp
 
 from ..data import (FAMILY_ARTICULATED, FAMILY_FREE_BODY, GAP_OPEN_FRACTION, ROW_CONTACT, ROW_COUPLED, ROW_FRICTION,
-                    ROW_PATCH, RowBuffers)
+                    ROW_PATCH, ROW_TORSION, RowBuffers)
 from .adhesion import adhesion_pull
 from .angular import angular_coefficients, angular_row, angular_row_count
 from .common import reserve_rows, side_offset, write_point_jacobian
 from .compliance import compliant_law
 from .friction_modes import MODE_INDEX, coupled_contact
 from .history import find_record
-from .patches import patch_anchor
+from .patches import region_roles
+from .shared_anchor import row_points
+from .surface_velocity import surface_tangent_velocity, surface_velocity_arrays
+from .torsion import torsion_radius
 from .warmstart import carried_impulses, predecessor, warm_start_arrays
 
 EXPERIMENT = False
@@ -158,15 +165,19 @@ def _contact_rows(
     restitution_enabled: int,
     restitution_threshold: float,
     torsion_enabled: int,
+    patch_torsion_enabled: int,
     adhesion_enabled: int,
     friction_mode: int,
     compliance_enabled: int,
+    shared_anchor: int,
+    friction_shared_anchor: int,
     # Model:
     shape_body: wp.array[int],
     shape_mu: wp.array[float],
     shape_mu_torsional: wp.array[float],
     shape_mu_rolling: wp.array[float],
     shape_condim: wp.array[wp.int32],
+    shape_torsion_radius: wp.array[float],
     shape_adhesion: wp.array[float],
     shape_restitution: wp.array[float],
     body_com: wp.array[wp.vec3],
@@ -197,6 +208,8 @@ def _contact_rows(
     contact_stiffness: wp.array[float],
     contact_damping: wp.array[float],
     contact_friction_weight: wp.array[float],
+    surface_velocity_enabled: int,
+    contact_surface_velocity: wp.array[wp.vec3],
     gravity: wp.array[wp.vec3],
     # History of the previous step:
     warm_start: int,
@@ -232,6 +245,7 @@ def _contact_rows(
     contact_impact_out: wp.array[wp.int32],
     contact_anchor0_out: wp.array[wp.vec3],
     contact_anchor1_out: wp.array[wp.vec3],
+    contact_release1_out: wp.array[wp.vec3],
     contact_age_out: wp.array[wp.int32],
 ):
     c = wp.tid()  # one thread per contact slot
@@ -292,12 +306,16 @@ def _contact_rows(
             mu *= contact_friction_weight[c]
     friction = mu > 0.0 and phi <= friction_gap_max
     friction_kind = ROW_FRICTION
+    # The contact's role in its region (rows/patches.py): a patch anchor, and the torsion row's host.
+    roles = wp.vec2i(1, 1)
+    if (anchor_beta > 0.0 and friction) or patch_torsion_enabled != 0:
+        roles = region_roles(c, contact_count[0], shape_body, contact_shape0, contact_shape1, contact_normal,
+                             contact_point1, body_q)
     if anchor_beta > 0.0:
-        # Friction patches (rows/patches.py): only a region's anchors carry the friction pair.
+        # Friction patches: only a region's anchors carry the friction pair.
         friction_kind = ROW_PATCH
         if friction:
-            friction = patch_anchor(c, contact_count[0], shape_body, contact_shape0, contact_shape1, contact_normal,
-                                    contact_point1, body_q)
+            friction = roles[0] != 0
     count = 1
     if friction:
         count = 3
@@ -313,6 +331,14 @@ def _contact_rows(
         mu_angular = angular_coefficients(s0, s1, shape_condim, shape_mu_torsional, shape_mu_rolling)
     first_angular = count
     count += angular_row_count(mu_angular)
+    # Patch torsion (rows/torsion.py): the first contact of each region of an articulated body whose
+    # shapes carry a radius ends with one torsion row, bounded by r (mu N - sliding) in the sweep.
+    torsion_mu = float(0.0)
+    if patch_torsion_enabled != 0 and family == FAMILY_ARTICULATED and mu > 0.0 and phi <= friction_gap_max:
+        radius = torsion_radius(s0, s1, shape_torsion_radius)
+        if radius > 0.0 and roles[1] != 0:
+            torsion_mu = radius * mu
+            count += 1
     r = reserve_rows(rows, world, family, count, global_entry)
     if r < 0:
         contact_row_out[c] = -2  # lost to the capacity (not excluded on purpose: rows/compliance.py counts it)
@@ -333,10 +359,12 @@ def _contact_rows(
         if moves1 and body_is_free[b1] != 0:
             max_push = wp.min(max_push, body_max_depenetration[b1])
         target = wp.min(target, max_push)
-    # Closing speed at the start of the step: decides rebounds, and marks impacts, whose impulse
-    # is a one-off and must not seed the next step (see rows/history.py).
-    u0 = wp.dot(n, _point_velocity(b1, a1, body_q, body_qd, body_com, body_articulation)
-                - _point_velocity(b0, a0, body_q, body_qd, body_com, body_articulation))
+    # Closing speed at the start of the step, at the normal row's points (rows/shared_anchor.py):
+    # decides rebounds, and marks impacts, whose impulse is a one-off and must not seed the next step
+    # (see rows/history.py).
+    pn0, pn1 = row_points(0, ROW_CONTACT, a0, a1, shared_anchor, friction_shared_anchor)
+    u0 = wp.dot(n, _point_velocity(b1, pn1, body_q, body_qd, body_com, body_articulation)
+                - _point_velocity(b0, pn0, body_q, body_qd, body_com, body_articulation))
     reaches = phi + dt * u0 <= 0.0
     contact_impact_out[c] = int(-u0 >= wp.min(restitution_threshold, IMPACT_SPEED) and reaches)
     # Velocity-only sweeps (velocity_iterations): no position bias. A positive gap keeps its
@@ -380,13 +408,19 @@ def _contact_rows(
     key = 0.5 * (h0 + h1)
     t1 = _tangent(n)
     t2 = wp.cross(n, t1)
+    # A moving surface (rows/surface_velocity.py): friction drives (v1 - v0)_t toward -s_t.
+    surface_t = surface_tangent_velocity(c, surface_velocity_enabled, contact_surface_velocity, n)
     for k in range(count):
         row = r + k
         d = n
         kind = ROW_CONTACT
         row_mu = mu
         angular = int(0)
-        if k >= first_angular:
+        if torsion_mu > 0.0 and k == count - 1:
+            kind = ROW_TORSION
+            row_mu = torsion_mu
+            angular = 1
+        elif k >= first_angular:
             kind, d, row_mu = angular_row(k - first_angular, mu_angular, n, t1, t2)
             angular = 1
         elif k == 1:
@@ -395,16 +429,20 @@ def _contact_rows(
         elif k == 2:
             d = t2
             kind = friction_kind
-        _write_side(rows, row, 0, b0, a0, d, -1.0, angular, body_articulation, body_responds, art_dof_start,
+        p0, p1 = row_points(k, kind, a0, a1, shared_anchor, friction_shared_anchor)
+        _write_side(rows, row, 0, b0, p0, d, -1.0, angular, body_articulation, body_responds, art_dof_start,
                     art_dof_count, art_mass_start, articulation_origin, body_joint, joint_parent_joint,
                     joint_qd_start, dof_S)
-        _write_side(rows, row, 1, b1, a1, d, 1.0, angular, body_articulation, body_responds, art_dof_start,
+        _write_side(rows, row, 1, b1, p1, d, 1.0, angular, body_articulation, body_responds, art_dof_start,
                     art_dof_count, art_mass_start, articulation_origin, body_joint, joint_parent_joint,
                     joint_qd_start, dof_S)
         rows.kind[row] = kind
         rows.inv_mass[row] = -1.0  # response not formed yet (see pgs.py)
-        rows.target[row] = 0.0
-        rows.velocity_target[row] = 0.0  # friction: no anchor correction in the velocity sweeps
+        surface_target = float(0.0)
+        if angular == 0 and k > 0:
+            surface_target = -wp.dot(surface_t, d)
+        rows.target[row] = surface_target
+        rows.velocity_target[row] = surface_target  # friction: no anchor correction in the velocity sweeps
         rows.gap_speed[row] = -1.0e30
         rows.mu[row] = row_mu
         rows.impulse[row] = 0.0
@@ -428,6 +466,12 @@ def _contact_rows(
     # Friction history: warm start and anchors (see rows/history.py).
     anchor0 = contact_point0[c] + contact_offset0[c]
     anchor1 = contact_point1[c] + contact_offset1[c]
+    # Ahead by the surface's displacement over this step, so a contact riding a moving surface reads
+    # no slip next step (rows/surface_velocity.py).
+    surface_shift = surface_t * dt
+    if surface_velocity_enabled != 0:
+        anchor1 = wp.transform_point(wp.transform_inverse(X1), a1 + surface_shift)
+    contact_release1_out[c] = anchor1  # where the history re-anchors a released (sliding) contact
     rec = int(-1)
     if warm_start != 0:
         rec = find_record(s0 * shape_count + s1, contact_point0[c], contact_point1[c], history_count[0],
@@ -448,14 +492,14 @@ def _contact_rows(
             # what the contact slid during the last step. Only its tangential part is slip.
             sep = wp.transform_point(X1, history_anchor1[rec]) - wp.transform_point(X0, history_anchor0[rec])
             slip = sep - wp.dot(sep, n) * n
-            rows.target[r + 1] = -anchor_beta * wp.dot(slip, t1) / dt
-            rows.target[r + 2] = -anchor_beta * wp.dot(slip, t2) / dt
+            rows.target[r + 1] += -anchor_beta * wp.dot(slip, t1) / dt
+            rows.target[r + 2] += -anchor_beta * wp.dot(slip, t2) / dt
             # Re-anchor at this step's contact points, carrying the slip: a rolling contact moves
             # over both surfaces without slipping, and anchors left on the material points it
             # rolled away from would read that motion as slip and brake the roll.
             # anchor0 stays this step's point on body 0; anchor1 is placed so that its separation
             # from it is the slip, plus the points' current separation along the normal.
-            anchor1 = wp.transform_point(wp.transform_inverse(X1), a0 + slip + wp.dot(a1 - a0, n) * n)
+            anchor1 = wp.transform_point(wp.transform_inverse(X1), a0 + slip + surface_shift + wp.dot(a1 - a0, n) * n)
     if contact_warmstart != 0:
         # The matched predecessor's impulses replace the shape-pair history's seeds; unmatched: cold.
         prev = predecessor(c, same_buffer, match_generation, solved_generation, history_count, match_index)
@@ -490,14 +534,18 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             int(opts.enable_restitution),
             float(opts.restitution_velocity_threshold),
             int(solver.shape_attributes.torsion_enabled),
+            int(solver.shape_attributes.patch_torsion_enabled),
             int(solver.shape_attributes.adhesion_enabled),
             MODE_INDEX[opts.friction_mode],
             int(opts.contact_compliance),
+            int(opts.contact_shared_anchor),
+            int(opts.contact_friction_shared_anchor),
             model.shape_body,
             model.shape_material_mu,
             model.shape_material_mu_torsional,
             model.shape_material_mu_rolling,
             solver.shape_attributes.condim,
+            solver.shape_attributes.torsion_radius,
             solver.shape_attributes.adhesion,
             model.shape_material_restitution,
             model.body_com,
@@ -524,6 +572,7 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             contacts.rigid_contact_offset1,
             contacts.rigid_contact_margin1,
             *_material_arrays(solver, contacts),
+            *surface_velocity_arrays(solver, contacts),
             model.gravity,
             int(solver.warm_start_contacts),
             int(model.shape_count),
@@ -555,6 +604,7 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             solver.contact_impact,
             solver.contact_anchor0,
             solver.contact_anchor1,
+            solver.contact_release1,
             solver.contact_age,
         ],
         device=model.device,

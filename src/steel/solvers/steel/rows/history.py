@@ -118,6 +118,7 @@ def _record_contacts(
     contact_offset1: wp.array[wp.vec3],
     contact_anchor0: wp.array[wp.vec3],
     contact_anchor1: wp.array[wp.vec3],
+    contact_release1: wp.array[wp.vec3],
     contact_age: wp.array[wp.int32],
     rows: RowBuffers,
     # Data out:
@@ -166,7 +167,7 @@ def _record_contacts(
         anchor1_out[c] = contact_anchor1[c]
     else:
         anchor0_out[c] = contact_point0[c] + contact_offset0[c]
-        anchor1_out[c] = contact_point1[c] + contact_offset1[c]
+        anchor1_out[c] = contact_release1[c]  # its current point, ahead by a moving surface's step (contacts.py)
 
 
 def record_contacts(solver, contacts, dt: float) -> None:
@@ -192,6 +193,7 @@ def record_contacts(solver, contacts, dt: float) -> None:
             contacts.rigid_contact_offset1,
             solver.contact_anchor0,
             solver.contact_anchor1,
+            solver.contact_release1,
             solver.contact_age,
             solver.rows.buffers,
         ],

@@ -1,6 +1,6 @@
 """Friction patches: the contacts of one flat touch share their friction at up to two anchors.
 
-Owns which contacts of a region carry friction rows (:func:`patch_anchor`, read by the contact-row
+Owns which contacts of a region carry friction rows (:func:`region_roles`, read by the contact-row
 kernel) and the load a patch anchor's friction disk is bounded by (:func:`patch_bound`, read by the
 sweep). Does not own the anchors' carried displacement: that is the contact history's
 (``rows/history.py``), the same as for point friction.
@@ -42,7 +42,7 @@ PATCH_SCAN = wp.constant(32)  # contacts searched on either side of a contact fo
 
 
 @wp.func
-def _world_point(c: int, shape_body: wp.array[int], contact_shape1: wp.array[wp.int32],
+def region_point(c: int, shape_body: wp.array[int], contact_shape1: wp.array[wp.int32],
                  contact_point1: wp.array[wp.vec3], body_q: wp.array[wp.transform]):
     """World position of contact ``c``'s support point on shape 1 [m] (the plane the region shares)."""
     b = shape_body[contact_shape1[c]]
@@ -52,20 +52,37 @@ def _world_point(c: int, shape_body: wp.array[int], contact_shape1: wp.array[wp.
 
 
 @wp.func
-def _member(c: int, k: int, n: wp.vec3, p: wp.vec3, shape_body: wp.array[int], contact_shape0: wp.array[wp.int32],
-            contact_shape1: wp.array[wp.int32], contact_normal: wp.array[wp.vec3],
-            contact_point1: wp.array[wp.vec3], body_q: wp.array[wp.transform]):
+def region_member(c: int, k: int, n: wp.vec3, p: wp.vec3, shape_body: wp.array[int],
+                  contact_shape0: wp.array[wp.int32], contact_shape1: wp.array[wp.int32],
+                  contact_normal: wp.array[wp.vec3], contact_point1: wp.array[wp.vec3], body_q: wp.array[wp.transform]):
     """Contact ``k`` is of ``c``'s shape pair and agrees with its normal ``n`` and plane through ``p``."""
     if contact_shape0[k] != contact_shape0[c] or contact_shape1[k] != contact_shape1[c]:
         return False
     if wp.dot(contact_normal[k], n) < PATCH_NORMAL_COS:
         return False
-    q = _world_point(k, shape_body, contact_shape1, contact_point1, body_q)
+    q = region_point(k, shape_body, contact_shape1, contact_point1, body_q)
     return wp.abs(wp.dot(q - p, n)) <= PATCH_PLANE_DISTANCE
 
 
 @wp.func
-def patch_anchor(
+def region_run(c: int, contact_count: int, contact_shape0: wp.array[wp.int32], contact_shape1: wp.array[wp.int32]):
+    """First and last contact of the run of ``c``'s shape pair around it (at most ``PATCH_SCAN`` each way).
+
+    The pipeline writes a pair's manifold contiguously, so a region's members lie in this run.
+    """
+    first = c
+    while first > 0 and c - first < PATCH_SCAN and contact_shape0[first - 1] == contact_shape0[c] \
+            and contact_shape1[first - 1] == contact_shape1[c]:
+        first -= 1
+    last = c
+    while last + 1 < contact_count and last - c < PATCH_SCAN and contact_shape0[last + 1] == contact_shape0[c] \
+            and contact_shape1[last + 1] == contact_shape1[c]:
+        last += 1
+    return wp.vec2i(first, last)
+
+
+@wp.func
+def region_roles(
     c: int,
     contact_count: int,
     shape_body: wp.array[int],
@@ -75,39 +92,39 @@ def patch_anchor(
     contact_point1: wp.array[wp.vec3],
     body_q: wp.array[wp.transform],
 ):
-    """Contact ``c`` is one of the (at most two) anchors of its region (see the module docstring)."""
+    """``(anchor, first)``: contact ``c`` is one of the (at most two) anchors of its region (see the module
+    docstring), and it is the region's first member in the contact buffer, which hosts the region's
+    torsion row (``rows/torsion.py``); 1 or 0 each."""
     n = contact_normal[c]
-    p = _world_point(c, shape_body, contact_shape1, contact_point1, body_q)
-    # The run of the shape pair around c (the pipeline writes a manifold contiguously).
-    first = c
-    while first > 0 and c - first < PATCH_SCAN and contact_shape0[first - 1] == contact_shape0[c] \
-            and contact_shape1[first - 1] == contact_shape1[c]:
-        first -= 1
-    last = c
-    while last + 1 < contact_count and last - c < PATCH_SCAN and contact_shape0[last + 1] == contact_shape0[c] \
-            and contact_shape1[last + 1] == contact_shape1[c]:
-        last += 1
+    p = region_point(c, shape_body, contact_shape1, contact_point1, body_q)
+    run = region_run(c, contact_count, contact_shape0, contact_shape1)
+    first = run[0]
+    last = run[1]
     if first == last:
-        return True
+        return wp.vec2i(1, 1)
+    is_first = int(1)
     # Farthest pair of members; a later pair must be longer by a relative margin to win, so float
     # noise between steps does not swap the diagonals of a square face.
     best_i = c
     best_j = c
     best_d = float(-1.0)
     for i in range(first, last + 1):
-        if _member(c, i, n, p, shape_body, contact_shape0, contact_shape1, contact_normal, contact_point1, body_q):
-            pi = _world_point(i, shape_body, contact_shape1, contact_point1, body_q)
+        if region_member(c, i, n, p, shape_body, contact_shape0, contact_shape1, contact_normal, contact_point1,
+                         body_q):
+            if i < c:
+                is_first = 0
+            pi = region_point(i, shape_body, contact_shape1, contact_point1, body_q)
             for j in range(i + 1, last + 1):
-                if _member(c, j, n, p, shape_body, contact_shape0, contact_shape1, contact_normal, contact_point1,
+                if region_member(c, j, n, p, shape_body, contact_shape0, contact_shape1, contact_normal, contact_point1,
                            body_q):
-                    d = wp.length_sq(_world_point(j, shape_body, contact_shape1, contact_point1, body_q) - pi)
+                    d = wp.length_sq(region_point(j, shape_body, contact_shape1, contact_point1, body_q) - pi)
                     if d > best_d * (1.0 + 1.0e-4) + 1.0e-12:
                         best_d = d
                         best_i = i
                         best_j = j
     if best_d < 0.0:
-        return True  # c is its region's only member
-    return c == best_i or c == best_j
+        return wp.vec2i(1, 1)  # c is its region's only member
+    return wp.vec2i(int(c == best_i or c == best_j), is_first)
 
 
 @wp.func(inline=True)
