@@ -45,8 +45,8 @@ def test_unknown_and_unbuilt_options_are_never_silently_ignored():
     model = single_box()
     with pytest.raises(TypeError, match="bogus"):
         SolverSteel(model, bogus=1)
-    with pytest.raises(NotImplementedError, match="enable_sleeping"):
-        SolverSteel(model, enable_sleeping=True)
+    with pytest.raises(NotImplementedError, match="double_buffer"):
+        SolverSteel(model, double_buffer=True)
     with pytest.raises(NotImplementedError, match="drive_mode"):
         SolverSteel(model, drive_mode="rows")
 

@@ -164,12 +164,6 @@ def test_velocity_iterations_with_an_incompatible_feature_is_a_value_error(optio
         SolverSteel(single_box(), velocity_iterations=2, **{option: True})
 
 
-def test_sleeping_alone_is_not_built_yet():
-    """The VE above comes before the NIE of the unbuilt feature (contact_compliance is built)."""
-    with pytest.raises(NotImplementedError, match="enable_sleeping"):
-        SolverSteel(single_box(), enable_sleeping=True)
-
-
 def test_velocity_iterations_is_a_construction_option():
     solver = SolverSteel(single_box(), velocity_iterations=3)
     assert solver.velocity_iterations == 3

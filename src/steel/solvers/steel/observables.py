@@ -9,14 +9,38 @@
   joint accelerations ``(qd' - qd) / dt`` and, as external loads, gravity, ``State.body_f`` and the
   contact forces (each contact's force acts at its effective surface point). Bodies outside
   every articulation report zero.
+* ``body_awake[b]`` (``enable_sleeping`` only) is True unless body ``b``'s articulation is asleep;
+  written by :mod:`.sleeping`, seeded from the current flags when allocated.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import warp as wp
+
+import newton
+from newton.solvers import SolverBase
 
 from ...articulation import eval_body_parent_f
 from .data import RowBuffers
+
+
+class SteelObservableKind(SolverBase.ObservableKind):
+    """Newton's observable kinds plus SolverSteel's own."""
+
+    BODY_AWAKE = "body_awake"
+    """Per body: True unless its articulation is asleep (``enable_sleeping`` only)."""
+
+
+@dataclass(eq=False)
+class SteelObservables(SolverBase.Observables):
+    """Newton's observable arrays plus ``body_awake``."""
+
+    body_awake: wp.array | None = SolverBase.Observables.field(  # noqa: RUF009
+        dtype=wp.bool, frequency=newton.Model.AttributeFrequency.BODY
+    )
+    """Per body: True = awake, shape ``(body_count,)``."""
 
 
 @wp.kernel

@@ -124,7 +124,6 @@ NOT_IMPLEMENTED = (
     "use_parallel_streams",
     "double_buffer",
     "contact_torsion_device",
-    "enable_sleeping",
     "propagation_same_articulation_rows",
 )
 # The row solve built so far is the serial sweep over immediate (dense) rows. On the CPU the
@@ -362,10 +361,13 @@ OPTION_HELP = {
     "enable_restitution": "bounce with each shape pair's restitution above restitution_velocity_threshold",
     "restitution_velocity_threshold": "approach speed below which restitution is ignored [m/s]",
     "contact_friction_scale": "scale on the friction coefficient of every contact, non-dimensional",
-    "enable_sleeping": "put resting islands to sleep",
+    "enable_sleeping": "put resting islands to sleep (sleeping.py; rejects contact_warmstart, velocity_iterations > 0, "
+                       "models without articulations)",
     "sleep_linear_threshold": "linear speed under which a body counts as quiet [m/s]",
     "sleep_angular_threshold": "angular speed under which a body counts as quiet [rad/s]",
     "sleep_quiet_time": "time an island must stay quiet before it sleeps [s]",
+    "sleep_skip_constraints": "skip asleep islands' rows and, when nothing is awake, the whole solve; their "
+                              "contact_f reads 0 (False: keep solving them, only freeze the published state)",
     "deterministic": "warp.DeterministicMode.RUN_TO_RUN: bitwise-repeatable runs (CPU; not built on CUDA)",
 }
 

@@ -21,7 +21,7 @@ from .coupling import SteelCoupling
 from .data import SteelRows
 from .finish import finish_step
 from .mass_ratio import warn_mass_ratio
-from .observables import write_observables
+from .observables import SteelObservableKind, SteelObservables, write_observables
 from .options import (
     STEP_OPTIONS,
     SteelOptions,
@@ -42,6 +42,7 @@ from .rows.limits import build_limit_rows
 from .rows.shared_anchor import warn_shared_anchor_patches
 from .rows.torsion import check_torsion_options
 from .rows.warmstart import check_contacts as check_warm_start_contacts
+from .sleeping import SleepState, check_sleeping_model, step_with_sleeping, wake_all, wake_worlds, write_body_awake
 from .tables import SteelTables, cross_world_global_bodies
 
 
@@ -79,7 +80,9 @@ class SolverSteel(SolverBase, SteelCoupling):
     and flag both the world's and the global entry of :attr:`constraint_overflow`).
     """
 
-    SUPPORTED_OBSERVABLES = frozenset({"contact_f", "body_parent_f"})
+    SUPPORTED_OBSERVABLES = frozenset({"contact_f", "body_parent_f", "body_awake"})
+    ObservableKind = SteelObservableKind
+    Observables = SteelObservables
     supports_body_pair_reduced_contacts = True
 
     def __init__(self, model: newton.Model, **options):
@@ -103,6 +106,8 @@ class SolverSteel(SolverBase, SteelCoupling):
         self.core = ArticulationCore(model)
         self.tables = SteelTables(model, self.core.plan)
         _check_articulations(model, self.core, self.tables)
+        if opts.enable_sleeping:
+            check_sleeping_model(model, opts)
         self.attributes = _attributes.RigidBodyAttributes(model)
         self.shape_attributes = _attributes.ShapeContactAttributes(model)
         if self.shape_attributes.adhesion_enabled:
@@ -163,6 +168,19 @@ class SolverSteel(SolverBase, SteelCoupling):
         self._warned_overflow = False
         self._status_snapshot = None  # (overflow flags, dropped counts) copied by snapshot_constraint_status
         self._status_snapshot_checked = False
+        self.sleep = SleepState(self) if opts.enable_sleeping else None  # sleeping.py
+
+    @property
+    def supported_observables(self) -> frozenset[str]:
+        """``body_awake`` only with ``enable_sleeping``."""
+        return self.SUPPORTED_OBSERVABLES if self.sleep is not None else self.SUPPORTED_OBSERVABLES - {"body_awake"}
+
+    def observables(self, kinds, *, contacts=None, requires_grad=None):
+        """Newton's allocator; ``body_awake`` starts from the current sleep flags."""
+        result = super().observables(kinds, contacts=contacts, requires_grad=requires_grad)
+        if result.body_awake is not None:
+            write_body_awake(self, self.sleep, result.body_awake)
+        return result
 
     # -- options as attributes -------------------------------------------------------------------
 
@@ -220,11 +238,28 @@ class SolverSteel(SolverBase, SteelCoupling):
         check_control(self.model, control)
         self.validate_observables(observables, contacts)
         self._check_step(contacts, dt)
+        if self.sleep is None:
+            self._advance(state_in, state_out, control, contacts, dt, observables)
+        else:
+            step_with_sleeping(self, self.sleep, state_in, state_out, control, contacts, dt, observables,
+                               lambda done: self._advance(state_in, state_out, control, contacts, dt, observables,
+                                                          kinematics_done=done))
+        self._step_count += 1
+        if (self.options.warn_constraint_overflow and not self._warned_overflow and self.rows.world_count
+                and self.model.device.is_cpu):
+            # On the CPU the flag read is free; on CUDA it would synchronize every step and break
+            # graph capture, so there the flags are read by check_constraint_capacity() only.
+            self._warn_overflow_once()
+        return state_out
+
+    def _advance(self, state_in, state_out, control, contacts, dt, observables, *, kinematics_done=False):
+        """Stages 1-6 of the step, the solve (sleeping skips it when no articulation is awake)."""
         control = self._default_control if control is None else control
         core, rows = self.core, self.rows
 
         # 1. Kinematics of the input state (callers need no eval_fk before stepping).
-        core.kinematics(state_in.joint_q, state_in.joint_qd, state_in.body_q, state_in.body_qd)
+        if not kinematics_done:
+            core.kinematics(state_in.joint_q, state_in.joint_qd, state_in.body_q, state_in.body_qd)
         # 2. Free dynamics: explicit joint forces, implicit terms, H, factor, predicted velocity.
         eval_joint_forces(self, state_in, control, dt)
         refresh = self._refresh_mass_matrix or self._step_count % self.options.update_mass_matrix_interval == 0
@@ -266,13 +301,6 @@ class SolverSteel(SolverBase, SteelCoupling):
             wp.copy(state_out.body_q, state_in.body_q)  # bodies outside every articulation pass through
             wp.copy(state_out.body_qd, state_in.body_qd)
         core.kinematics(state_out.joint_q, state_out.joint_qd, state_out.body_q, state_out.body_qd)
-        self._step_count += 1
-        if (self.options.warn_constraint_overflow and not self._warned_overflow and rows.world_count
-                and self.model.device.is_cpu):
-            # On the CPU the flag read is free; on CUDA it would synchronize every step and break
-            # graph capture, so there the flags are read by check_constraint_capacity() only.
-            self._warn_overflow_once()
-        return state_out
 
     def qdd_solved_from(self, state_in, dt: float) -> None:
         """``self.qdd = (qd_solved - qd_in) / dt``: the accelerations the step applies [per s²]."""
@@ -412,6 +440,8 @@ class SolverSteel(SolverBase, SteelCoupling):
             forget_worlds(self, mask)
             wp.launch(_reset_worlds, dim=self.rows.world_count + 1, inputs=[mask],
                       outputs=[self.rows.constraint_overflow, self.rows.world_rows_dropped], device=self.model.device)
+        if self.sleep is not None:
+            wake_worlds(self, self.sleep, mask)  # sleeping.py: the selected worlds wake
         if self._status_snapshot is not None and self._status_snapshot_checked and not (
                 self.model.device.is_cuda and self.model.device.is_capturing):
             self._take_status_snapshot()
@@ -430,6 +460,9 @@ class SolverSteel(SolverBase, SteelCoupling):
             self.attributes.refresh()
         if flags & int(newton.ModelFlags.SHAPE_PROPERTIES):
             self.shape_attributes.refresh()
+        if self.sleep is not None:
+            self.sleep.refresh(self)
+            wake_all(self.sleep)  # every island wakes; diffing the changed arrays is later work
         self._refresh_mass_matrix = True
 
     def _check_step(self, contacts, dt) -> None:

@@ -1,0 +1,254 @@
+"""SolverSteel sleeping (enable_sleeping): options, rejections, fall-asleep timing, freeze, wake events.
+
+Timing rule under test (measured on the reference): an island's quiet timer is float32 and adds
+float32(dt) for each quiet step, counting the input state of the step; the island falls asleep in
+the first step ``n`` with ``sum >= sleep_quiet_time`` and that step publishes its input pose with
+zero velocity. Every freeze comparison is bitwise: a frozen state is a copy, so no tolerance applies.
+"""
+
+import math
+
+import numpy as np
+import pytest
+import warp as wp
+
+import newton
+from steel.solvers import SolverSteel
+
+from .scenes import G, pendulum, single_box
+
+DT = 0.01  # [s]
+QUIET = 0.05  # [s] short quiet time: 6 float32 steps of 0.01 s (5 give 0.049999997 s)
+
+
+def float32_sleep_step(dt, quiet_time):
+    """The first step whose float32 running sum of dt reaches the quiet time."""
+    t, n = np.float32(0.0), 0
+    while t < np.float32(quiet_time):
+        t = np.float32(t + np.float32(dt))
+        n += 1
+    return n
+
+
+class Sim:
+    """A model, a sleeping solver, a default pipeline and the body_awake observable."""
+
+    def __init__(self, model, **options):
+        self.model = model
+        options.setdefault("sleep_quiet_time", QUIET)
+        self.solver = SolverSteel(model, enable_sleeping=True, **options)
+        self.pipeline = newton.CollisionPipeline(model)
+        self.contacts = self.pipeline.contacts()
+        self.obs = self.solver.observables({SolverSteel.ObservableKind.BODY_AWAKE})
+        self.s0, self.s1 = model.state(), model.state()
+        self.control = model.control()
+
+    def step(self, n=1, dt=DT):
+        for _ in range(n):
+            self.pipeline.collide(self.s0, self.contacts)
+            self.solver.step(self.s0, self.s1, self.control, self.contacts, dt, observables=self.obs)
+            self.s0, self.s1 = self.s1, self.s0
+        return self.awake()
+
+    def awake(self):
+        return self.obs.body_awake.numpy().copy()
+
+    def step_until_asleep(self, limit=400):
+        for i in range(limit):
+            if not self.step().any():
+                return i + 1
+        raise AssertionError("never fell asleep")
+
+
+@pytest.mark.parametrize("name", ["sleep_linear_threshold", "sleep_angular_threshold", "sleep_quiet_time"])
+@pytest.mark.parametrize("value", [-1.0, 0.0, math.nan, math.inf])
+def test_sleep_thresholds_must_be_finite_and_positive(name, value):
+    """E2: a non-positive or non-finite threshold or quiet time is a ValueError naming the option."""
+    with pytest.raises(ValueError, match=name):
+        SolverSteel(single_box(), enable_sleeping=True, **{name: value})
+
+
+@pytest.mark.parametrize("option", [{"contact_warmstart": True}, {"velocity_iterations": 2}])
+def test_sleeping_rejects_warm_start_and_velocity_iterations(option):
+    """E6: sleeping with contact_warmstart or velocity sweeps is a ValueError naming the option."""
+    with pytest.raises(ValueError, match=next(iter(option))):
+        SolverSteel(single_box(), enable_sleeping=True, **option)
+
+
+def test_sleeping_rejects_a_model_without_articulations():
+    """E6: nothing could sleep in a model without articulations (ValueError)."""
+    builder = newton.ModelBuilder()
+    builder.add_ground_plane()
+    with pytest.raises(ValueError, match="articulation"):
+        SolverSteel(builder.finalize(device="cpu"), enable_sleeping=True)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("solve_mode", ["serial", "colored"])
+def test_sleeping_rejects_the_serial_propagation_sweep(solve_mode):
+    """E6: propagation with the serial sweep, and colored on the CPU (the same sweep), are NotImplementedError."""
+    with pytest.raises(NotImplementedError, match="enable_sleeping"):
+        SolverSteel(single_box(), enable_sleeping=True, solve_mode=solve_mode,
+                    articulated_contact_response="propagation")
+
+
+def test_body_awake_needs_sleeping():
+    """E8: requesting body_awake without sleeping is a ValueError; supported_observables omits it."""
+    solver = SolverSteel(single_box())
+    assert "body_awake" not in solver.supported_observables
+    with pytest.raises(ValueError, match="body_awake"):
+        solver.observables({SolverSteel.ObservableKind.BODY_AWAKE})
+    assert "body_awake" in SolverSteel(single_box(), enable_sleeping=True).supported_observables
+
+
+@pytest.mark.parametrize(("dt", "quiet_time"), [(1.0 / 240.0, 0.5), (0.01, 0.5), (0.01, 0.055), (1.0 / 240.0, 0.1)])
+def test_resting_box_falls_asleep_at_the_quiet_time_to_the_step(dt, quiet_time):
+    """E1/E2: a box resting on the ground sleeps in the float32 quiet-time step (121, 51, 6, 24 as the reference)."""
+    sim = Sim(single_box(), sleep_quiet_time=quiet_time)
+    expected = float32_sleep_step(dt, quiet_time)
+    for n in range(1, expected):
+        assert sim.step(dt=dt).all(), f"asleep early, at step {n}"
+    before = sim.s1.body_q.numpy().copy()  # the input of the fall-asleep step
+    assert not sim.step(dt=dt).any()
+    np.testing.assert_array_equal(sim.s0.body_q.numpy(), before)
+    np.testing.assert_array_equal(sim.s0.body_qd.numpy(), 0.0)
+    np.testing.assert_array_equal(sim.s0.joint_qd.numpy(), 0.0)
+
+
+def test_asleep_body_q_is_bitwise_constant():
+    """E1: while asleep the published body_q and joint_q do not change by a bit (100 steps)."""
+    sim = Sim(single_box())
+    sim.step_until_asleep()
+    body_q, joint_q = sim.s0.body_q.numpy().copy(), sim.s0.joint_q.numpy().copy()
+    for _ in range(100):
+        assert not sim.step().any()
+        np.testing.assert_array_equal(sim.s0.body_q.numpy(), body_q)
+        np.testing.assert_array_equal(sim.s0.joint_q.numpy(), joint_q)
+
+
+def test_free_flight_never_sleeps():
+    """E1: an unsupported body at rest (no gravity, above the ground) stays awake."""
+    sim = Sim(single_box(z=1.0, gravity=(0.0, 0.0, 0.0)))
+    assert sim.step(50).all()
+
+
+@pytest.mark.xfail(strict=True, reason="not built yet: the skipped solve of an all-asleep step records no contact "
+                   "history, so friction anchors after a wake differ from a run that kept solving (1e-8 m)")
+def test_skip_constraints_false_publishes_the_same_trajectory():
+    """E3: sleep_skip_constraints True and False give bitwise equal states through sleep and a wake."""
+    runs = []
+    for skip in (True, False):
+        sim = Sim(single_box(z=0.15), sleep_skip_constraints=skip)
+        poses = []
+        for i in range(60):
+            if i == 30:
+                sim.s0.body_f.assign(np.array([[0.0, 0.0, 0.0, 0.0, 0.0, 5.0]], np.float32))
+            if i == 31:
+                sim.s0.body_f.zero_()
+            sim.step()
+            poses.append(sim.s0.body_q.numpy().copy())
+        runs.append(np.array(poses))
+    np.testing.assert_array_equal(runs[0], runs[1])
+
+
+# -- wake events: each its own test ----------------------------------------------------------------
+
+
+@pytest.fixture
+def asleep_box():
+    sim = Sim(single_box())
+    sim.step_until_asleep()
+    assert not sim.step().any()
+    return sim
+
+
+@pytest.mark.parametrize("value", [1e-3, math.nan])
+def test_body_f_wakes(asleep_box, value):
+    """E4: a nonzero or non-finite State.body_f on an asleep body wakes it in that step."""
+    asleep_box.s0.body_f.assign(np.array([[value, 0.0, 0.0, 0.0, 0.0, 0.0]], np.float32))
+    assert asleep_box.step().all()
+
+
+def test_joint_f_wakes(asleep_box):
+    """E4: a nonzero Control.joint_f on an asleep articulation wakes it."""
+    asleep_box.control.joint_f.assign(np.array([0.0, 0.0, 0.0, 0.0, 0.0, 1e-3], np.float32))
+    assert asleep_box.step().all()
+
+
+@pytest.mark.parametrize("array", ["joint_q", "joint_qd", "body_q"])
+def test_written_state_wakes(asleep_box, array):
+    """E4: a user write to joint_q, joint_qd or body_q of an asleep articulation wakes it."""
+    values = getattr(asleep_box.s0, array).numpy().copy()
+    values.reshape(-1)[0] += 1e-4
+    getattr(asleep_box.s0, array).assign(values)
+    assert asleep_box.step().all()
+
+
+def test_gravity_change_wakes(asleep_box):
+    """E4: a changed Model.gravity wakes the islands of its world."""
+    asleep_box.model.set_gravity((0.0, 0.0, -2.0 * G))
+    assert asleep_box.step().all()
+
+
+def test_reset_wakes(asleep_box):
+    """E4/E10: reset of the world wakes it."""
+    asleep_box.solver.reset(asleep_box.s0)
+    assert asleep_box.step().all()
+
+
+def test_notify_model_changed_wakes(asleep_box):
+    """E4: notify_model_changed wakes the islands (this version: every island)."""
+    asleep_box.solver.notify_model_changed(newton.ModelFlags.BODY_PROPERTIES)
+    assert asleep_box.step().all()
+
+
+def test_masked_reset_wakes_only_the_selected_world():
+    """E10: a masked reset wakes the selected world; the other stays asleep."""
+    sim = Sim(single_box(world_count=2))
+    sim.step_until_asleep()
+    sim.solver.reset(sim.s0, world_mask=wp.array([False, True, False], dtype=wp.bool))
+    assert sim.step().tolist() == [False, True]
+
+
+def test_thrown_block_wakes_only_the_tower_it_hits():
+    """E4: contact with a moving body wakes that island and no other: two 2-box towers 2 m apart and
+    a block resting 1 m to the side all sleep; the block, thrown at tower 0, wakes tower 0 only."""
+    builder = newton.ModelBuilder(gravity=(0.0, 0.0, -G))
+    cfg = newton.ModelBuilder.ShapeConfig(mu=0.5)
+    h = 0.1
+    for x, z in [(0.0, h), (0.0, 3 * h), (2.0, h), (2.0, 3 * h), (-1.0, h)]:
+        b = builder.add_body(xform=wp.transform(wp.vec3(x, 0.0, z), wp.quat_identity()))
+        builder.add_shape_box(b, hx=h, hy=h, hz=h, cfg=cfg)
+    builder.add_ground_plane(cfg=cfg)
+    sim = Sim(builder.finalize(device="cpu"))
+    sim.step_until_asleep()
+    assert not sim.step(5).any()
+    # Throw the block (articulation 4; FREE joint_qd: linear then angular) at tower 0's bottom box:
+    # 4 m/s along x, 1 m/s up, so it reaches x = -0.2 m after 0.2 s at z = 0.104 m, far below tower 1.
+    qd = sim.s0.joint_qd.numpy().copy()
+    qd[24:30] = [4.0, 0.0, 1.0, 0.0, 0.0, 0.0]
+    sim.s0.joint_qd.assign(qd)
+    woke_tower0 = False
+    for _ in range(100):
+        awake = sim.step()
+        assert not awake[2:4].any(), "tower 1 woke"
+        woke_tower0 |= bool(awake[0:2].all())
+    assert woke_tower0
+
+
+# -- stay awake ----------------------------------------------------------------------------------------
+
+
+def test_hanging_pendulum_sleeps():
+    """E1: a fixed-base pendulum hanging at rest is supported by its welded root and sleeps."""
+    sim = Sim(pendulum())
+    assert sim.step_until_asleep() == float32_sleep_step(DT, QUIET)
+
+
+@pytest.mark.parametrize("gain", ["joint_target_ke", "joint_target_kd", "joint_stiffness"])
+def test_driven_or_sprung_articulation_stays_awake(gain):
+    """E5: an articulation with a drive gain or a passive spring never sleeps (the same pendulum at rest)."""
+    model = pendulum()
+    getattr(model, gain).assign(np.array([10.0], np.float32))
+    sim = Sim(model)
+    assert sim.step(50).all()
