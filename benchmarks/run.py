@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 
 import warp as wp
 
+from . import contact_models
 from . import scenes as sc
 from . import scheduler as sched
 from . import vbd
@@ -130,6 +131,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "newton.solvers.SolverVBD)",
     )
     p.add_argument("--vbd-steps", type=int, default=vbd.DEFAULT_STEPS, help="timed steps per VBD case")
+    p.add_argument(
+        "--contact-models",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="include SolverSteel's seed-only contact models against MuJoCo C (benchmarks/contact_models.py: "
+        "condim-6 rolling balls, cubes hanging by adhesion)",
+    )
     p.add_argument("--verbose", action="store_true", help="keep Warp's module-load log (shows compile times)")
     p.add_argument("--out", default=None, help="directory for bench.json and bench.md")
     return p.parse_args(argv)
@@ -349,6 +357,7 @@ def explicit_command(args) -> str:
         "--scheduler" if args.scheduler else "--no-scheduler",
         f"--scheduler-frames {args.scheduler_frames}",
         "--vbd" if args.vbd else "--no-vbd",
+        "--contact-models" if args.contact_models else "--no-contact-models",
         f"--vbd-steps {args.vbd_steps}",
     ]
     if args.out:
@@ -360,7 +369,8 @@ def _fmt(v, spec: str) -> str:
     return "—" if v is None else format(v, spec)
 
 
-def markdown(entries: list[Entry], meta: dict, scheduler_entries=(), vbd_entries=(), vbd_rigid_entries=()) -> str:
+def markdown(entries: list[Entry], meta: dict, scheduler_entries=(), vbd_entries=(), vbd_rigid_entries=(),
+             contact_entries=()) -> str:
     lines = [
         "# Steel benchmarks",
         "",
@@ -403,6 +413,8 @@ def markdown(entries: list[Entry], meta: dict, scheduler_entries=(), vbd_entries
         lines += ["", *vbd.markdown_lines(list(vbd_entries), meta["vbd_steps"], vbd.DEFAULT_WARMUP)]
     if vbd_rigid_entries:
         lines += ["", *vbd.rigid_markdown_lines(list(vbd_rigid_entries), vbd.RIGID_DEFAULT_STEPS)]
+    if contact_entries:
+        lines += ["", *contact_models.markdown_lines(list(contact_entries))]
     lines += ["", "Reproduce:", "", "```", meta["command"], "```", ""]
     return "\n".join(lines)
 
@@ -431,6 +443,7 @@ def main(argv: list[str] | None = None) -> int:
     scheduler_entries = sched.run(args.device, args.scheduler_frames, t0) if args.scheduler else []
     vbd_entries = vbd.run(args.device, args.vbd_steps, vbd.DEFAULT_WARMUP, 2, t_start=t0) if args.vbd else []
     vbd_rigid_entries = vbd.run_rigid(args.device, vbd.RIGID_DEFAULT_STEPS, 1, t_start=t0) if args.vbd else []
+    contact_entries = contact_models.run(args.device, t_start=t0) if args.contact_models else []
     meta = {
         "command": explicit_command(args),
         "invocation": "python -m benchmarks.run " + shlex.join(sys.argv[1:] if argv is None else argv),
@@ -447,7 +460,7 @@ def main(argv: list[str] | None = None) -> int:
         "total_s": time.perf_counter() - t0,
         **_versions(),
     }
-    md = markdown(entries, meta, scheduler_entries, vbd_entries, vbd_rigid_entries)
+    md = markdown(entries, meta, scheduler_entries, vbd_entries, vbd_rigid_entries, contact_entries)
     print()
     print(md)
     if args.out:
@@ -460,6 +473,7 @@ def main(argv: list[str] | None = None) -> int:
                     "scheduler": [asdict(e) for e in scheduler_entries],
                     "vbd": vbd.as_dicts(vbd_entries),
                     "vbd_rigid": vbd.as_dicts(vbd_rigid_entries),
+                    "contact_models": contact_entries,
                 },
                 f,
                 indent=2,
