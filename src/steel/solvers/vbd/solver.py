@@ -239,6 +239,20 @@ class SolverVBD(SolverBase):
         """Register ``vbd:joint_is_hard``, ``vbd:dahl_eps_max`` and ``vbd:dahl_tau`` (see :mod:`.rigid.attributes`)."""
         register_vbd_attributes(builder, dahl_defaults_enabled=dahl_defaults_enabled)
 
+    @property
+    def joint_kappa_prev(self):
+        """Per joint (``wp.array`` of vec3): a cable's rotation from its rest shape at the last step's end [rad],
+        as (bend about x, bend about y, twist about z) of its parent anchor frame (+z along the rod); zero on
+        other joints and before the first step. None without a rigid stage."""
+        return self.rigid.joints.kappa_end if self.rigid is not None and self.rigid.joint_count else None
+
+    @property
+    def joint_sigma_prev(self):
+        """Per joint (``wp.array`` of vec3): the Dahl friction moment a cable holds at the last step's end [N·m],
+        same axes as :attr:`joint_kappa_prev` (the joint's elastic moment there is ``k κ`` per axis, bend or
+        twist stiffness); zero without Dahl friction and after ``reset``. None without a rigid stage."""
+        return self.rigid.joints.sigma_end if self.rigid is not None and self.rigid.joint_count else None
+
     def set_joint_constraint_mode(self, joint_index: int, hard: bool, slot: int | None = None) -> None:
         """Make a joint's structural slots hard (augmented Lagrangian) or soft (penalty only) from the next step.
 

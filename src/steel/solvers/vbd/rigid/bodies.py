@@ -47,7 +47,8 @@ class BodyData:
     x_tilde: wp.array[wp.vec3]  # inertial target COM [m]
     q_tilde: wp.array[wp.quat]
     v_last: wp.array[wp.vec3]  # previous step's input COM velocity [m/s] (adaptive initialization)
-    has_last: wp.array[wp.int32]  # 1 once v_last holds a velocity
+    has_last: wp.array[wp.int32]  # 1 once v_last holds a velocity (dynamic) or q_last a pose (others)
+    q_last: wp.array[wp.transform]  # static/kinematic: the pose the previous step ended at
 
 
 @wp.kernel
@@ -66,11 +67,19 @@ def _predict_bodies(
     t = body_q_in[b]
     rot = wp.transform_get_rotation(t)
     x = wp.transform_point(t, bd.com[b])
-    bd.x_prev[b] = x
-    bd.q_prev[b] = rot
     if bd.dynamic[b] == 0:
+        # A kinematic body moved by the caller between steps (its pose written into both states)
+        # moved during this step: it starts where the previous step left it, so its contacts see the
+        # motion (a driven pulley drags the cable by friction). First and reset steps start at the input.
+        t0 = wp.where(bd.has_last[b] != 0, bd.q_last[b], t)
+        bd.x_prev[b] = wp.transform_point(t0, bd.com[b])
+        bd.q_prev[b] = wp.transform_get_rotation(t0)
+        bd.q_last[b] = t
+        bd.has_last[b] = 1
         body_q_out[b] = t
         return
+    bd.x_prev[b] = x
+    bd.q_prev[b] = rot
     v = wp.spatial_top(body_qd_in[b])
     w = wp.spatial_bottom(body_qd_in[b])
     g = gravity[wp.max(bd.world[b], 0)]

@@ -17,7 +17,11 @@ joints.c0_lin      slot 0 value at the start of the step [m]                    
 joints.c0_ang      slot 1 value at the start of the step [rad]                      (joint,)
 joints.dof_s0      drive/limit coordinate at the start of the step [m or rad]       (dof,)
 joints.k_lo/k_hi   penalty seed / ceiling (cables: the material stiffness)          (joint, 2)
+joints.k_axis      per-axis share of k in the parent anchor frame (cables)          (joint, 2)
+joints.kd          damping per parent-anchor axis [N·s/m], [N·m·s/rad]              (joint, 2)
 joints.dahl_s      cable Dahl friction state, normalized, parent anchor frame       (joint,)
+joints.kappa_end   cable rotation from rest at the step's end, anchor frame [rad]   (joint,)
+joints.sigma_end   cable Dahl friction moment at the step's end, anchor frame [N·m] (joint,)
 =================  ===============================================================  =================
 """
 
@@ -126,7 +130,7 @@ def _dahl(model, layout) -> tuple[np.ndarray, np.ndarray]:
     if eps is None or tau is None or n == 0:
         return np.zeros(max(n, 1), np.float32), np.ones(max(n, 1), np.float32)
     eps, tau = eps.numpy().astype(np.float32), tau.numpy().astype(np.float32)
-    on = (layout.kind == KIND_CABLE) & (eps > 0.0) & (tau > 0.0) & (layout.cable_ke[:, 1] > 0.0)
+    on = (layout.kind == KIND_CABLE) & (eps > 0.0) & (tau > 0.0) & (layout.cable_ke[:, 1].max(axis=1) > 0.0)
     return np.where(on, eps, 0.0).astype(np.float32), np.where(on, tau, 1.0).astype(np.float32)
 
 
@@ -174,6 +178,7 @@ class RigidWork:
         bd.q_tilde = wp.zeros(nb, dtype=wp.quat, device=dev)
         bd.v_last = wp.zeros(nb, dtype=wp.vec3, device=dev)
         bd.has_last = wp.zeros(nb, dtype=wp.int32, device=dev)
+        bd.q_last = wp.zeros(nb, dtype=wp.transform, device=dev)
         # First iterate of a step: adaptive (True) or the inertial target, where
         # newton.solvers.SolverVBD starts (tests switch it for side-by-side runs).
         self.adaptive_init = True
@@ -206,21 +211,31 @@ class RigidWork:
         # Penalty ceilings: the rigid_joint_*_ke options, or a cable's material stiffness; seeds below.
         k_hi = np.tile([p.k_max_lin, p.k_max_ang], (n, 1)).astype(np.float32)
         kd = np.tile([float(opts.rigid_joint_linear_kd), float(opts.rigid_joint_angular_kd)], (n, 1))
+        kd = np.repeat(kd[:, :, None], 3, axis=2)
+        k_axis = np.ones((n, 2, 3), np.float32)
         if nj:
-            k_hi[cable] = layout.cable_ke[cable]
+            # A cable slot's penalty is its stiffest axis; the others are that penalty times their share.
+            ke3 = layout.cable_ke[cable].astype(np.float64)
+            top = ke3.max(axis=2)
+            k_hi[cable] = top
+            k_axis[cable] = np.where(top[:, :, None] > 0.0, ke3 / np.maximum(top[:, :, None], 1e-30), 1.0)
             kd[cable] = layout.cable_kd[cable]
         ramp = np.array([p.ramp_lin, p.ramp_ang], bool)
         seeds = np.array([opts.rigid_joint_linear_k_start, opts.rigid_joint_angular_k_start])
         k_lo = np.where(ramp, np.minimum(seeds, k_hi), k_hi).astype(np.float32)
         jd.k_lo = wp.array(k_lo, dtype=wp.float32, device=dev)
         jd.k_hi = wp.array(k_hi, dtype=wp.float32, device=dev)
-        jd.kd = wp.array(np.maximum(kd, 0.0), dtype=wp.float32, device=dev)
+        jd.kd = wp.array(np.maximum(kd, 0.0), dtype=wp.vec3, device=dev)
+        jd.k_axis = wp.array(k_axis, dtype=wp.vec3, device=dev)
         jd.k = wp.array(k_lo, dtype=wp.float32, device=dev)
         dahl_eps, dahl_tau = _dahl(model, layout)
         jd.dahl_eps = wp.array(dahl_eps, dtype=wp.float32, device=dev)
         jd.dahl_tau = wp.array(dahl_tau, dtype=wp.float32, device=dev)
         jd.dahl_s = wp.zeros(n, dtype=wp.vec3, device=dev)
         jd.kappa0 = wp.zeros(n, dtype=wp.vec3, device=dev)
+        jd.kappa_end = wp.zeros(n, dtype=wp.vec3, device=dev)
+        jd.sigma_end = wp.zeros(n, dtype=wp.vec3, device=dev)
+        self.has_cables = bool(cable.any()) if nj else False
         self.has_dahl = bool((dahl_eps > 0.0).any())
         jd.lam_lin = wp.zeros(n, dtype=wp.vec3, device=dev)
         jd.lam_ang = wp.zeros(n, dtype=wp.vec3, device=dev)

@@ -4,11 +4,14 @@ Every structural slot is a vector constraint ``C(x) ∈ R³`` (unused rows zero)
 body, linear part ``J_l`` (w.r.t. the COM displacement ``dx`` [m]) and angular part ``J_a`` (w.r.t.
 a world rotation vector ``dθ`` [rad]). Its force on the body being solved is ``-Jᵀ F`` with
 
-* hard slot (augmented Lagrangian): ``F = k (C - α C0) + λ``; ``λ`` persists across steps,
-* soft slot (penalty only):         ``F = k C``,
+* hard slot (augmented Lagrangian): ``F = k S (C - α C0) + λ``; ``λ`` persists across steps,
+* soft slot (penalty only):         ``F = k S C``,
 
-plus damping ``kd (C - C0)/dt`` (``C0`` is the value at the start of the step, so ``(C - C0)/dt`` is
-the constraint's rate over the step). Its Hessian is the Gauss-Newton ``(k + kd/dt) Jᵀ J`` plus, for
+plus damping ``D (C - C0)/dt`` (``C0`` is the value at the start of the step, so ``(C - C0)/dt`` is
+the constraint's rate over the step). ``S = R diag(k_axis) Rᵀ`` and ``D = R diag(kd) Rᵀ`` weight the
+axes of the parent joint frame ``R`` (identity weights except on cables, whose stretch slot is stiffer
+along the rod than across it and whose bend slot resists twist about the rod with its own stiffness).
+Its Hessian is the Gauss-Newton ``Jᵀ (k S + D/dt) J`` plus, for
 the anchor slot, the AVBD paper's diagonal stand-in for the geometric term, ``|F| |r| I`` on the
 angular block (positive, so the 6x6 block stays positive definite without a fix-up).
 
@@ -22,16 +25,16 @@ hinge axis [rad], or the displacement along an axis [m], plus the rest offset ``
 bound, with ``ṡ = (s - s0)/dt``. ``Control.joint_f`` on a DOF adds the energy ``-τ s`` (equal and
 opposite on the two bodies). Angles are unwound across steps (``dof_coordinate``).
 
-Cables (:mod:`.layout`) use the same two slots with the rod's own stiffness ``k`` and damping (soft
-by default) and, where ``vbd:dahl_eps_max`` and ``vbd:dahl_tau`` are both positive, Dahl friction
-on the bend slot (:func:`dahl_moment`).
+Cables (:mod:`.layout`) use the same two slots with the rod's own stiffness and damping per axis
+(soft by default) and, where ``vbd:dahl_eps_max`` and ``vbd:dahl_tau`` are both positive, Dahl friction
+on the bend slot, bending and twist alike (:func:`dahl_moment`).
 """
 
 from __future__ import annotations
 
 import warp as wp
 
-from .layout import ANG_HINGE, ANG_LOCK, ANG_UNIVERSAL, DOF_LINEAR, KIND_NONE
+from .layout import ANG_HINGE, ANG_LOCK, ANG_UNIVERSAL, DOF_LINEAR, KIND_CABLE, KIND_NONE
 
 _ANG_HINGE = wp.constant(ANG_HINGE)
 _ANG_LOCK = wp.constant(ANG_LOCK)
@@ -76,11 +79,14 @@ class JointData:
     alpha: wp.float32
     k_lo: wp.array2d[wp.float32]  # (joint, slot) penalty seed: k_start when ramping, else the ceiling
     k_hi: wp.array2d[wp.float32]  # (joint, slot) penalty ceiling (cables: the material stiffness)
-    kd: wp.array2d[wp.float32]  # (joint, slot) damping [N·s/m], [N·m·s/rad]
+    k_axis: wp.array2d[wp.vec3]  # (joint, slot) share of k per parent-joint-frame axis (cables), else 1
+    kd: wp.array2d[wp.vec3]  # (joint, slot) damping per parent-joint-frame axis [N·s/m], [N·m·s/rad]
     dahl_eps: wp.array[wp.float32]  # Dahl maximum persistent bend strain [rad]; 0: no Dahl friction
     dahl_tau: wp.array[wp.float32]  # Dahl memory length in units of dahl_eps, non-dimensional
     dahl_s: wp.array[wp.vec3]  # Dahl friction moment / (k ε_max), parent anchor frame, in [-1, 1]
     kappa0: wp.array[wp.vec3]  # bend (rotation vector) at the start of the step, parent anchor frame [rad]
+    kappa_end: wp.array[wp.vec3]  # cables: the same at the step's end [rad]
+    sigma_end: wp.array[wp.vec3]  # cables: Dahl friction moment at the step's end, parent anchor frame [N·m]
 
 
 @wp.func
@@ -215,13 +221,20 @@ def dahl_state(s0: wp.float32, dk: wp.float32, length: wp.float32):
 
 
 @wp.func
+def axis_weights(q_jp: wp.quat, d: wp.vec3):
+    """``R diag(d) Rᵀ``: per-axis weights ``d`` of the parent joint frame ``q_jp`` as a world matrix."""
+    rot = wp.quat_to_matrix(q_jp)
+    return rot * wp.diag(d) * wp.transpose(rot)
+
+
+@wp.func
 def dahl_moment(jd: JointData, j: wp.int32, q_jp: wp.quat, c: wp.vec3):
     """Dahl friction moment on cable ``j``'s bend slot at bend ``c`` (world rotation vector) [N·m], and its
     stiffness as a world matrix [N·m/rad].
 
     The friction moment is ``k ε_max s`` per component of the bend in the parent anchor frame, with ``s``
     carried by :func:`dahl_state` from the step's start (``kappa0``, ``dahl_s``) to the current iterate;
-    ``k`` is the bend stiffness, so ``ε_max`` is the largest curvature friction can hold against it (a
+    ``k`` is that component's stiffness (bend about x and y, twist about z), so ``ε_max`` is the largest curvature friction can hold against it (a
     released cable keeps ``|κ| <= ε_max``) and ``τ ε_max`` the bend over which the friction saturates.
     Each component is a monotone function of its increment, so within a step it is the gradient of a
     convex energy and the block Hessian stays positive definite.
@@ -234,8 +247,8 @@ def dahl_moment(jd: JointData, j: wp.int32, q_jp: wp.quat, c: wp.vec3):
     d = wp.vec3(0.0)
     for i in range(3):
         si, di = dahl_state(jd.dahl_s[j][i], kappa[i] - jd.kappa0[j][i], length)
-        m[i] = scale * si
-        d[i] = scale * di
+        m[i] = scale * jd.k_axis[j, 1][i] * si
+        d[i] = scale * jd.k_axis[j, 1][i] * di
     return rot * m, rot * wp.diag(d) * wp.transpose(rot)
 
 
@@ -272,32 +285,35 @@ def joint_force_on_body(
     proj = jd.lin_proj[j]
     if wp.trace(proj) > 0.0:
         c, jl, ja, lever = eval_linear(t_jp, t_jc, com_p, com_c, proj, side)
-        k = jd.k[j, 0]
-        f = k * c
+        q_jp = wp.transform_get_rotation(t_jp)
+        ks = jd.k[j, 0] * axis_weights(q_jp, jd.k_axis[j, 0])
+        dm = inv_dt * axis_weights(q_jp, jd.kd[j, 0])
+        f = ks * c
         if jd.hard[j, 0] != 0:
-            f = k * (c - jd.alpha * jd.c0_lin[j]) + jd.lam_lin[j]
-        f = f + jd.kd[j, 0] * inv_dt * (c - jd.c0_lin[j])
-        kk = k + jd.kd[j, 0] * inv_dt
+            f = ks * (c - jd.alpha * jd.c0_lin[j]) + jd.lam_lin[j]
+        f = f + dm * (c - jd.c0_lin[j])
+        kk = ks + dm
         f_l = f_l - wp.transpose(jl) * f
         f_a = f_a - wp.transpose(ja) * f
-        h_ll = h_ll + kk * wp.transpose(jl) * jl
-        h_la = h_la + kk * wp.transpose(jl) * ja
+        h_ll = h_ll + wp.transpose(jl) * kk * jl
+        h_la = h_la + wp.transpose(jl) * kk * ja
         # Geometric stiffness, diagonal approximation (AVBD): the anchor's second derivative in the
         # rotation has size |r|, so |F| |r| on the angular diagonal. Gauss-Newton alone has no
         # curvature along rotations that move the anchor in a free direction (a D6 slide), and a
         # body of small inertia then overshoots by radians in one Newton step.
-        h_aa = h_aa + kk * wp.transpose(ja) * ja + (wp.length(f) * lever) * wp.identity(n=3, dtype=wp.float32)
+        h_aa = h_aa + wp.transpose(ja) * kk * ja + (wp.length(f) * lever) * wp.identity(n=3, dtype=wp.float32)
     mode = jd.ang_mode[j]
     if mode != 0:
         c, ja = eval_angular(wp.transform_get_rotation(t_jp), wp.transform_get_rotation(t_jc), mode,
                              jd.ang_axis0[j], jd.ang_axis1[j], jd.ang_rest[j], side)
-        k = jd.k[j, 1]
-        f = k * c
+        q_jp = wp.transform_get_rotation(t_jp)
+        ks = jd.k[j, 1] * axis_weights(q_jp, jd.k_axis[j, 1])
+        dm = inv_dt * axis_weights(q_jp, jd.kd[j, 1])
+        f = ks * c
         if jd.hard[j, 1] != 0:
-            f = k * (c - jd.alpha * jd.c0_ang[j]) + jd.lam_ang[j]
-        f = f + jd.kd[j, 1] * inv_dt * (c - jd.c0_ang[j])
-        kk = k + jd.kd[j, 1] * inv_dt
-        stiff = kk * wp.identity(n=3, dtype=wp.float32)
+            f = ks * (c - jd.alpha * jd.c0_ang[j]) + jd.lam_ang[j]
+        f = f + dm * (c - jd.c0_ang[j])
+        stiff = ks + dm
         if jd.dahl_eps[j] > 0.0:
             m_f, k_f = dahl_moment(jd, j, wp.transform_get_rotation(t_jp), c)
             f = f + m_f
@@ -377,32 +393,43 @@ def _update_duals(
         c, jl, ja, lever = eval_linear(t_jp, t_jc, com_p, com_c, jd.lin_proj[j], 1)
         k = jd.k[j, 0]
         if jd.hard[j, 0] != 0:
-            jd.lam_lin[j] = jd.lam_lin[j] + k * (c - jd.alpha * jd.c0_lin[j])
+            ks = k * axis_weights(wp.transform_get_rotation(t_jp), jd.k_axis[j, 0])
+            jd.lam_lin[j] = jd.lam_lin[j] + ks * (c - jd.alpha * jd.c0_lin[j])
         jd.k[j, 0] = wp.min(k + beta_lin * wp.length(c), jd.k_hi[j, 0])
     if jd.ang_mode[j] != 0:
         c, ja = eval_angular(wp.transform_get_rotation(t_jp), wp.transform_get_rotation(t_jc), jd.ang_mode[j],
                              jd.ang_axis0[j], jd.ang_axis1[j], jd.ang_rest[j], 1)
         k = jd.k[j, 1]
         if jd.hard[j, 1] != 0:
-            jd.lam_ang[j] = jd.lam_ang[j] + k * (c - jd.alpha * jd.c0_ang[j])
+            ks = k * axis_weights(wp.transform_get_rotation(t_jp), jd.k_axis[j, 1])
+            jd.lam_ang[j] = jd.lam_ang[j] + ks * (c - jd.alpha * jd.c0_ang[j])
         jd.k[j, 1] = wp.min(k + beta_ang * wp.length(c), jd.k_hi[j, 1])
 
 
 @wp.kernel
-def _finish_dahl(jd: JointData, body_q: wp.array[wp.transform], body_com: wp.array[wp.vec3]):
+def _finish_cables(jd: JointData, body_q: wp.array[wp.transform], body_com: wp.array[wp.vec3],
+                   cable_kind: wp.int32):
     j = wp.tid()  # one thread per joint, after the step's last sweep
-    if jd.dahl_eps[j] <= 0.0 or not jd.enabled[j]:
+    if jd.kind[j] != cable_kind:
         return
     t_jp, t_jc, com_p, com_c = joint_frames(jd, body_q, body_com, j)
     c, ja = eval_angular(wp.transform_get_rotation(t_jp), wp.transform_get_rotation(t_jc), jd.ang_mode[j],
                          jd.ang_axis0[j], jd.ang_axis1[j], jd.ang_rest[j], 1)
     kappa = wp.transpose(wp.quat_to_matrix(wp.transform_get_rotation(t_jp))) * c
+    jd.kappa_end[j] = kappa
+    if jd.dahl_eps[j] <= 0.0 or not jd.enabled[j]:
+        jd.sigma_end[j] = wp.vec3(0.0)
+        return
     length = jd.dahl_tau[j] * jd.dahl_eps[j]
+    scale = jd.k_hi[j, 1] * jd.dahl_eps[j]
     s = jd.dahl_s[j]
+    sigma = wp.vec3(0.0)
     for i in range(3):
         si, di = dahl_state(s[i], kappa[i] - jd.kappa0[j][i], length)
         s[i] = si
+        sigma[i] = scale * jd.k_axis[j, 1][i] * si
     jd.dahl_s[j] = s
+    jd.sigma_end[j] = sigma
 
 
 def begin_joints(jd, body_q, body_com, count: int, params, device) -> None:
@@ -411,10 +438,11 @@ def begin_joints(jd, body_q, body_com, count: int, params, device) -> None:
         wp.launch(_begin_joints, dim=count, inputs=[jd, body_q, body_com, params.gamma], device=device)
 
 
-def finish_dahl(jd, body_q, body_com, count: int, device) -> None:
-    """Carry the Dahl friction state of the cables to the step's end pose (the finalize phase)."""
+def finish_cables(jd, body_q, body_com, count: int, device) -> None:
+    """At the step's end pose (the finalize phase): each cable's rotation from rest (``kappa_end``) and its
+    Dahl friction state carried there, with the friction moment it holds (``sigma_end``)."""
     if count:
-        wp.launch(_finish_dahl, dim=count, inputs=[jd, body_q, body_com], device=device)
+        wp.launch(_finish_cables, dim=count, inputs=[jd, body_q, body_com, KIND_CABLE], device=device)
 
 
 def update_duals(jd, body_q, body_com, count: int, params, device) -> None:

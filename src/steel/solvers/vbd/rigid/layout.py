@@ -24,9 +24,11 @@ anchors' relative rotation equals the structural rest rotation). Unlike the othe
 frames come from the rod itself, not from ``model.body_q``: the child anchor is ``model.joint_X_c``
 with its rotation composed with the inverse rest rotation ``joint_rest_q`` (so a rod authored with a
 curved rest shape starts at that curvature's zero). Their stiffness and damping are the material's,
-``joint_target_ke/kd`` at ``[shear_x, shear_y, stretch_z, bend_x, bend_y, twist_z]``; the two slots
-are isotropic, so shear must equal stretch and twist must equal bend (``add_rod``'s defaults; other
-values raise ``NotImplementedError``). Their six DOFs carry no drives or limits.
+``joint_target_ke/kd`` at ``[shear_x, shear_y, stretch_z, bend_x, bend_y, twist_z]``, per axis of the
+parent anchor frame (+z along the rod): the stretch slot is stiff ``shear`` across the rod and
+``stretch`` along it, the bend slot ``bend`` about the two cross axes and ``twist`` about the rod.
+Shear and bend must be isotropic about the rod (x and y entries equal, else ``ValueError``). Their six
+DOFs carry no drives or limits.
 """
 
 from __future__ import annotations
@@ -141,9 +143,10 @@ class JointLayout:
         self.dof_axis = np.zeros((max(int(model.joint_dof_count), 1), 3), np.float32)
         self.dof_offset = np.zeros(max(int(model.joint_dof_count), 1), np.float32)
         self.dof_coord = np.zeros(max(int(model.joint_dof_count), 1), np.int32)  # index into joint_target_q
-        # Cable material per joint and slot (stretch [N/m], bend [N·m/rad]; damping [N·s/m], [N·m·s/rad]).
-        self.cable_ke = np.zeros((n, 2), np.float32)
-        self.cable_kd = np.zeros((n, 2), np.float32)
+        # Cable material per joint, slot and parent-anchor axis: slot 0 (shear, shear, stretch) [N/m],
+        # slot 1 (bend, bend, twist) [N·m/rad]; damping likewise [N·s/m], [N·m·s/rad].
+        self.cable_ke = np.zeros((n, 2, 3), np.float32)
+        self.cable_kd = np.zeros((n, 2, 3), np.float32)
         rest_q = model.joint_rest_q.numpy() if n and getattr(model, "joint_rest_q", None) is not None else None
         x_c_model = model.joint_X_c.numpy() if n else np.zeros((0, 7))
 
@@ -222,19 +225,19 @@ class JointLayout:
         """Stretch and bend slots of cable ``j`` from the rod's anchors, rest rotation and material."""
         ke, kd = target_ke[d0:d0 + 6], target_kd[d0:d0 + 6]
         for name, values in (("stiffness", ke), ("damping", kd)):
-            if not (np.allclose(values[:3], values[2], rtol=1e-6) and np.allclose(values[3:], values[3], rtol=1e-6)):
-                raise NotImplementedError(
-                    f"SolverVBD rigid AVBD: {_label(model, j)} is a rod with anisotropic {name} "
-                    f"{values.tolist()} (shear_x, shear_y, stretch, bend_x, bend_y, twist); cables have one "
-                    "stretch and one bend slot, so shear must equal stretch and twist must equal bend")
+            if not (np.isclose(values[0], values[1], rtol=1e-6) and np.isclose(values[3], values[4], rtol=1e-6)):
+                raise ValueError(
+                    f"SolverVBD rigid AVBD: {_label(model, j)} is a rod with {name} {values.tolist()} "
+                    "(shear_x, shear_y, stretch, bend_x, bend_y, twist); shear and bend must be isotropic "
+                    "about the rod (x and y entries equal)")
         rest = rest_q[q0 + 3:q0 + 7].astype(np.float64) if rest_q is not None else np.array([0, 0, 0, 1.0])
         rest = rest / np.linalg.norm(rest)
         inv_rest = np.array([-rest[0], -rest[1], -rest[2], rest[3]])
         self.x_c[j] = np.concatenate([x_c[:3], _quat_mul(x_c[3:].astype(np.float64), inv_rest)])
         self.lin_proj[j] = np.eye(3)
         self.ang_mode[j] = ANG_LOCK
-        self.cable_ke[j] = (ke[2], ke[3])
-        self.cable_kd[j] = (kd[2], kd[3])
+        self.cable_ke[j] = np.reshape(ke, (2, 3))
+        self.cable_kd[j] = np.reshape(kd, (2, 3))
 
     def slot_count(self, j: int) -> int:
         """Structural slots of joint ``j`` addressable by ``set_joint_constraint_mode`` (0, 1 or 2)."""

@@ -50,6 +50,7 @@ def _reset_joints(
     jd.k[j, 0] = jd.k_lo[j, 0]
     jd.k[j, 1] = jd.k_lo[j, 1]
     jd.dahl_s[j] = wp.vec3(0.0)  # cable friction forgets its history; the bend rebaselines at the next step
+    jd.sigma_end[j] = wp.vec3(0.0)
     for d in range(jd.qd_start[j], jd.qd_start[j + 1]):
         jd.dof_s0[d] = jd.dof_offset[d]  # angles unwind from the rest pose's turn again
 

@@ -1,14 +1,14 @@
 """The rigid AVBD stage of a SolverVBD step: predict, iterate (colours, then duals), finish.
 
 Owns the order only; the energies live in :mod:`.joints` and :mod:`.contacts` and the per-body
-Newton step in :mod:`.bodies`. Launches per step: 3 + iterations x (colours + 1) (+ 1 with Dahl cables), plus with
+Newton step in :mod:`.bodies`. Launches per step: 3 + iterations x (colours + 1) (+ 1 with cables), plus with
 body–body contacts 3 (filing; history; damper flags) + iterations (contact duals) + 1 (history snapshot).
 """
 
 from __future__ import annotations
 
 from .bodies import finish_bodies, predict_bodies, solve_body_colour
-from .joints import begin_joints, finish_dahl, update_duals
+from .joints import begin_joints, finish_cables, update_duals
 
 
 def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: float, contacts=None) -> None:
@@ -37,8 +37,8 @@ def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: f
         update_duals(jd, state_out.body_q, bd.com, work.joint_count, params, dev)
         if rc is not None:
             rc.update_duals(state_out.body_q, bd, dt)
-    if work.has_dahl:
-        finish_dahl(jd, state_out.body_q, bd.com, work.joint_count, dev)
+    if work.has_cables:
+        finish_cables(jd, state_out.body_q, bd.com, work.joint_count, dev)
     finish_bodies(model, bd, state_in, state_out, dt)
     if rc is not None:
         rc.end()
