@@ -98,6 +98,17 @@ def test_spinning_sphere_decelerates_at_r_mu_m_g_over_i():
     assert np.abs(w[-10:]).max() < 1e-6  # it stays stopped: no reversal
 
 
+def test_contact_torsion_device_selects_the_same_device_prepared_rows():
+    """The torsion rows are always built on the device, so ``contact_torsion_device`` True and False step bitwise alike
+    (the reference's host preparation, ``False``, builds the same groups and rows as its device one)."""
+    model, spin = _sphere()
+    steps = 40
+    host = _spin(model, spin, steps, solver=SolverSteel(model, contact_torsion_device=False))
+    device = _spin(model, spin, steps, solver=SolverSteel(model, contact_torsion_device=True))
+    assert np.array_equal(host, device)
+    assert W0 - host[-1, spin] == pytest.approx(_alpha(model) * DT * steps, rel=5e-3)  # torsion acted in both
+
+
 def test_no_radius_no_torsion_and_the_larger_radius_of_the_pair_counts():
     """Radius 0 on both shapes: the spin is untouched (one contact point, no lever arm); a radius only on
     the ground acts as one on the sphere."""

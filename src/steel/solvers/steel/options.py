@@ -123,7 +123,6 @@ NOT_IMPLEMENTED = (
     "reuse_kinematics",
     "use_parallel_streams",
     "double_buffer",
-    "contact_torsion_device",
     "propagation_same_articulation_rows",
 )
 # The row solve built so far is the serial sweep over immediate (dense) rows. On the CPU the
