@@ -252,3 +252,84 @@ def test_driven_or_sprung_articulation_stays_awake(gain):
     getattr(model, gain).assign(np.array([10.0], np.float32))
     sim = Sim(model)
     assert sim.step(50).all()
+
+
+# -- islands and the cost of an all-asleep step -----------------------------------------------------------
+
+
+def _host_islands(solver, contacts):
+    """Labels (smallest member index) and support per articulation from a union-find over ``contacts``."""
+    isl, sleep = solver.sleep.islands, solver.sleep
+    n = sleep.articulation_count
+    shape_body = solver.model.shape_body.numpy()
+    body_art = sleep.body_articulation.numpy()
+    responds = solver.tables.body_responds_np
+    parent = list(range(n))
+
+    def root(a):
+        while parent[a] != a:
+            a = parent[a]
+        return a
+
+    supported = isl.articulation_fixed_base.numpy()[:n].astype(bool)
+    count = int(contacts.rigid_contact_count.numpy()[0])
+    for s0, s1 in zip(contacts.rigid_contact_shape0.numpy()[:count], contacts.rigid_contact_shape1.numpy()[:count]):
+        ends = []
+        for s in (s0, s1):
+            b = shape_body[s] if s >= 0 else -1
+            ends.append(int(body_art[b]) if b >= 0 and responds[b] else -1)
+        if ends[0] >= 0 and ends[1] >= 0:
+            r0, r1 = root(ends[0]), root(ends[1])
+            parent[max(r0, r1)] = min(r0, r1)
+        elif max(ends) >= 0:
+            supported[max(ends)] = True
+    labels = np.array([root(a) for a in range(n)])
+    for r in set(labels):
+        supported[labels == r] = supported[labels == r].any()
+    return labels, supported
+
+
+def test_islands_match_a_union_find_of_the_contacts():
+    """Labels are each island's smallest articulation index and support is shared across an island,
+    whatever the index order along a stack: a 6-box stack added in shuffled order, a touching pair
+    floating above the ground (unsupported) and a lone box, in 2 worlds."""
+    builder = newton.ModelBuilder(gravity=(0.0, 0.0, -G))
+    cfg = newton.ModelBuilder.ShapeConfig(mu=0.5)
+    h = 0.1
+    world = newton.ModelBuilder(gravity=(0.0, 0.0, -G))
+    places = [(0.0, (2 * k + 1) * h) for k in (3, 0, 5, 1, 4, 2)] + [(2.0, 1.0), (2.0, 1.0 + 2 * h), (-2.0, h)]
+    for x, z in places:
+        b = world.add_body(xform=wp.transform(wp.vec3(x, 0.0, z), wp.quat_identity()))
+        world.add_shape_box(b, hx=h, hy=h, hz=h, cfg=cfg)
+    builder.replicate(world, 2)
+    builder.add_ground_plane(cfg=cfg)
+    sim = Sim(builder.finalize(device="cpu"))
+    sim.step()
+    labels = sim.solver.sleep.islands.articulation_label.numpy()
+    supported = sim.solver.sleep.islands.articulation_supported.numpy().astype(bool)
+    want_labels, want_supported = _host_islands(sim.solver, sim.contacts)
+    np.testing.assert_array_equal(labels, want_labels)
+    np.testing.assert_array_equal(supported, want_supported)
+    # The scene exercises what it claims: a 6-member island and an unsupported one in each world.
+    sizes = np.bincount(want_labels)
+    assert (sizes == 6).sum() == 2 and (~want_supported).sum() == 4
+
+
+def test_all_asleep_step_skips_kinematics_and_the_solve(asleep_box, monkeypatch):
+    """A step with every island asleep launches only sleeping's own kernels, at most five (wake
+    checks, two island passes, the awake collection, the publish): no kinematics, no solve."""
+    asleep_box.pipeline.collide(asleep_box.s0, asleep_box.contacts)
+    launched = []
+    launch = wp.launch
+
+    def counting(kernel, *args, **kwargs):
+        launched.append((kernel.module.name, kernel.key))
+        return launch(kernel, *args, **kwargs)
+
+    monkeypatch.setattr(wp, "launch", counting)
+    asleep_box.solver.step(asleep_box.s0, asleep_box.s1, asleep_box.control, asleep_box.contacts, DT)
+    monkeypatch.undo()
+    modules = {m for m, _ in launched}
+    assert modules <= {"steel.solvers.steel.sleeping", "steel.solvers.steel.islands"}, launched
+    assert len(launched) <= 5, launched
+    np.testing.assert_array_equal(asleep_box.s1.body_q.numpy(), asleep_box.s0.body_q.numpy())

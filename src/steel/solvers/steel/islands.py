@@ -13,16 +13,22 @@ Graph, rebuilt every step from the step's contacts:
 * a fixed-base articulation with responding joints supports itself (its root is welded) and joins
   whatever it touches, so a robot arm and the boxes it holds form one island.
 
-Labels: every articulation starts with its own index; each pass lowers both ends of every edge to
-the smaller label (``atomic_min``) and then follows labels once (pointer jumping,
-``label[a] = label[label[a]]``, valid because a label always names a member of the same island
-with an index no larger). Passes repeat until one changes nothing, so each island ends labelled
-by its smallest articulation index whatever the contact order, on the CPU and on CUDA alike
-(the loop is ``wp.capture_while`` on a device flag, so it captures into a graph).
+Labels: every articulation starts with its own index and its own support (fixed base); the
+caller does this in its first kernel of the step with :func:`start_label`. Each pass then runs one
+kernel over the contacts and the articulations together: a contact lowers both ends of its edge to
+the smaller label (``atomic_min``) and raises both ends' support flag to the larger; an
+articulation follows its label once (pointer jumping, ``label[a] = label[label[a]]``, valid
+because a label always names a member of the same island with an index no larger) and shares its
+support flag with the articulation its label names. Passes repeat until one changes nothing. Such
+a pass read a state that no thread changed, so every edge then joins equal labels and equal
+support, every label is its own label, and each island ends labelled by its smallest articulation
+index, every member carrying the island's support flag, whatever the contact order or thread
+interleaving, on the CPU and on CUDA alike (the loop is ``wp.capture_while`` on a device flag, so
+it captures into a graph).
 
 Invariant a test checks: articulations in one island share one label, the label is the island's
-smallest index, and an island's ``island_supported`` flag is set at its label exactly when a member
-touches a support or is fixed-base.
+smallest index, and ``articulation_supported`` is set on every member of an island exactly when a
+member touches a support or is fixed-base.
 """
 
 from __future__ import annotations
@@ -30,19 +36,18 @@ from __future__ import annotations
 import warp as wp
 
 
-@wp.kernel
-def _start_labels(
+@wp.func
+def start_label(
+    a: int,
     # Tables:
     articulation_fixed_base: wp.array[wp.int32],
     # Data out:
     articulation_label_out: wp.array[wp.int32],
     articulation_supported_out: wp.array[wp.int32],
-    island_supported_out: wp.array[wp.int32],
 ):
-    a = wp.tid()  # one thread per articulation
+    """Articulation ``a`` before the first pass: its own label, supported when fixed-base."""
     articulation_label_out[a] = a
     articulation_supported_out[a] = articulation_fixed_base[a]
-    island_supported_out[a] = 0
 
 
 @wp.func
@@ -59,8 +64,15 @@ def _responding_articulation(shape: int, shape_body: wp.array[int], body_respond
     return body_articulation[b]
 
 
+@wp.func
+def _raise_support(a: int, articulation_supported: wp.array[wp.int32], changed: wp.array[wp.int32]):
+    if wp.atomic_max(articulation_supported, a, 1) == 0:
+        changed[0] = 1
+
+
 @wp.kernel
-def _join_contact_pairs(
+def _propagate(
+    articulation_count: int,
     # Model:
     shape_body: wp.array[int],
     # Tables:
@@ -75,53 +87,44 @@ def _join_contact_pairs(
     articulation_supported: wp.array[wp.int32],
     changed: wp.array[wp.int32],
 ):
-    c = wp.tid()  # one thread per contact slot; support is set again on later passes, harmlessly
-    if c >= contact_count[0]:
-        return
-    a0 = _responding_articulation(contact_shape0[c], shape_body, body_responds, body_articulation)
-    a1 = _responding_articulation(contact_shape1[c], shape_body, body_responds, body_articulation)
-    if a0 >= 0 and a1 < 0:
-        articulation_supported[a0] = 1
-    if a1 >= 0 and a0 < 0:
-        articulation_supported[a1] = 1
-    if a0 < 0 or a1 < 0 or a0 == a1:
-        return
-    low = wp.min(articulation_label[a0], articulation_label[a1])
-    if wp.atomic_min(articulation_label, a0, low) > low:
-        changed[0] = 1
-    if wp.atomic_min(articulation_label, a1, low) > low:
-        changed[0] = 1
-
-
-@wp.kernel
-def _jump_labels(articulation_label: wp.array[wp.int32], changed: wp.array[wp.int32]):
-    a = wp.tid()  # one thread per articulation
-    up = articulation_label[articulation_label[a]]
-    if up < articulation_label[a]:
-        articulation_label[a] = up
-        changed[0] = 1
-
-
-@wp.kernel
-def _gather_support(
-    articulation_label: wp.array[wp.int32],
-    articulation_supported: wp.array[wp.int32],
-    island_supported_out: wp.array[wp.int32],
-):
-    a = wp.tid()  # one thread per articulation
-    if articulation_supported[a] != 0:
-        island_supported_out[articulation_label[a]] = 1
+    i = wp.tid()  # one thread per contact slot and per articulation (the larger count of the two)
+    if i < contact_count[0]:
+        a0 = _responding_articulation(contact_shape0[i], shape_body, body_responds, body_articulation)
+        a1 = _responding_articulation(contact_shape1[i], shape_body, body_responds, body_articulation)
+        if a0 >= 0 and a1 < 0:
+            _raise_support(a0, articulation_supported, changed)
+        if a1 >= 0 and a0 < 0:
+            _raise_support(a1, articulation_supported, changed)
+        if a0 >= 0 and a1 >= 0 and a0 != a1:
+            low = wp.min(articulation_label[a0], articulation_label[a1])
+            if wp.atomic_min(articulation_label, a0, low) > low:
+                changed[0] = 1
+            if wp.atomic_min(articulation_label, a1, low) > low:
+                changed[0] = 1
+            if articulation_supported[a0] != 0 or articulation_supported[a1] != 0:
+                _raise_support(a0, articulation_supported, changed)
+                _raise_support(a1, articulation_supported, changed)
+    if i < articulation_count:
+        r = articulation_label[i]
+        up = articulation_label[r]
+        if up < r:
+            wp.atomic_min(articulation_label, i, up)  # only ever lowers, as the contact threads do
+            changed[0] = 1
+        if articulation_supported[i] != 0:
+            _raise_support(r, articulation_supported, changed)
+        elif articulation_supported[r] != 0:
+            _raise_support(i, articulation_supported, changed)
 
 
 class Islands:
     """Per-articulation island labels and support flags of the current step (device arrays).
 
-    Fields, one entry per articulation ``a`` (shape ``(articulation_count,)``):
+    Fields, one entry per articulation ``a`` (shape ``(articulation_count,)``), after
+    :func:`label_islands`:
 
     * ``articulation_label[a]``: the smallest articulation index of ``a``'s island;
-    * ``articulation_supported[a]``: ``a`` touches a support this step or is fixed-base;
-    * ``island_supported[r]``: at a label ``r``, whether island ``r`` rests on a support directly
-      or through other members (0 at indices that are not labels).
+    * ``articulation_supported[a]``: whether ``a``'s island rests on a support (a member touches
+      one this step or is fixed-base); equal across the members of an island.
     """
 
     def __init__(self, articulation_fixed_base: wp.array, device):
@@ -129,33 +132,28 @@ class Islands:
         self.articulation_fixed_base = articulation_fixed_base
         self.articulation_label = wp.zeros(n, dtype=wp.int32, device=device)
         self.articulation_supported = wp.zeros(n, dtype=wp.int32, device=device)
-        self.island_supported = wp.zeros(n, dtype=wp.int32, device=device)
         self.changed = wp.zeros(1, dtype=wp.int32, device=device)
         self.count = articulation_fixed_base.shape[0]
         self.device = device
 
 
 def label_islands(solver, islands: Islands, contacts) -> None:
-    """Label this step's islands from ``contacts`` (``None``: every articulation its own island)."""
+    """Label this step's islands from ``contacts`` (``None``: every articulation its own island).
+
+    The labels must have been started (:func:`start_label` for every articulation) earlier in the step.
+    """
     model, tables, plan = solver.model, solver.tables, solver.core.plan
     n, dev = islands.count, islands.device
-    if n == 0:
+    if n == 0 or contacts is None or contacts.rigid_contact_max == 0:
         return
-    wp.launch(_start_labels, dim=n, inputs=[islands.articulation_fixed_base],
-              outputs=[islands.articulation_label, islands.articulation_supported, islands.island_supported],
-              device=dev)
-    if contacts is not None and contacts.rigid_contact_max > 0:
-        contact_inputs = [model.shape_body, tables.body_responds, plan.body_articulation,
-                          contacts.rigid_contact_count, contacts.rigid_contact_shape0, contacts.rigid_contact_shape1]
+    inputs = [n, model.shape_body, tables.body_responds, plan.body_articulation, contacts.rigid_contact_count,
+              contacts.rigid_contact_shape0, contacts.rigid_contact_shape1]
+    outputs = [islands.articulation_label, islands.articulation_supported, islands.changed]
+    dim = max(contacts.rigid_contact_max, n)
 
-        def one_pass():
-            islands.changed.zero_()
-            wp.launch(_join_contact_pairs, dim=contacts.rigid_contact_max, inputs=contact_inputs,
-                      outputs=[islands.articulation_label, islands.articulation_supported, islands.changed],
-                      device=dev)
-            wp.launch(_jump_labels, dim=n, inputs=[islands.articulation_label, islands.changed], device=dev)
+    def one_pass():
+        islands.changed.zero_()
+        wp.launch(_propagate, dim=dim, inputs=inputs, outputs=outputs, device=dev)
 
-        one_pass()
-        wp.capture_while(islands.changed, one_pass)
-    wp.launch(_gather_support, dim=n, inputs=[islands.articulation_label, islands.articulation_supported],
-              outputs=[islands.island_supported], device=dev)
+    one_pass()
+    wp.capture_while(islands.changed, one_pass)

@@ -6,26 +6,36 @@ velocities publish as zero). Connectivity comes from :mod:`.islands`; this modul
 
 A step with sleeping on (:func:`step_with_sleeping`), in order:
 
-1. Wake events that read the input: :func:`wake_on_state_change` (``joint_q``, ``joint_qd`` or
-   ``body_q`` of an asleep articulation differ from what was published: the user wrote the state),
-   then, after forward kinematics of the input, :func:`wake_on_applied_forces` (nonzero or
-   non-finite ``State.body_f`` / ``Control.joint_f``) and :func:`wake_on_gravity_change`.
-2. Islands of this step's contacts (:func:`.islands.label_islands`).
-3. :func:`update_sleep`: an island wakes whole when any member is awake (contact with an awake or
-   moving body), asked to wake, unsupported (lost support) or in a world whose rows overflowed
-   (lost row capacity). Each member of an awake island then advances its timer by ``dt`` when its
-   bodies are quiet (``|v| < sleep_linear_threshold`` [m/s] and ``|w| <
-   sleep_angular_threshold`` [rad/s], COM velocity of the input state), the island is supported,
-   the articulation may sleep (no drive gains, no passive springs: :func:`articulation_stays_awake`)
-   and its world has not overflowed; otherwise the timer restarts at 0. The timer is float32 and
-   accumulates ``dt`` as float32, as the reference's does, so "quiet for ``sleep_quiet_time``"
-   means the first step ``n`` at which ``sum(float32(dt), n times) >= sleep_quiet_time`` (0.5 s at
-   1/240 s: step 121, since 120 float32 additions give 0.49999997 s). An island whose smallest
-   member timer reaches the quiet time falls asleep *in that step*: its output is its input pose
-   with zero velocity.
-4. The solve (stages 1-6 of the step) runs unless no articulation is awake; then the output is the
-   input (``wp.capture_if`` on a device flag, so a captured step skips the solve too).
-5. :func:`freeze_outputs` writes the frozen state over every asleep articulation's output.
+1. :func:`begin_step`, one kernel: the wake events that read the input (``joint_q`` or
+   ``body_q`` of an asleep articulation differ from what it published or its ``joint_qd`` is not
+   zero: the user wrote the state; nonzero or non-finite ``State.body_f`` / ``Control.joint_f``;
+   a changed ``Model.gravity``, which wakes its world), one function each, and the start of the
+   island labels.
+2. Islands of this step's contacts (:func:`.islands.label_islands`), then
+   :func:`collect_island_awake`: an island is awake when any member is awake (contact with an
+   awake or moving body), asked to wake, unsupported (lost support) or in a world whose rows
+   overflowed (lost row capacity). When no island is awake, nothing else of sleeping runs: no
+   forward kinematics of the input, no timers, no solve, and :func:`publish_frozen` writes the
+   output in one launch (``wp.capture_if`` on a device flag, so a captured step skips them too).
+   With ``sleep_skip_constraints=False`` the solve always runs, so this skip does not apply.
+3. Otherwise, after forward kinematics of the input, :func:`update_sleep`: each member of an awake
+   island advances its timer by ``dt`` when its bodies are quiet (``|v| < sleep_linear_threshold``
+   [m/s] and ``|w| < sleep_angular_threshold`` [rad/s], COM velocity of the input state), the
+   island is supported, the articulation may sleep (no drive gains, no passive springs:
+   :func:`articulation_stays_awake`) and its world has not overflowed; otherwise the timer restarts
+   at 0. The timer is float32 and accumulates ``dt`` as float32, as the reference's does, so "quiet
+   for ``sleep_quiet_time``" means the first step ``n`` at which ``sum(float32(dt), n times) >=
+   sleep_quiet_time`` (0.5 s at 1/240 s: step 121, since 120 float32 additions give 0.49999997 s).
+   An island whose smallest member timer reaches the quiet time falls asleep *in that step*: its
+   output is its input pose with zero velocity, recorded as its frozen state.
+4. The solve (stages 1-6 of the step) runs unless no articulation is awake after that decision
+   (``wp.capture_if`` again; skipped, the output is :func:`publish_frozen`'s), and
+   :func:`freeze_outputs` writes the frozen state over every asleep articulation's output.
+
+Kernels take the arrays of sleeping as one :class:`SleepArrays` struct built at construction, so
+a launch packs a few arguments rather than twenty: on the CPU a launch's cost is mostly argument
+packing; an all-asleep step of the tower scene is five launches (begin, two island passes,
+collect, publish).
 
 Wake events outside the step: :func:`wake_worlds` (``reset`` of its worlds) and :func:`wake_all`
 (``notify_model_changed``; the first version wakes every island rather than diffing arrays).
@@ -43,7 +53,7 @@ import warp as wp
 
 import newton
 
-from .islands import Islands, label_islands
+from .islands import Islands, label_islands, start_label
 
 BIG_TIME = 1.0e30  # [s] the island timer's identity for atomic_min
 
@@ -96,6 +106,41 @@ def _fixed_base(model: newton.Model, plan, body_responds: np.ndarray) -> np.ndar
     return out
 
 
+@wp.struct
+class SleepArrays:
+    """Sleeping's device arrays as one Warp struct, built once (a kernel takes it as one argument).
+    Comments: meaning [units] (shape); ``n`` is the articulation count."""
+
+    # Model (the arrays, fixed at construction):
+    articulation_start: wp.array[int]  # (n + 1,)
+    joint_q_start: wp.array[int]  # (joint + 1,)
+    joint_qd_start: wp.array[int]  # (joint + 1,)
+    joint_child: wp.array[int]  # (joint,)
+    # Tables:
+    coord_articulation: wp.array[wp.int32]  # articulation of each coordinate, -1: none  (coord,)
+    dof_articulation: wp.array[wp.int32]  # articulation of each DOF, -1: none  (dof,)
+    body_articulation: wp.array[wp.int32]  # articulation of each body, -1: none  (body,)
+    articulation_world: wp.array[wp.int32]  # (n,)
+    articulation_stay_awake: wp.array[wp.int32]  # 1: a drive gain or passive spring, never sleeps  (n,)
+    world_overflow: wp.array[wp.bool]  # the rows' overflow flags: a world dropped rows  (world + 1,)
+    # Islands of this step (islands.py):
+    articulation_fixed_base: wp.array[wp.int32]  # (n,)
+    articulation_label: wp.array[wp.int32]  # (n,)
+    articulation_supported: wp.array[wp.int32]  # equal across an island  (n,)
+    # Sleep state:
+    articulation_asleep: wp.array[wp.int32]  # (n,)
+    articulation_timer: wp.array[wp.float32]  # quiet time [s]  (n,)
+    articulation_wake: wp.array[wp.int32]  # asleep and asked to wake by this step's input  (n,)
+    world_wake: wp.array[wp.int32]  # gravity of the world changed this step  (world,)
+    gravity_seen: wp.array[wp.vec3]  # gravity at the last step [m/s^2]  (world,)
+    island_awake: wp.array[wp.int32]  # at labels: the island is awake or wakes this step  (n,)
+    island_timer: wp.array[wp.float32]  # at labels: smallest member timer [s]  (n,)
+    some_island_awake: wp.array[wp.int32]  # an island is awake or must wake this step  (1,)
+    any_awake: wp.array[wp.int32]  # an articulation is awake after the fall-asleep decision  (1,)
+    frozen_joint_q: wp.array[float]  # published coordinates of asleep articulations  (coord,)
+    frozen_body_q: wp.array[wp.transform]  # published poses of asleep articulations  (body,)
+
+
 class SleepState:
     """Device state of sleeping (see the module docstring); ``None`` on a solver without sleeping."""
 
@@ -108,147 +153,181 @@ class SleepState:
         self.skip_constraints = bool(opts.sleep_skip_constraints)
         n = max(plan.articulation_count, 1)
         self.articulation_count = plan.articulation_count
+        world_count = max(int(model.world_count), 1)
+        self.world_count = world_count
         body_art = plan.body_articulation_np if model.body_count else np.zeros(0, np.int32)
-        self.body_articulation = wp.array(body_art if len(body_art) else np.full(1, -1, np.int32), dtype=wp.int32,
-                                          device=dev)
-        self.dof_articulation = wp.array(_dof_articulation(model), dtype=wp.int32, device=dev)
-        self.coord_articulation = wp.array(_coord_articulation(model), dtype=wp.int32, device=dev)
-        self.articulation_world = wp.array(solver.tables.articulation_row_world.numpy()[:n], dtype=wp.int32,
-                                           device=dev)
         responds = solver.tables.body_responds_np
         self.islands = Islands(wp.array(_fixed_base(model, plan, responds), dtype=wp.int32, device=dev), dev)
-        self.articulation_stay_awake = wp.array(articulation_stays_awake(model, plan), dtype=wp.int32, device=dev)
-        self.articulation_asleep = wp.zeros(n, dtype=wp.int32, device=dev)
-        self.articulation_timer = wp.zeros(n, dtype=wp.float32, device=dev)  # [s]
-        self.articulation_wake = wp.zeros(n, dtype=wp.int32, device=dev)  # wake requested this step
-        self.island_awake = wp.zeros(n, dtype=wp.int32, device=dev)  # at labels
-        self.island_timer = wp.zeros(n, dtype=wp.float32, device=dev)  # at labels: smallest member timer [s]
-        self.any_awake = wp.zeros(1, dtype=wp.int32, device=dev)
-        self.frozen_joint_q = wp.zeros(max(model.joint_coord_count, 1), dtype=float, device=dev)
-        self.frozen_body_q = wp.zeros(max(model.body_count, 1), dtype=wp.transform, device=dev)
-        world_count = max(int(model.world_count), 1)
-        self.world_wake = wp.zeros(world_count, dtype=wp.int32, device=dev)
-        self.gravity_seen = wp.clone(model.gravity) if model.gravity is not None else None
+        # Stand-ins for absent optional inputs (gravity, body_f, joint_f) and outputs, never read or written:
+        self.no_float = wp.zeros(1, dtype=float, device=dev)
+        self.no_vec3 = wp.zeros(1, dtype=wp.vec3, device=dev)
+        self.no_spatial = wp.zeros(1, dtype=wp.spatial_vector, device=dev)
+        self.no_transform = wp.zeros(1, dtype=wp.transform, device=dev)
+
+        arrays = SleepArrays()
+        arrays.articulation_start = model.articulation_start
+        arrays.joint_q_start = model.joint_q_start
+        arrays.joint_qd_start = model.joint_qd_start
+        arrays.joint_child = model.joint_child
+        arrays.coord_articulation = wp.array(_coord_articulation(model), dtype=wp.int32, device=dev)
+        arrays.dof_articulation = wp.array(_dof_articulation(model), dtype=wp.int32, device=dev)
+        arrays.body_articulation = wp.array(body_art if len(body_art) else np.full(1, -1, np.int32),
+                                            dtype=wp.int32, device=dev)
+        arrays.articulation_world = wp.array(solver.tables.articulation_row_world.numpy()[:n], dtype=wp.int32,
+                                             device=dev)
+        arrays.articulation_stay_awake = wp.array(articulation_stays_awake(model, plan), dtype=wp.int32, device=dev)
+        arrays.world_overflow = solver.rows.constraint_overflow
+        arrays.articulation_fixed_base = self.islands.articulation_fixed_base
+        arrays.articulation_label = self.islands.articulation_label
+        arrays.articulation_supported = self.islands.articulation_supported
+        arrays.articulation_asleep = wp.zeros(n, dtype=wp.int32, device=dev)
+        arrays.articulation_timer = wp.zeros(n, dtype=wp.float32, device=dev)
+        arrays.articulation_wake = wp.zeros(n, dtype=wp.int32, device=dev)
+        arrays.world_wake = wp.zeros(world_count, dtype=wp.int32, device=dev)
+        has_gravity = model.gravity is not None
+        arrays.gravity_seen = wp.clone(model.gravity) if has_gravity else self.no_vec3
+        self.gravity_seen = arrays.gravity_seen if has_gravity else None
+        arrays.island_awake = wp.zeros(n, dtype=wp.int32, device=dev)
+        arrays.island_timer = wp.zeros(n, dtype=wp.float32, device=dev)
+        arrays.some_island_awake = wp.zeros(1, dtype=wp.int32, device=dev)
+        arrays.any_awake = wp.zeros(1, dtype=wp.int32, device=dev)
+        arrays.frozen_joint_q = wp.zeros(max(model.joint_coord_count, 1), dtype=float, device=dev)
+        arrays.frozen_body_q = wp.zeros(max(model.body_count, 1), dtype=wp.transform, device=dev)
+        self.arrays = arrays
+        # Host handles of the arrays the solver and the tests read by name:
+        self.articulation_asleep = arrays.articulation_asleep
+        self.articulation_timer = arrays.articulation_timer
+        self.articulation_world = arrays.articulation_world
+        self.articulation_stay_awake = arrays.articulation_stay_awake
+        self.body_articulation = arrays.body_articulation
+        self.some_island_awake = arrays.some_island_awake
+        self.any_awake = arrays.any_awake
 
     def refresh(self, solver) -> None:
         """Re-read the stay-awake table (drive gains and springs may have changed)."""
         self.articulation_stay_awake.assign(articulation_stays_awake(solver.model, solver.core.plan))
 
 
-# -- wake reasons ----------------------------------------------------------------------------------
+# -- wake reasons, read from the input in the step's first kernel ------------------------------------
 
 
-@wp.kernel
-def _wake_on_coords(
-    coord_articulation: wp.array[wp.int32],
-    articulation_asleep: wp.array[wp.int32],
-    frozen_joint_q: wp.array[float],
+@wp.func
+def _state_written(
+    a: int,
+    sl: SleepArrays,
+    # Data in:
     joint_q: wp.array[float],
-    articulation_wake_out: wp.array[wp.int32],
-):
-    c = wp.tid()  # one thread per joint coordinate
-    a = coord_articulation[c]
-    # Bitwise comparison: NaN != NaN, so a non-finite write wakes too.
-    if a >= 0 and articulation_asleep[a] != 0 and not (joint_q[c] == frozen_joint_q[c]):
-        articulation_wake_out[a] = 1
-
-
-@wp.kernel
-def _wake_on_dof_values(
-    dof_articulation: wp.array[wp.int32],
-    articulation_asleep: wp.array[wp.int32],
-    values: wp.array[float],
-    articulation_wake_out: wp.array[wp.int32],
-):
-    d = wp.tid()  # one thread per DOF: an asleep articulation publishes zero joint_qd and needs zero joint_f
-    a = dof_articulation[d]
-    if a >= 0 and not (values[d] == 0.0):
-        if articulation_asleep[a] != 0:
-            articulation_wake_out[a] = 1
-
-
-@wp.kernel
-def _wake_on_body_q(
-    body_articulation: wp.array[wp.int32],
-    articulation_asleep: wp.array[wp.int32],
-    frozen_body_q: wp.array[wp.transform],
+    joint_qd: wp.array[float],
     body_q: wp.array[wp.transform],
-    articulation_wake_out: wp.array[wp.int32],
 ):
-    b = wp.tid()  # one thread per body
-    a = body_articulation[b]
-    if a < 0 or articulation_asleep[a] == 0:
-        return
-    x, f = body_q[b], frozen_body_q[b]
-    for k in range(7):
-        if not (x[k] == f[k]):
-            articulation_wake_out[a] = 1
+    """Asleep articulation ``a``'s input ``joint_q`` or ``body_q`` differs from what it published,
+    or its ``joint_qd`` is not zero: the user wrote the state. Bitwise comparisons: NaN != NaN, so a
+    non-finite write wakes too. Reads ``body_q`` before forward kinematics rewrites it."""
+    written = int(0)
+    for j in range(sl.articulation_start[a], sl.articulation_start[a + 1]):
+        for c in range(sl.joint_q_start[j], sl.joint_q_start[j + 1]):
+            if not (joint_q[c] == sl.frozen_joint_q[c]):
+                written = 1
+        for d in range(sl.joint_qd_start[j], sl.joint_qd_start[j + 1]):
+            if not (joint_qd[d] == 0.0):
+                written = 1
+        b = sl.joint_child[j]
+        x, f = body_q[b], sl.frozen_body_q[b]
+        for k in range(7):
+            if not (x[k] == f[k]):
+                written = 1
+    return written
 
 
-@wp.kernel
-def _wake_on_body_f(
-    body_articulation: wp.array[wp.int32],
-    articulation_asleep: wp.array[wp.int32],
+@wp.func
+def _forces_applied(
+    a: int,
+    sl: SleepArrays,
+    check_body_f: int,
+    check_joint_f: int,
+    # Data in:
     body_f: wp.array[wp.spatial_vector],
-    articulation_wake_out: wp.array[wp.int32],
+    joint_f: wp.array[float],
 ):
-    b = wp.tid()  # one thread per body
-    a = body_articulation[b]
-    if a < 0 or articulation_asleep[a] == 0:
-        return
-    f = body_f[b]
-    for k in range(6):
-        if not (f[k] == 0.0):  # nonzero or NaN
-            articulation_wake_out[a] = 1
+    """A nonzero or non-finite ``State.body_f`` or ``Control.joint_f`` on articulation ``a``."""
+    applied = int(0)
+    for j in range(sl.articulation_start[a], sl.articulation_start[a + 1]):
+        if check_joint_f != 0:
+            for d in range(sl.joint_qd_start[j], sl.joint_qd_start[j + 1]):
+                if not (joint_f[d] == 0.0):  # nonzero or NaN
+                    applied = 1
+        if check_body_f != 0:
+            f = body_f[sl.joint_child[j]]
+            for k in range(6):
+                if not (f[k] == 0.0):
+                    applied = 1
+    return applied
 
 
-def wake_on_state_change(solver, sleep: SleepState, state_in) -> None:
-    """Wake asleep articulations whose input ``joint_q``, ``joint_qd`` or ``body_q`` differs from what
-    they published (the user wrote the state). Call before forward kinematics rewrites ``body_q``."""
-    model, dev = solver.model, solver.model.device
-    if model.joint_coord_count:
-        wp.launch(_wake_on_coords, dim=model.joint_coord_count,
-                  inputs=[sleep.coord_articulation, sleep.articulation_asleep, sleep.frozen_joint_q, state_in.joint_q],
-                  outputs=[sleep.articulation_wake], device=dev)
-    if model.joint_dof_count:
-        wp.launch(_wake_on_dof_values, dim=model.joint_dof_count,
-                  inputs=[sleep.dof_articulation, sleep.articulation_asleep, state_in.joint_qd],
-                  outputs=[sleep.articulation_wake], device=dev)
-    if model.body_count:
-        wp.launch(_wake_on_body_q, dim=model.body_count,
-                  inputs=[sleep.body_articulation, sleep.articulation_asleep, sleep.frozen_body_q, state_in.body_q],
-                  outputs=[sleep.articulation_wake], device=dev)
-
-
-def wake_on_applied_forces(solver, sleep: SleepState, state_in, control) -> None:
-    """Wake asleep articulations with a nonzero or non-finite ``State.body_f`` or ``Control.joint_f``."""
-    model, dev = solver.model, solver.model.device
-    if model.body_count and state_in.body_f is not None:
-        wp.launch(_wake_on_body_f, dim=model.body_count,
-                  inputs=[sleep.body_articulation, sleep.articulation_asleep, state_in.body_f],
-                  outputs=[sleep.articulation_wake], device=dev)
-    if model.joint_dof_count and control is not None and control.joint_f is not None:
-        wp.launch(_wake_on_dof_values, dim=model.joint_dof_count,
-                  inputs=[sleep.dof_articulation, sleep.articulation_asleep, control.joint_f],
-                  outputs=[sleep.articulation_wake], device=dev)
+@wp.func
+def _gravity_changed(w: int, gravity: wp.array[wp.vec3], gravity_seen: wp.array[wp.vec3]):
+    """World ``w``'s ``Model.gravity`` changed since the last step (and is recorded as seen)."""
+    if gravity[w] == gravity_seen[w]:
+        return 0
+    gravity_seen[w] = gravity[w]
+    return 1
 
 
 @wp.kernel
-def _wake_on_gravity(gravity: wp.array[wp.vec3], gravity_seen: wp.array[wp.vec3], world_wake_out: wp.array[wp.int32]):
-    w = wp.tid()  # one thread per world
-    if not (gravity[w] == gravity_seen[w]):
-        world_wake_out[w] = 1
-        gravity_seen[w] = gravity[w]
+def _begin_step(
+    articulation_count: int,
+    world_count: int,
+    gravity_count: int,
+    check_body_f: int,
+    check_joint_f: int,
+    sl: SleepArrays,
+    # Model:
+    gravity: wp.array[wp.vec3],
+    # Data in:
+    joint_q: wp.array[float],
+    joint_qd: wp.array[float],
+    body_q: wp.array[wp.transform],
+    body_f: wp.array[wp.spatial_vector],
+    joint_f: wp.array[float],
+):
+    """The step's first kernel: every wake event that reads the input, and the start of the islands.
+    Writes ``articulation_wake``, ``world_wake``, ``gravity_seen``, the labels and support, and
+    clears ``island_awake``, ``island_timer`` and the step's two flags."""
+    i = wp.tid()  # one thread per articulation and per world (the larger count of the two)
+    if i == 0:
+        sl.some_island_awake[0] = 0
+        sl.any_awake[0] = 0
+    if i < world_count:
+        wake = int(0)
+        if i < gravity_count:
+            wake = _gravity_changed(i, gravity, sl.gravity_seen)
+        sl.world_wake[i] = wake
+    if i < articulation_count:
+        start_label(i, sl.articulation_fixed_base, sl.articulation_label, sl.articulation_supported)
+        sl.island_awake[i] = 0
+        sl.island_timer[i] = BIG_TIME  # every index is reset; labels are a subset of indices
+        wake = int(0)
+        if sl.articulation_asleep[i] != 0:
+            wake = _state_written(i, sl, joint_q, joint_qd, body_q)
+            wake = wake | _forces_applied(i, sl, check_body_f, check_joint_f, body_f, joint_f)
+        sl.articulation_wake[i] = wake
 
 
-def wake_on_gravity_change(solver, sleep: SleepState) -> None:
-    """Wake every island of a world whose ``Model.gravity`` changed since the last step."""
-    gravity = solver.model.gravity
-    if gravity is None or sleep.gravity_seen is None:
-        return
-    n = min(gravity.shape[0], sleep.world_wake.shape[0])
-    wp.launch(_wake_on_gravity, dim=n, inputs=[gravity, sleep.gravity_seen], outputs=[sleep.world_wake],
-              device=solver.model.device)
+def begin_step(solver, sleep: SleepState, state_in, control) -> None:
+    """Wake events that read the input (written state, applied forces, changed gravity) and the
+    start of this step's island labels, in one launch. Runs before forward kinematics of the input."""
+    model = solver.model
+    gravity = model.gravity if sleep.gravity_seen is not None else None
+    gravity_count = min(gravity.shape[0], sleep.world_count) if gravity is not None else 0
+    body_f = state_in.body_f if model.body_count and state_in.body_f is not None else None
+    joint_f = control.joint_f if model.joint_dof_count and control is not None else None
+    wp.launch(_begin_step, dim=max(sleep.articulation_count, sleep.world_count),
+              inputs=[sleep.articulation_count, sleep.world_count, gravity_count, int(body_f is not None),
+                      int(joint_f is not None), sleep.arrays, gravity if gravity is not None else sleep.no_vec3,
+                      state_in.joint_q, state_in.joint_qd, state_in.body_q,
+                      body_f if body_f is not None else sleep.no_spatial,
+                      joint_f if joint_f is not None else sleep.no_float],
+              device=model.device)
 
 
 @wp.kernel
@@ -280,24 +359,20 @@ def wake_all(sleep: SleepState) -> None:
 
 
 @wp.kernel
-def _collect_island_awake(
-    articulation_label: wp.array[wp.int32],
-    articulation_world: wp.array[wp.int32],
-    articulation_asleep: wp.array[wp.int32],
-    articulation_wake: wp.array[wp.int32],
-    world_wake: wp.array[wp.int32],
-    world_overflow: wp.array[wp.bool],
-    island_supported: wp.array[wp.int32],
-    island_awake_out: wp.array[wp.int32],
-    island_timer_out: wp.array[wp.float32],
-):
+def _collect_island_awake(sl: SleepArrays):
     a = wp.tid()  # one thread per articulation
-    r = articulation_label[a]
-    w = articulation_world[a]
-    island_timer_out[a] = BIG_TIME  # every index is reset; labels are a subset of indices
-    if (articulation_asleep[a] == 0 or articulation_wake[a] != 0 or world_wake[w] != 0 or world_overflow[w]
-            or island_supported[r] == 0):
-        island_awake_out[r] = 1
+    w = sl.articulation_world[a]
+    # A member awake (contact with an awake or moving body), asked to wake, lost support or lost row capacity.
+    if (sl.articulation_asleep[a] == 0 or sl.articulation_wake[a] != 0 or sl.world_wake[w] != 0
+            or sl.world_overflow[w] or sl.articulation_supported[a] == 0):
+        sl.island_awake[sl.articulation_label[a]] = 1
+        sl.some_island_awake[0] = 1
+
+
+def collect_island_awake(solver, sleep: SleepState) -> None:
+    """Mark every island that is awake or must wake (``island_awake`` at its label) and set the
+    step's flag when there is one; nothing else of sleeping runs in a step without one."""
+    wp.launch(_collect_island_awake, dim=sleep.articulation_count, inputs=[sleep.arrays], device=solver.model.device)
 
 
 @wp.kernel
@@ -305,164 +380,136 @@ def _advance_timers(
     dt: float,
     linear_threshold: float,
     angular_threshold: float,
-    # Model:
-    articulation_start: wp.array[int],
-    joint_child: wp.array[int],
-    # Tables:
-    articulation_label: wp.array[wp.int32],
-    articulation_world: wp.array[wp.int32],
-    articulation_stay_awake: wp.array[wp.int32],
-    articulation_wake: wp.array[wp.int32],
-    world_wake: wp.array[wp.int32],
-    world_overflow: wp.array[wp.bool],
-    island_supported: wp.array[wp.int32],
-    island_awake: wp.array[wp.int32],
+    sl: SleepArrays,
     # Data in:
     body_qd: wp.array[wp.spatial_vector],
-    # Data in/out:
-    articulation_asleep: wp.array[wp.int32],
-    articulation_timer: wp.array[wp.float32],
-    island_timer: wp.array[wp.float32],
 ):
     a = wp.tid()  # one thread per articulation
-    r = articulation_label[a]
-    if island_awake[r] == 0:
+    r = sl.articulation_label[a]
+    if sl.island_awake[r] == 0:
         return  # the whole island sleeps on
-    articulation_asleep[a] = 0
-    w = articulation_world[a]
-    quiet = (island_supported[r] != 0 and articulation_stay_awake[a] == 0 and articulation_wake[a] == 0
-             and world_wake[w] == 0 and not world_overflow[w])
-    for j in range(articulation_start[a], articulation_start[a + 1]):
-        v = body_qd[joint_child[j]]
+    sl.articulation_asleep[a] = 0
+    w = sl.articulation_world[a]
+    quiet = (sl.articulation_supported[a] != 0 and sl.articulation_stay_awake[a] == 0
+             and sl.articulation_wake[a] == 0 and sl.world_wake[w] == 0 and not sl.world_overflow[w])
+    for j in range(sl.articulation_start[a], sl.articulation_start[a + 1]):
+        v = body_qd[sl.joint_child[j]]
         if not (wp.length(wp.spatial_top(v)) < linear_threshold and wp.length(wp.spatial_bottom(v)) < angular_threshold):
             quiet = False  # a NaN velocity is not quiet either
     t = wp.float32(0.0)
     if quiet:
-        t = articulation_timer[a] + wp.float32(dt)
-    articulation_timer[a] = t
-    wp.atomic_min(island_timer, r, t)
+        t = sl.articulation_timer[a] + wp.float32(dt)
+    sl.articulation_timer[a] = t
+    wp.atomic_min(sl.island_timer, r, t)
 
 
 @wp.kernel
 def _fall_asleep(
     quiet_time: wp.float32,
-    articulation_label: wp.array[wp.int32],
-    island_awake: wp.array[wp.int32],
-    island_timer: wp.array[wp.float32],
-    articulation_asleep: wp.array[wp.int32],
-    any_awake_out: wp.array[wp.int32],
+    sl: SleepArrays,
+    # Data in:
+    joint_q: wp.array[float],
+    body_q: wp.array[wp.transform],
 ):
     a = wp.tid()  # one thread per articulation
-    r = articulation_label[a]
-    if island_awake[r] != 0 and island_timer[r] >= quiet_time:
-        articulation_asleep[a] = 1
-    if articulation_asleep[a] == 0:
-        any_awake_out[0] = 1
-
-
-@wp.kernel
-def _record_frozen_coords(coord_articulation: wp.array[wp.int32], articulation_asleep: wp.array[wp.int32],
-                          joint_q: wp.array[float], frozen_joint_q_out: wp.array[float]):
-    c = wp.tid()  # one thread per coordinate; an asleep articulation's input equals its frozen state
-    a = coord_articulation[c]
-    if a >= 0 and articulation_asleep[a] != 0:
-        frozen_joint_q_out[c] = joint_q[c]
-
-
-@wp.kernel
-def _record_frozen_bodies(body_articulation: wp.array[wp.int32], articulation_asleep: wp.array[wp.int32],
-                          body_q: wp.array[wp.transform], frozen_body_q_out: wp.array[wp.transform]):
-    b = wp.tid()  # one thread per body
-    a = body_articulation[b]
-    if a >= 0 and articulation_asleep[a] != 0:
-        frozen_body_q_out[b] = body_q[b]
+    r = sl.articulation_label[a]
+    if sl.island_awake[r] != 0 and sl.island_timer[r] >= quiet_time:
+        sl.articulation_asleep[a] = 1
+    if sl.articulation_asleep[a] == 0:
+        sl.any_awake[0] = 1
+        return
+    # Asleep: record the frozen state from the (kinematically consistent) input; an articulation
+    # that slept through the step's wake checks has an input equal to its frozen state already.
+    for j in range(sl.articulation_start[a], sl.articulation_start[a + 1]):
+        for c in range(sl.joint_q_start[j], sl.joint_q_start[j + 1]):
+            sl.frozen_joint_q[c] = joint_q[c]
+        b = sl.joint_child[j]
+        sl.frozen_body_q[b] = body_q[b]
 
 
 def update_sleep(solver, sleep: SleepState, state_in, dt: float) -> None:
-    """Wake islands that must wake, advance the quiet timers, put quiet islands to sleep and record
-    the frozen state of every asleep articulation from the (kinematically consistent) input."""
-    model, dev, n = solver.model, solver.model.device, sleep.articulation_count
-    isl = sleep.islands
-    sleep.any_awake.zero_()
-    if n:
-        sleep.island_awake.zero_()
-        overflow = solver.rows.constraint_overflow
-        wp.launch(_collect_island_awake, dim=n,
-                  inputs=[isl.articulation_label, sleep.articulation_world, sleep.articulation_asleep,
-                          sleep.articulation_wake, sleep.world_wake, overflow, isl.island_supported],
-                  outputs=[sleep.island_awake, sleep.island_timer], device=dev)
-        wp.launch(_advance_timers, dim=n,
-                  inputs=[float(dt), sleep.linear_threshold, sleep.angular_threshold, model.articulation_start,
-                          model.joint_child, isl.articulation_label, sleep.articulation_world,
-                          sleep.articulation_stay_awake, sleep.articulation_wake, sleep.world_wake, overflow,
-                          isl.island_supported, sleep.island_awake, state_in.body_qd],
-                  outputs=[sleep.articulation_asleep, sleep.articulation_timer, sleep.island_timer], device=dev)
-        wp.launch(_fall_asleep, dim=n,
-                  inputs=[wp.float32(sleep.quiet_time), isl.articulation_label, sleep.island_awake, sleep.island_timer],
-                  outputs=[sleep.articulation_asleep, sleep.any_awake], device=dev)
-    if model.joint_coord_count:
-        wp.launch(_record_frozen_coords, dim=model.joint_coord_count,
-                  inputs=[sleep.coord_articulation, sleep.articulation_asleep, state_in.joint_q],
-                  outputs=[sleep.frozen_joint_q], device=dev)
-    if model.body_count:
-        wp.launch(_record_frozen_bodies, dim=model.body_count,
-                  inputs=[sleep.body_articulation, sleep.articulation_asleep, state_in.body_q],
-                  outputs=[sleep.frozen_body_q], device=dev)
-    sleep.articulation_wake.zero_()
-    sleep.world_wake.zero_()
+    """In a step with an awake island, after forward kinematics of the input: advance the quiet
+    timers (waking the islands ``collect_island_awake`` marked), put quiet islands to sleep and
+    record the frozen state of every asleep articulation."""
+    dev, n = solver.model.device, sleep.articulation_count
+    wp.launch(_advance_timers, dim=n,
+              inputs=[float(dt), sleep.linear_threshold, sleep.angular_threshold, sleep.arrays, state_in.body_qd],
+              device=dev)
+    wp.launch(_fall_asleep, dim=n, inputs=[wp.float32(sleep.quiet_time), sleep.arrays, state_in.joint_q,
+                                           state_in.body_q], device=dev)
 
 
-# -- freeze ------------------------------------------------------------------------------------------
+# -- publishing the frozen state -----------------------------------------------------------------------
 
 
 @wp.kernel
-def _freeze_coords(coord_articulation: wp.array[wp.int32], articulation_asleep: wp.array[wp.int32],
-                   frozen_joint_q: wp.array[float], joint_q_out: wp.array[float]):
-    c = wp.tid()
-    a = coord_articulation[c]
-    if a >= 0 and articulation_asleep[a] != 0:
-        joint_q_out[c] = frozen_joint_q[c]
+def _publish(
+    coord_count: int,
+    dof_count: int,
+    body_count: int,
+    copy_others: int,
+    sl: SleepArrays,
+    # Data in:
+    joint_q: wp.array[float],
+    joint_qd: wp.array[float],
+    body_q: wp.array[wp.transform],
+    body_qd: wp.array[wp.spatial_vector],
+    # Data out:
+    joint_q_out: wp.array[float],
+    joint_qd_out: wp.array[float],
+    body_q_out: wp.array[wp.transform],
+    body_qd_out: wp.array[wp.spatial_vector],
+):
+    i = wp.tid()  # one thread per coordinate, DOF and body (the largest count of the three)
+    if i < coord_count:
+        a = sl.coord_articulation[i]
+        if a >= 0 and sl.articulation_asleep[a] != 0:
+            joint_q_out[i] = sl.frozen_joint_q[i]
+        elif copy_others != 0:
+            joint_q_out[i] = joint_q[i]
+    if i < dof_count:
+        a = sl.dof_articulation[i]
+        if a >= 0 and sl.articulation_asleep[a] != 0:
+            joint_qd_out[i] = 0.0
+        elif copy_others != 0:
+            joint_qd_out[i] = joint_qd[i]
+    if i < body_count:
+        a = sl.body_articulation[i]
+        if a >= 0 and sl.articulation_asleep[a] != 0:
+            body_q_out[i] = sl.frozen_body_q[i]
+            body_qd_out[i] = wp.spatial_vector()
+        elif copy_others != 0:
+            body_q_out[i] = body_q[i]
+            body_qd_out[i] = body_qd[i]
 
 
-@wp.kernel
-def _freeze_dofs(dof_articulation: wp.array[wp.int32], articulation_asleep: wp.array[wp.int32],
-                 joint_qd_out: wp.array[float]):
-    d = wp.tid()
-    a = dof_articulation[d]
-    if a >= 0 and articulation_asleep[a] != 0:
-        joint_qd_out[d] = 0.0
-
-
-@wp.kernel
-def _freeze_bodies(body_articulation: wp.array[wp.int32], articulation_asleep: wp.array[wp.int32],
-                   frozen_body_q: wp.array[wp.transform], body_q_out: wp.array[wp.transform],
-                   body_qd_out: wp.array[wp.spatial_vector]):
-    b = wp.tid()
-    a = body_articulation[b]
-    if a >= 0 and articulation_asleep[a] != 0:
-        body_q_out[b] = frozen_body_q[b]
-        body_qd_out[b] = wp.spatial_vector()
+def publish_frozen(solver, sleep: SleepState, state_in, state_out) -> None:
+    """The output of a skipped solve in one launch: every asleep articulation publishes its frozen
+    state (pose, zero velocity), everything else passes ``state_in`` through."""
+    _launch_publish(solver, sleep, state_in, state_out, copy_others=True)
 
 
 def freeze_outputs(solver, sleep: SleepState, state_out) -> None:
-    """Publish the frozen state of every asleep articulation: its pose, zero velocity.
+    """After a solve: write the frozen state of every asleep articulation over its output.
 
     ``body_q`` is written from the frozen copy rather than by forward kinematics of the frozen
     ``joint_q``: both are bitwise equal (the copy was made by the same kinematics), and the copy
     saves a kinematics pass.
     """
-    model, dev = solver.model, solver.model.device
-    if model.joint_coord_count:
-        wp.launch(_freeze_coords, dim=model.joint_coord_count,
-                  inputs=[sleep.coord_articulation, sleep.articulation_asleep, sleep.frozen_joint_q],
-                  outputs=[state_out.joint_q], device=dev)
-    if model.joint_dof_count:
-        wp.launch(_freeze_dofs, dim=model.joint_dof_count, inputs=[sleep.dof_articulation, sleep.articulation_asleep],
-                  outputs=[state_out.joint_qd], device=dev)
-    if model.body_count:
-        wp.launch(_freeze_bodies, dim=model.body_count,
-                  inputs=[sleep.body_articulation, sleep.articulation_asleep, sleep.frozen_body_q],
-                  outputs=[state_out.body_q, state_out.body_qd], device=dev)
+    _launch_publish(solver, sleep, state_out, state_out, copy_others=False)
+
+
+def _launch_publish(solver, sleep: SleepState, state_in, state_out, copy_others: bool) -> None:
+    model = solver.model
+    nc, nd, nb = model.joint_coord_count, model.joint_dof_count, model.body_count
+    if max(nc, nd, nb) == 0:
+        return
+    arrays = []
+    for state in (state_in, state_out):
+        arrays += [state.joint_q if nc else sleep.no_float, state.joint_qd if nd else sleep.no_float,
+                   state.body_q if nb else sleep.no_transform, state.body_qd if nb else sleep.no_spatial]
+    wp.launch(_publish, dim=max(nc, nd, nb), inputs=[nc, nd, nb, int(copy_others), sleep.arrays, *arrays],
+              device=model.device)
 
 
 # -- observables -----------------------------------------------------------------------------------
@@ -532,28 +579,32 @@ def write_sleep_observables(solver, sleep: SleepState, observables, contacts) ->
 def step_with_sleeping(solver, sleep: SleepState, state_in, state_out, control, contacts, dt: float,
                        observables, advance) -> None:
     """One step with sleeping (module docstring, steps 1-5); ``advance(kinematics_done)`` runs the solve."""
-    model = solver.model
-    wake_on_state_change(solver, sleep, state_in)
-    solver.core.kinematics(state_in.joint_q, state_in.joint_qd, state_in.body_q, state_in.body_qd)
-    wake_on_applied_forces(solver, sleep, state_in, control)
-    wake_on_gravity_change(solver, sleep)
-    label_islands(solver, sleep.islands, contacts)
-    update_sleep(solver, sleep, state_in, dt)
 
-    if not sleep.skip_constraints:
-        advance(True)  # keep every row and the dynamics; only the published state freezes
+    def skip_solve():
+        publish_frozen(solver, sleep, state_in, state_out)
+        if observables is not None and observables.is_requested("contact_f") and observables.contact_f is not None:
+            observables.contact_f.zero_()  # every row is skipped
+
+    def solve():
+        advance(True)
+        freeze_outputs(solver, sleep, state_out)
+
+    def some_island_awake():
+        solver.core.kinematics(state_in.joint_q, state_in.joint_qd, state_in.body_q, state_in.body_qd)
+        update_sleep(solver, sleep, state_in, dt)
+        if sleep.skip_constraints:
+            wp.capture_if(sleep.any_awake, on_true=solve, on_false=skip_solve)
+        else:
+            solve()  # keep every row and the dynamics; only the published state freezes
+
+    begin_step(solver, sleep, state_in, control)
+    if sleep.articulation_count:
+        label_islands(solver, sleep.islands, contacts)
+        collect_island_awake(solver, sleep)
+    if sleep.skip_constraints:
+        wp.capture_if(sleep.some_island_awake, on_true=some_island_awake, on_false=skip_solve)
     else:
-        def pass_through():
-            if state_out is not state_in:
-                for name, count in (("joint_q", model.joint_coord_count), ("joint_qd", model.joint_dof_count),
-                                    ("body_q", model.body_count), ("body_qd", model.body_count)):
-                    if count:
-                        wp.copy(getattr(state_out, name), getattr(state_in, name))
-            if observables is not None and observables.is_requested("contact_f") and observables.contact_f is not None:
-                observables.contact_f.zero_()  # every row is skipped
-
-        wp.capture_if(sleep.any_awake, on_true=lambda: advance(True), on_false=pass_through)
-    freeze_outputs(solver, sleep, state_out)
+        some_island_awake()
     write_sleep_observables(solver, sleep, observables, contacts)
 
 
