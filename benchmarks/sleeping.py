@@ -1,11 +1,13 @@
 """Sleeping benchmark: the tower scene with enable_sleeping, ours against Newton's SolverSteel.
 
 For each solver and world count: steps until every body is asleep (time to sleep [s], or the
-awake count at the limit), then the cost of a solver step once all sleep against the same scene
+awake count at the limit), the fraction of bodies asleep at 2 s and 6 s of simulated time (1.0
+once all sleep; absent past ``--seconds``), then the cost of a solver step once all sleep against the same scene
 stepped with sleeping off (same pipeline, same state), solver step alone and collide + step. Times
 are medians over ``--timed`` steps after ``--warmup`` untimed ones, on the CPU.
 
     nice .venv/bin/python -m benchmarks.sleeping --worlds 1,16 --seconds 4
+    nice .venv/bin/python -m benchmarks.sleeping --worlds 16,64 --seconds 6 --deterministic
 """
 
 from __future__ import annotations
@@ -53,16 +55,22 @@ def measure(kind: str, world_count: int, seconds: float, deterministic: bool, ti
     s0, s1 = model.state(), model.state()
     asleep_at = None
     steps = int(round(seconds / dt))
+    marks = {int(round(t / dt)): f"asleep_at_{t:g}s" for t in (2.0, 6.0) if t <= seconds}
+    fractions = {}
     for i in range(steps):
         pipeline.collide(s0, contacts)
         solver.step(s0, s1, None, contacts, dt, observables=obs)
         s0, s1 = s1, s0
+        if i + 1 in marks:
+            fractions[marks[i + 1]] = 1.0 - float(obs.body_awake.numpy().mean())
         if i % 10 == 9 and not obs.body_awake.numpy().any():
             asleep_at = (i + 1) * dt
             break
     awake = int(obs.body_awake.numpy().sum())
+    for name in marks.values():
+        fractions.setdefault(name, 1.0 if asleep_at is not None else None)
     row = {"solver": kind, "worlds": world_count, "deterministic": deterministic,
-           "time_to_sleep_s": asleep_at, "awake_at_end": awake, "bodies": model.body_count}
+           "time_to_sleep_s": asleep_at, "awake_at_end": awake, "bodies": model.body_count, **fractions}
     if asleep_at is None:
         return row
     _step_times(model, solver, pipeline, contacts, s0, s1, warmup, dt)
