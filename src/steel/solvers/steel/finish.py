@@ -24,6 +24,8 @@ import warp as wp
 from ...articulation.integrate import integrate_joints
 from ...articulation.kinematics import JOINT_DISTANCE, JOINT_FREE
 
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
 
 @wp.func
 def _clamp_norm(v: wp.vec3, limit: float):

@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import warp as wp
 
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
 
 @wp.func
 def start_label(

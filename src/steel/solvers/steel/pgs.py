@@ -70,6 +70,8 @@ from .rows.friction_modes import MODE_INDEX, coupled_contact_impulse
 from .rows.patches import patch_bound
 from .rows.torsion import torsion_bound
 
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
 
 @wp.func(inline=True)
 def _row_velocity(rows: RowBuffers, r: int, joint_qd: wp.array[float]):

@@ -35,6 +35,8 @@ from ...articulation.factor import factor_solve
 from ...articulation.kinematics import JOINT_D6, JOINT_DISTANCE, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
 from ...articulation.spatial import skew
 
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
 KINEMATIC_ARMATURE = wp.constant(1.0e10)
 
 

@@ -55,6 +55,8 @@ import newton
 
 from .islands import Islands, label_islands, start_label
 
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
 BIG_TIME = 1.0e30  # [s] the island timer's identity for atomic_min
 
 

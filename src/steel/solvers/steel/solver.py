@@ -45,6 +45,8 @@ from .rows.warmstart import check_contacts as check_warm_start_contacts
 from .sleeping import SleepState, check_sleeping_model, step_with_sleeping, wake_all, wake_worlds, write_body_awake
 from .tables import SteelTables, cross_world_global_bodies
 
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
 
 class SolverSteel(SolverBase, SteelCoupling):
     """Reduced-coordinate articulated dynamics with a projected Gauss-Seidel impulse solve.

@@ -6,6 +6,8 @@ import warp as wp
 
 import newton
 
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
 
 def check_world_mask(model, world_mask) -> None:
     """Raise TypeError/ValueError unless ``world_mask`` is None or a 1-D wp.bool array of length W or W+1."""

@@ -52,6 +52,8 @@ import warp as wp
 
 import newton
 
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
 # Entries of the counters array, one step's counts (the last two are errors).
 COMPLIANT = 0
 SKIPPED = 1

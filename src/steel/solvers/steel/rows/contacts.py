@@ -71,6 +71,8 @@ from .surface_velocity import surface_tangent_velocity, surface_velocity_arrays
 from .torsion import torsion_radius
 from .warmstart import carried_impulses, predecessor, warm_start_arrays
 
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
 EXPERIMENT = False
 IMPACT_SPEED = wp.constant(0.1)  # [m/s] closing speed above which a contact counts as an impact
 WARM_NORMAL = wp.constant(0.5)  # share of last step's normal force a settled contact starts from

@@ -35,6 +35,8 @@ import warp as wp
 
 from ..data import ROW_PATCH, RowBuffers
 
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
 MATCH_DISTANCE = wp.constant(0.02)  # [m] largest drift of a contact point between steps to match it
 NO_KEY = wp.constant(2147483647)
 

@@ -17,6 +17,8 @@ from ....articulation.kinematics import JOINT_D6, JOINT_PRISMATIC, JOINT_REVOLUT
 from ..data import FAMILY_ARTICULATED, GAP_OPEN_FRACTION, ROW_LIMIT, RowBuffers
 from .common import reserve_rows, side_offset
 
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
 
 @wp.kernel
 def _limit_rows(

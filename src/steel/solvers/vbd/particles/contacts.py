@@ -37,6 +37,8 @@ from __future__ import annotations
 
 import warp as wp
 
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
 PARTICLE_CONTACT_CAPACITY = 8  # shape contacts one particle can use in one step
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import warp as wp
 
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
 
 @wp.kernel
 def _particle_velocities(

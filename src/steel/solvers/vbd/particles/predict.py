@@ -54,6 +54,8 @@ import warp as wp
 
 import newton
 
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
 ACTIVE = wp.constant(int(newton.ParticleFlags.ACTIVE))
 
 

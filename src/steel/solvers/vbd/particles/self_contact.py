@@ -56,6 +56,8 @@ from .self_contact_detect import (
 )
 from .self_contact_force import SelfContactData, truncate_displacement
 
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
 
 def _int_array(values: np.ndarray, device) -> wp.array:
     return wp.array(np.ascontiguousarray(values, dtype=np.int32), dtype=wp.int32, device=device)

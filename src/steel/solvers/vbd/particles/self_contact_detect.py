@@ -39,6 +39,8 @@ import warp as wp
 
 from .self_contact_force import KIND_EE, KIND_VT, edge_edge_distance, encode_entry, vertex_triangle_distance
 
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
 # -- host tables ------------------------------------------------------------------------------------------
 
 

@@ -38,6 +38,8 @@ from .predict import particle_is_free
 from .self_contact import disabled_self_contact
 from .self_contact_force import SelfContactData, self_contact_force_hessian, truncate_displacement
 
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
 
 @wp.struct
 class ElementData:

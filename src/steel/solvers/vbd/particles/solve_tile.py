@@ -58,6 +58,8 @@ from .solve import (
     triangle_entry_force_hessian,
 )
 
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
 TILE_BLOCK_DIM = 32  # lanes per vertex (one GPU warp; see the module docstring)
 
 

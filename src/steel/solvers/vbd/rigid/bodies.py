@@ -28,6 +28,8 @@ import warp as wp
 from .contacts import ContactData, contact_force_on_body
 from .joints import JointData, joint_force_on_body, quat_exp, quat_log
 
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
 _GYRO_ITERATIONS = wp.constant(4)  # fixed-point iterations of the angular target (see _predict_bodies)
 
 

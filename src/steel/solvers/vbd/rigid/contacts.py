@@ -68,6 +68,8 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
 
 @wp.struct
 class ContactData:

@@ -36,6 +36,8 @@ import warp as wp
 
 from .layout import ANG_HINGE, ANG_LOCK, ANG_UNIVERSAL, DOF_LINEAR, KIND_CABLE, KIND_NONE
 
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
 _ANG_HINGE = wp.constant(ANG_HINGE)
 _ANG_LOCK = wp.constant(ANG_LOCK)
 _ANG_UNIVERSAL = wp.constant(ANG_UNIVERSAL)

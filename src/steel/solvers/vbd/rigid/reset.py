@@ -17,6 +17,8 @@ import warp as wp
 from .bodies import BodyData
 from .joints import JointData
 
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
 
 @wp.func
 def _selected(world: wp.int32, mask: wp.array[wp.bool], use_mask: wp.int32, local_only: wp.int32):
