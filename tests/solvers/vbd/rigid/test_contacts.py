@@ -36,6 +36,20 @@ def _boxes(half_sizes, mu=0.5, ke=2500.0):
     return builder.finalize(device="cpu")
 
 
+def _slide_on_a_30_degree_slope(model, shape_mu):
+    """Step ``model`` 1 s on a 30° slope (gravity tilted) with the shapes' ``mu`` set to ``shape_mu``.
+
+    Returns the acceleration of body 0 between steps 200 and 500 over g (sin θ - 0.3 cos θ), and the run."""
+    model.shape_material_mu.assign(np.array(shape_mu, np.float32))
+    theta = math.radians(30.0)
+    model.gravity.assign(np.array([[G * math.sin(theta), 0.0, -G * math.cos(theta)]], np.float32))
+    run = _Run(model, rigid_contact_history=True)
+    v = []
+    run.step(600, v)
+    accel = (v[500] - v[200]) / (300 * DT)
+    return accel / (G * (math.sin(theta) - 0.3 * math.cos(theta))), run
+
+
 class _Run:
     """Collide-then-step loop of one model and solver."""
 
@@ -206,35 +220,16 @@ class TestFriction(unittest.TestCase):
 
     def test_mixed_friction_is_the_geometric_mean(self):
         """μ 0.1 on the plane and 0.9 on the box slide like μ = sqrt(0.09) = 0.3 (the reference's rule)."""
-        model = _boxes([0.1])
-        mu = model.shape_material_mu.numpy()
-        mu[0], mu[1] = 0.1, 0.9
-        model.shape_material_mu.assign(mu)
-        theta = math.radians(30.0)
-        model.gravity.assign(np.array([[G * math.sin(theta), 0.0, -G * math.cos(theta)]], np.float32))
-        run = _Run(model, rigid_contact_history=True)
-        v = []
-        run.step(600, v)
-        accel = (v[500] - v[200]) / (300 * DT)
-        self.assertAlmostEqual(accel / (G * (math.sin(theta) - 0.3 * math.cos(theta))), 1.0, delta=0.05)
+        ratio, _ = _slide_on_a_30_degree_slope(_boxes([0.1]), [0.1, 0.9])
+        self.assertAlmostEqual(ratio, 1.0, delta=0.05)
 
     def _two_box_slide(self):
         """Two boxes (ke 1e5 N/m) on a 30° slope, μ 0.3 on the ground (shapes 0.1 and 0.9), 0.9 between them.
 
         Returns the pair's acceleration over the predicted g (sin θ - 0.3 cos θ) and the final speeds [m/s].
         """
-        model = _boxes([0.1, 0.1], ke=1.0e5)
-        mu = model.shape_material_mu.numpy()
-        mu[:] = 0.9
-        mu[0] = 0.1
-        model.shape_material_mu.assign(mu)
-        theta = math.radians(30.0)
-        model.gravity.assign(np.array([[G * math.sin(theta), 0.0, -G * math.cos(theta)]], np.float32))
-        run = _Run(model, rigid_contact_history=True)
-        v = []
-        run.step(600, v)
-        accel = (v[500] - v[200]) / (300 * DT)
-        return accel / (G * (math.sin(theta) - 0.3 * math.cos(theta))), run.state.body_qd.numpy()[:, 0]
+        ratio, run = _slide_on_a_30_degree_slope(_boxes([0.1, 0.1], ke=1.0e5), [0.1, 0.9, 0.9])
+        return ratio, run.state.body_qd.numpy()[:, 0]
 
     def test_top_box_keeps_to_the_sliding_box_below(self):
         """Dynamic–dynamic friction: the top box needs 0.3 m g cos θ of its 0.9 m g cos θ, so it rides on the
