@@ -175,6 +175,17 @@ def test_bad_run_arguments_exit_2_and_write_nothing(tmp_path, capsys, args, mess
     assert not out.exists()
 
 
+def test_a_run_of_one_step_says_its_speed_was_not_measured(tmp_path, capsys):
+    """The first step compiles kernels and is never timed: one step reports no speed instead of nan or 1e9."""
+    out = tmp_path / "out"
+    assert main(["run", "chain", "--seconds", "0.001", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "speed not measured" in printed
+    assert "nan" not in printed and "1000000000" not in printed
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["steps_taken"] == 1 and summary["world_steps_per_second"] is None
+
+
 def test_version_and_defaults_in_help(capsys):
     """`steel --version` prints the version; every `steel run` option's help states its default."""
     assert main(["--version"]) == 0

@@ -171,7 +171,9 @@ def run_particle_scene(
     if diverged:
         log(f"[steel] DIVERGED: {diverged}; results in {out}/")
     else:
-        log(f"[steel] done: {summary['steps_per_second'] or float('nan'):.1f} steps/s, at most "
+        speed = summary["steps_per_second"]
+        speed_text = f"{speed:.1f} steps/s" if speed else "speed not measured: only the first (compiling) frame ran"
+        log(f"[steel] done: {speed_text}, at most "
             f"{summary['max_self_intersecting_pairs']} self-intersecting pairs; results in {out}/")
     return summary
 
