@@ -22,6 +22,11 @@ min_torsional_patch_radius [m]           shape  0        physxCollision:minTorsi
 adhesion [N]                             shape  0        newton:steel:adhesion (geom adhesion)  pull per contact point
 =======================================  =====  =======  =====================================  ==============================
 
+The joint DOF attribute ``joint_friction_load_coefficient`` (default 0, USD
+``newton:steel:jointFrictionLoadCoefficient`` when authored, the older
+``newton:steel:joint_friction_load_coefficient`` with a deprecation warning) adds ``c (|F| + |T|)`` to
+a DOF's joint friction; it is validated and read by ``rows/joint_friction.py``.
+
 condim 4 adds a spin row to free-body contacts and condim 6 also a rolling pair
 (``rows/angular.py``); a positive torsional radius adds PhysX patch torsion to articulated contacts
 (``rows/torsion.py``); adhesion pulls on the normal rows (``rows/adhesion.py``). Every value is
@@ -41,6 +46,7 @@ import warp as wp
 
 import newton
 
+from .rows.joint_friction import register_load_coefficient
 from .rows.torsion import check_torsion_shapes
 
 NAMESPACE = "steel"
@@ -70,7 +76,7 @@ def _degrees_to_radians(value, context=None):
 
 
 def register_custom_attributes(builder: newton.ModelBuilder) -> None:
-    """Declare the ``steel:`` body attributes on ``builder`` (idempotent)."""
+    """Declare the ``steel:`` body, shape and joint DOF attributes on ``builder`` (idempotent)."""
     for name, (default, usd_name, transform) in RIGID_BODY_ATTRIBUTES.items():
         kwargs = {}
         if transform == "degrees":
@@ -98,6 +104,7 @@ def register_custom_attributes(builder: newton.ModelBuilder) -> None:
                 mjcf_attribute_name=mjcf_name,
             )
         )
+    register_load_coefficient(builder)  # steel:joint_friction_load_coefficient (rows/joint_friction.py)
 
 
 class RigidBodyAttributes:

@@ -56,6 +56,12 @@ ROW_COUPLED = wp.constant(6)
 # A patch-torsion row (``steel:min_torsional_patch_radius``, ``rows/torsion.py``): one per contact region
 # of an articulated body, solved after its group's other rows on a budget shared with sliding friction.
 ROW_TORSION = wp.constant(7)
+# Boxed one-DOF rows, ``|lambda| <= rows.mu[r]`` [N·s or N·m·s] around their target: joint friction
+# (``rows/joint_friction.py``) and, soft, drive rows (``rows/drives.py``). Velocity sweeps with
+# ``velocity_drive_mode="freeze"`` turn drive rows into ``ROW_FROZEN``, which keep their impulse.
+ROW_BOX = wp.constant(8)
+ROW_DRIVE = wp.constant(9)
+ROW_FROZEN = wp.constant(10)
 
 # A positive gap whose linearized end-of-step gap ``phi + dt J qd`` (under the position-solve velocity)
 # is at most this fraction of ``phi`` counts as closed in the velocity sweeps (``velocity_iterations``)
@@ -84,7 +90,7 @@ class RowBuffers:
     #                                         global articulations  (world + 1,)
     # Rows, written by the row families (rows/):
     kind: wp.array[wp.int32]  # ROW_CONTACT, ROW_FRICTION, ROW_LIMIT, ROW_SPIN, ROW_ROLLING, ROW_PATCH,
-    #                          ROW_COUPLED, ROW_TORSION  (row,)
+    #                          ROW_COUPLED, ROW_TORSION, ROW_BOX, ROW_DRIVE, ROW_FROZEN  (row,)
     dof_start: wp.array2d[wp.int32]  # first DOF of each side  (row, 2)
     dof_count: wp.array2d[wp.int32]  # DOF count of each side, 0: no side  (row, 2)
     mass_start: wp.array2d[wp.int32]  # factor block of each side's articulation; -1: prescribed side,
@@ -98,7 +104,7 @@ class RowBuffers:
     #                             below this J qd its linearized end-of-step gap counts as closed; -1e30
     #                             on every other row  (row,)
     mu: wp.array[float]  # friction coefficient of a contact's rows (non-dimensional); angular rows: the
-    #                      bound per unit normal impulse [m]  (row,)
+    #                      bound per unit normal impulse [m]; boxed rows: the bound [N·s or N·m·s]  (row,)
     contact: wp.array[wp.int32]  # contact index of a contact/friction row, -1 otherwise  (row,)
     dir: wp.array[wp.vec3]  # row direction in world frame (contact normal or tangent), for forces  (row,)
     body: wp.array2d[wp.int32]  # the two bodies of a contact row (-1: static); -1, -1 on limit rows  (row, 2)

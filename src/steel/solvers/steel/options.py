@@ -115,7 +115,6 @@ class SteelOptions:
 # Options whose non-default values select features not built yet (tracked in the issues).
 NOT_IMPLEMENTED = (
     "enable_joint_velocity_limits",
-    "enable_joint_friction",
     "propagation_constraint_max",
     "row_watermark",
     "enable_bilateral_preelimination",
@@ -335,7 +334,9 @@ OPTION_HELP = {
     "enable_joint_limits": "joint position limits as one-sided rows (off in the reference; `steel run` turns it on)",
     "joint_limit_activation_gap": "distance from a limit at which its row is created [m or rad] (inf: always)",
     "enable_joint_velocity_limits": "joint velocity limits as rows",
-    "enable_joint_friction": "joint friction rows",
+    "enable_joint_friction": "dry joint friction: one row per PRISMATIC/REVOLUTE/BALL/D6 DOF bounded by "
+                             "Model.joint_friction [N or N·m] plus steel:joint_friction_load_coefficient times the "
+                             "joint's load (rows/joint_friction.py; also on the CPU)",
     "articulation_constraint_max": "rows per world for articulated bodies (None: sized from the model, none dropped)",
     "free_body_constraint_max": "rows per world for free bodies (None: sized from the model, none dropped)",
     "warn_constraint_overflow": "warn once when rows are dropped for lack of capacity",

@@ -7,6 +7,7 @@ recomputed from the current velocities each time, only ``Y`` and the diagonal ``
 The sweep does not know which family a row came from; it distinguishes only
 
 * unilateral rows (contact normals, limits): ``lambda <- max(lambda + w (target - J qd) / (J Y + cfm), 0)``;
+* boxed rows (joint friction, drive rows): the same step clamped to ``|lambda| <= mu`` instead;
 * tail rows, which follow their unit's row and are bounded by its impulse: pairs (sliding
   friction, rolling friction) are updated from the same velocities (a Jacobi step within the
   pair) and projected onto the disk ``|lambda_t| <= mu lambda_n``, which keeps them isotropic
@@ -64,8 +65,8 @@ from __future__ import annotations
 
 import warp as wp
 
-from .data import ROW_COUPLED, ROW_FRICTION, ROW_PATCH, ROW_ROLLING, ROW_SPIN, ROW_TORSION, RowBuffers
-from .rows.common import reserved_end, side_offset, side_response, side_velocity
+from .data import ROW_COUPLED, ROW_FRICTION, ROW_FROZEN, ROW_PATCH, ROW_ROLLING, ROW_SPIN, ROW_TORSION, RowBuffers
+from .rows.common import is_boxed, reserved_end, side_offset, side_response, side_velocity
 from .rows.friction_modes import MODE_INDEX, coupled_contact_impulse
 from .rows.patches import patch_bound
 from .rows.torsion import torsion_bound
@@ -366,11 +367,17 @@ def _normal_step(
     old = rows.impulse[r]
     delta = float(0.0)
     residual = rows.target[r] - v
+    boxed = is_boxed(rows.kind[r])
     # An untouched row that is satisfied needs no response: most speculative rows never do.
-    if old != 0.0 or v < rows.target[r]:
+    if (old != 0.0 or v < rows.target[r] or (boxed and v > rows.target[r])) and rows.kind[r] != ROW_FROZEN:
         _ensure_response(rows, r, cfm, use_tree, dof_parent, mass_factor)
         g = _softness(rows, r)
-        delta = wp.max(old + relaxation * (rows.target[r] - v) * rows.inv_mass[r], 0.0) / (1.0 + g) - old
+        new = old + relaxation * (rows.target[r] - v) * rows.inv_mass[r]
+        if boxed:
+            new = wp.clamp(new / (1.0 + g), -rows.mu[r], rows.mu[r])  # a two-sided bound (rows/joint_friction.py)
+        else:
+            new = wp.max(new, 0.0) / (1.0 + g)
+        delta = new - old
         residual -= g * old / rows.inv_mass[r]
     return wp.vec3(delta, residual, v)
 

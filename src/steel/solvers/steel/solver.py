@@ -38,6 +38,7 @@ from .rows.compliance import (COMPLIANT, SKIPPED, ComplianceCounters, check_comp
                               warn_point_friction)
 from .rows.contacts import build_contact_rows
 from .rows.history import ContactHistory, forget_worlds, record_contacts
+from .rows.joint_friction import JointFriction, check_joint_friction_options
 from .rows.limits import build_limit_rows
 from .rows.shared_anchor import warn_shared_anchor_patches
 from .rows.torsion import check_torsion_options
@@ -116,6 +117,8 @@ class SolverSteel(SolverBase, SteelCoupling):
             check_adhesion_options(opts, torsion=self.shape_attributes.patch_torsion_enabled)
         if self.shape_attributes.patch_torsion_enabled:
             check_torsion_options(opts)
+        check_joint_friction_options(opts)
+        self.joint_friction = JointFriction(self) if opts.enable_joint_friction else None  # rows/joint_friction.py
         _warn_cross_world_global_bodies(model, self.tables)
         warn_mass_ratio(model, opts.iterations, self.tables.body_responds_np.astype(bool))
         free = self.tables.articulation_is_free_body_np
@@ -286,6 +289,8 @@ class SolverSteel(SolverBase, SteelCoupling):
                 self.compliance.count(self, contacts)  # an eager step raises here on invalid input
         if self.options.enable_joint_limits and self.model.joint_count:
             build_limit_rows(self, state_in.joint_q, dt)
+        if self.joint_friction is not None:
+            self.joint_friction.build(self, state_in, dt)
         # 4. Projected Gauss-Seidel on the predicted velocity.
         sweep(self, self.qd)
         if self.qd_position is not None:
@@ -462,6 +467,9 @@ class SolverSteel(SolverBase, SteelCoupling):
             self.attributes.refresh()
         if flags & int(newton.ModelFlags.SHAPE_PROPERTIES):
             self.shape_attributes.refresh()
+        if self.joint_friction is not None and flags & (int(newton.ModelFlags.JOINT_DOF_PROPERTIES)
+                                                        | int(newton.ModelFlags.JOINT_DOF_FORCE_PROPERTIES)):
+            self.joint_friction.check()
         if self.sleep is not None:
             self.sleep.refresh(self)
             wake_all(self.sleep)  # every island wakes; diffing the changed arrays is later work

@@ -13,7 +13,8 @@ most three rows (normal and two friction), so
 one has condim 6, the spin row and the rolling pair; 4 per articulated contact when a shape has a
 positive ``steel:min_torsional_patch_radius``, the torsion row a region's first contact hosts), where
 ``limit_bounds_per_world`` (only with ``enable_joint_limits``) is the largest number of
-finite lower and upper bounds of PRISMATIC, REVOLUTE and D6 DOFs in one world. The reference's fixed 32 rows
+finite lower and upper bounds of PRISMATIC, REVOLUTE and D6 DOFs in one world, plus one row per
+PRISMATIC, REVOLUTE, BALL and D6 DOF with ``enable_joint_friction``. The reference's fixed 32 rows
 per world overflow on nv_humanoid at its initial pose (88 contacts per world); this rule sizes
 that scene at 2,700 rows per world. An explicit value is honoured exactly; rows beyond it are
 dropped and flagged, never written out of bounds.
@@ -27,27 +28,49 @@ import numpy as np
 
 import newton
 
+from .joint_friction import FRICTION_TYPES
+
 ROWS_PER_CONTACT = 3
 
 
-def limited_dofs_per_world(model: newton.Model) -> int:
-    """Largest count of finite-bounded PRISMATIC/REVOLUTE/D6 DOF bounds over the worlds."""
+def _max_per_world(model: newton.Model, types, count) -> int:
+    """Largest sum over the worlds of ``count(dof_slice)`` for articulated joints of ``types``."""
     if model.joint_count == 0:
         return 0
     jtype = model.joint_type.numpy()
     jart = model.joint_articulation.numpy()
     jworld = np.maximum(model.joint_world.numpy(), 0)
     qd_start = model.joint_qd_start.numpy()
-    lower = model.joint_limit_lower.numpy()
-    upper = model.joint_limit_upper.numpy()
-    limited = (newton.JointType.PRISMATIC, newton.JointType.REVOLUTE, newton.JointType.D6)
+    types = [int(t) for t in types]
     per_world = np.zeros(max(model.world_count, 1), dtype=np.int64)
     for j in range(model.joint_count):
-        if jart[j] < 0 or int(jtype[j]) not in limited:
-            continue
-        d = slice(qd_start[j], qd_start[j + 1])
-        per_world[jworld[j]] += int(np.isfinite(lower[d]).sum() + np.isfinite(upper[d]).sum())
+        if jart[j] >= 0 and int(jtype[j]) in types:
+            per_world[jworld[j]] += count(slice(qd_start[j], qd_start[j + 1]))
     return int(per_world.max())
+
+
+LIMITED_TYPES = (newton.JointType.PRISMATIC, newton.JointType.REVOLUTE, newton.JointType.D6)
+
+
+def limited_dofs_per_world(model: newton.Model) -> int:
+    """Largest count of finite-bounded PRISMATIC/REVOLUTE/D6 DOF bounds over the worlds."""
+    if model.joint_count == 0:
+        return 0
+    lower = model.joint_limit_lower.numpy()
+    upper = model.joint_limit_upper.numpy()
+    return _max_per_world(model, LIMITED_TYPES,
+                          lambda d: int(np.isfinite(lower[d]).sum() + np.isfinite(upper[d]).sum()))
+
+
+def joint_row_dofs_per_world(model: newton.Model, options) -> int:
+    """Rows of the one-DOF joint models per world: friction, velocity-limit pairs and drive rows.
+
+    Sized from the joint types, not from the current coefficients, which may be edited in place.
+    """
+    rows = 0
+    if getattr(options, "enable_joint_friction", False):
+        rows += _max_per_world(model, FRICTION_TYPES, lambda d: d.stop - d.start)
+    return rows
 
 
 def resolved_rigid_contact_max(model: newton.Model) -> int:
@@ -74,6 +97,7 @@ def row_capacities(model: newton.Model, options, has_articulated: bool, has_free
             art = articulated_rows_per_contact * contacts_per_world
             if options.enable_joint_limits:
                 art += limited_dofs_per_world(model)
+            art += joint_row_dofs_per_world(model, options)
     free = options.free_body_constraint_max
     if free is None:
         free = free_rows_per_contact * contacts_per_world if has_free_bodies else 0

@@ -12,7 +12,7 @@ import warp as wp
 
 from ....articulation.factor import factor_solve
 from ....articulation.spatial import point_velocity
-from ..data import FAMILY_FREE_BODY, RowBuffers
+from ..data import FAMILY_FREE_BODY, ROW_BOX, ROW_DRIVE, RowBuffers
 
 
 @wp.func(inline=True)
@@ -125,3 +125,56 @@ def side_velocity(rows: RowBuffers, r: int, s: int, joint_qd: wp.array[float]):
     for k in range(rows.dof_count[r, s]):
         v += rows.J[offset + k] * joint_qd[d0 + k]
     return v
+
+
+@wp.func(inline=True)
+def write_dof_row(
+    rows: RowBuffers,
+    r: int,
+    art_dof_start: int,
+    art_dof_count: int,
+    art_mass_start: int,
+    dof: int,
+    sign: float,
+    kind: int,
+    target: float,
+    velocity_target: float,
+    bound: float,
+    compliance: float,
+):
+    """Fill reserved row ``r`` as ``sign qd_dof`` against ``target``: a one-DOF internal row.
+
+    Joint limits, velocity limits, joint friction and drive rows all act on one DOF of one
+    articulation. ``bound`` [N·s or N·m·s] goes to ``rows.mu``: the box ``|lambda| <= bound`` of a
+    boxed row (``ROW_BOX``, ``ROW_DRIVE``); unilateral rows ignore it. ``compliance`` [1/kg or
+    1/(kg·m²)] makes the row soft (``J qd = target - compliance lambda``, a drive's spring-damper).
+    Internal rows sort before every contact (key 1e30) and are never grouped (bodies -1, -1).
+    """
+    offset = side_offset(rows, r, 0)
+    for i in range(art_dof_count):
+        rows.J[offset + i] = 0.0
+    rows.J[offset + dof - art_dof_start] = sign
+    rows.dof_start[r, 0] = art_dof_start
+    rows.dof_count[r, 0] = art_dof_count
+    rows.mass_start[r, 0] = art_mass_start
+    rows.dof_count[r, 1] = 0
+    rows.kind[r] = kind
+    rows.inv_mass[r] = -1.0  # response formed lazily by the sweep
+    rows.target[r] = target
+    rows.velocity_target[r] = velocity_target
+    rows.gap_speed[r] = -1.0e30
+    rows.regularization[r] = 0.0
+    rows.compliance[r] = compliance
+    rows.mu[r] = bound
+    rows.impulse[r] = 0.0  # cold start
+    rows.preload[r] = 0.0
+    rows.contact[r] = -1
+    rows.key[r] = 1.0e30  # internal rows first, before the contacts
+    rows.body[r, 0] = -1  # never grouped with other rows
+    rows.body[r, 1] = -1
+
+
+@wp.func
+def is_boxed(kind: int):
+    """Rows of ``kind`` are bounded on both sides, ``|lambda| <= rows.mu[r]``: joint friction and drive rows."""
+    return kind == ROW_BOX or kind == ROW_DRIVE

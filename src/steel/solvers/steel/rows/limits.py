@@ -15,7 +15,7 @@ import warp as wp
 
 from ....articulation.kinematics import JOINT_D6, JOINT_PRISMATIC, JOINT_REVOLUTE
 from ..data import FAMILY_ARTICULATED, GAP_OPEN_FRACTION, ROW_LIMIT, RowBuffers
-from .common import reserve_rows, side_offset
+from .common import reserve_rows, write_dof_row
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -40,6 +40,7 @@ def _limit_rows(
     art_row_world: wp.array[wp.int32],
     art_is_global: wp.array[wp.int32],
     dof_is_kinematic: wp.array[wp.int32],
+    articulation_skip: wp.array[wp.int32],
     # Data in:
     joint_q: wp.array[float],
     # Data out (reserved rows and their accounting):
@@ -47,7 +48,7 @@ def _limit_rows(
 ):
     j = wp.tid()  # one thread per joint
     art = joint_articulation[j]
-    if art < 0:
+    if art < 0 or articulation_skip[art] != 0:  # a sleeping island's rows are skipped (sleeping.py)
         return
     jtype = joint_type[j]
     if jtype != JOINT_PRISMATIC and jtype != JOINT_REVOLUTE and jtype != JOINT_D6:
@@ -79,35 +80,15 @@ def _limit_rows(
             r = reserve_rows(rows, world, FAMILY_ARTICULATED, 1, global_entry)
             if r < 0:
                 continue
-            offset = side_offset(rows, r, 0)
-            for i in range(n):
-                rows.J[offset + i] = 0.0
-            rows.J[offset + dof - d0] = sign
-            rows.dof_start[r, 0] = d0
-            rows.dof_count[r, 0] = n
-            rows.mass_start[r, 0] = art_mass_start[art]
-            rows.dof_count[r, 1] = 0
-            target = float(0.0)
+            target = -baumgarte * phi / dt
             velocity_target = float(0.0)  # velocity-only sweeps: no position bias
-            gap_speed = float(-1.0e30)
             if phi > 0.0:
                 target = -phi / dt
                 velocity_target = target
-                gap_speed = -(1.0 - GAP_OPEN_FRACTION) * phi / dt
-            else:
-                target = -baumgarte * phi / dt
-            rows.kind[r] = ROW_LIMIT
-            rows.inv_mass[r] = -1.0  # response formed lazily by the sweep
-            rows.target[r] = target
-            rows.regularization[r] = 0.0
-            rows.velocity_target[r] = velocity_target
-            rows.gap_speed[r] = gap_speed
-            rows.impulse[r] = 0.0
-            rows.preload[r] = 0.0
-            rows.contact[r] = -1
-            rows.key[r] = 1.0e30  # internal rows first, before the contacts
-            rows.body[r, 0] = -1  # a limit row is never grouped with others
-            rows.body[r, 1] = -1
+            write_dof_row(rows, r, d0, n, art_mass_start[art], dof, sign, ROW_LIMIT, target, velocity_target, 0.0,
+                          0.0)
+            if phi > 0.0:
+                rows.gap_speed[r] = -(1.0 - GAP_OPEN_FRACTION) * phi / dt
 
 
 def build_limit_rows(solver, joint_q, dt: float) -> None:
@@ -132,6 +113,7 @@ def build_limit_rows(solver, joint_q, dt: float) -> None:
             solver.tables.articulation_row_world,
             solver.tables.articulation_is_global,
             solver.tables.dof_is_kinematic,
+            core.plan.joints.articulation_skip,
             joint_q,
         ],
         outputs=[rows.buffers],
