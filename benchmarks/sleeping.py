@@ -2,9 +2,10 @@
 
 For each solver and world count: steps until every body is asleep (time to sleep [s], or the
 awake count at the limit), the fraction of bodies asleep at 2 s and 6 s of simulated time (1.0
-once all sleep; absent past ``--seconds``), then the cost of a solver step once all sleep against the same scene
-stepped with sleeping off (same pipeline, same state), solver step alone and collide + step. Times
-are medians over ``--timed`` steps after ``--warmup`` untimed ones, on the CPU.
+once all sleep; absent past ``--seconds``), then the cost of a solver step once all sleep, and
+once three of the four towers sleep (1e-6 N on tower 0's top box keeps that tower awake), against
+the same scene stepped with sleeping off (same pipeline, same state), solver step alone and
+collide + step. Times are medians over ``--timed`` steps after ``--warmup`` untimed ones, on the CPU.
 
     nice .venv/bin/python -m benchmarks.sleeping --worlds 1,16 --seconds 4
     nice .venv/bin/python -m benchmarks.sleeping --worlds 16,64 --seconds 6 --deterministic
@@ -20,7 +21,7 @@ import warp as wp
 
 import newton
 import steel
-from steel.scenes import build_scene
+from steel.scenes import TOWER_HEIGHTS, build_scene
 
 
 def _solver(kind: str, model, sleeping: bool):
@@ -28,10 +29,13 @@ def _solver(kind: str, model, sleeping: bool):
     return cls(model, enable_sleeping=sleeping)
 
 
-def _step_times(model, solver, pipeline, contacts, s0, s1, steps, dt):
-    """Median solver-step and collide+step times [s] over ``steps`` steps (state ping-pong)."""
+def _step_times(model, solver, pipeline, contacts, s0, s1, steps, dt, body_f=None):
+    """Median solver-step and collide+step times [s] over ``steps`` steps (state ping-pong);
+    ``body_f``, when given, is written to the input state before each step (untimed)."""
     solve, total = [], []
     for _ in range(steps):
+        if body_f is not None:
+            s0.body_f.assign(body_f)
         t0 = time.perf_counter()
         pipeline.collide(s0, contacts)
         t1 = time.perf_counter()
@@ -76,6 +80,20 @@ def measure(kind: str, world_count: int, seconds: float, deterministic: bool, ti
     _step_times(model, solver, pipeline, contacts, s0, s1, warmup, dt)
     row["asleep_step_s"], row["asleep_total_s"], s0, s1 = _step_times(model, solver, pipeline, contacts, s0, s1,
                                                                         timed, dt)
+    # Partly asleep: 1e-6 N on the top box of tower 0 in every world wakes that tower's island each
+    # step (a nonzero body_f is a wake event); the other three towers sleep on.
+    nudge = np.zeros((model.body_count, 6), np.float32)
+    nudge[np.arange(world_count) * (model.body_count // world_count) + TOWER_HEIGHTS[0] - 1, 5] = 1.0e-6
+    _step_times(model, solver, pipeline, contacts, s0, s1, warmup, dt, nudge)
+    row["partly_asleep_step_s"], row["partly_asleep_total_s"], s0, s1 = _step_times(
+        model, solver, pipeline, contacts, s0, s1, timed, dt, nudge)
+    s0.body_f.assign(nudge)
+    pipeline.collide(s0, contacts)
+    solver.step(s0, s1, None, contacts, dt, observables=obs)  # untimed: reads who is awake
+    s0, s1 = s1, s0
+    row["partly_awake_bodies"] = int(obs.body_awake.numpy().sum())
+    s0.body_f.zero_()
+    s1.body_f.zero_()
     # The same resting state stepped with sleeping off (a fresh solver, no wake-up transient to time).
     awake_solver = _solver(kind, model, False)
     _step_times(model, awake_solver, pipeline, contacts, s0, s1, warmup, dt)
@@ -83,6 +101,7 @@ def measure(kind: str, world_count: int, seconds: float, deterministic: bool, ti
                                                                   timed, dt)
     row["asleep_over_awake_step"] = row["asleep_step_s"] / row["awake_step_s"]
     row["asleep_over_awake_total"] = row["asleep_total_s"] / row["awake_total_s"]
+    row["partly_over_awake_step"] = row["partly_asleep_step_s"] / row["awake_step_s"]
     return row
 
 

@@ -79,7 +79,7 @@ def _bias_and_mass_matrix(
     art = wp.tid()  # one thread per articulation
     start = tree_start[art]
     end = tree_start[art + 1]
-    if start == end:
+    if start == end or joints.articulation_skip[art] != 0:
         return
     origin = articulation_origin[art]
     base_accel = wp.spatial_vector(-gravity[gravity_index[art]], wp.vec3(0.0))
@@ -239,7 +239,7 @@ def _body_parent_wrench(
     art = wp.tid()  # one thread per articulation
     start = tree_start[art]
     end = tree_start[art + 1]
-    if start == end:
+    if start == end or joints.articulation_skip[art] != 0:
         return
     origin = articulation_origin[art]
     # Forward: the acceleration each body gains from qdd, and the force I_i times it.

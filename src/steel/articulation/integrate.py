@@ -96,6 +96,8 @@ def _integrate_joints(
     q1 = joints.q_start[j + 1]
     d0 = joints.qd_start[j]
     d1 = joints.qd_start[j + 1]
+    if joint_articulation[j] >= 0 and joints.articulation_skip[joint_articulation[j]] != 0:
+        return  # skipped this step (JointModel.articulation_skip): the caller publishes it
     if joint_articulation[j] < 0:
         for i in range(q0, q1):
             joint_q_out[i] = joint_q[i]

@@ -29,6 +29,10 @@ class JointModel:
     body_com: wp.array[wp.vec3]  # body COM in the body frame [m]
     body_mass: wp.array[float]  # body mass [kg]
     body_inertia: wp.array[wp.mat33]  # rotational inertia about the COM, body frame [kg·m²]
+    # 1: the articulation's kinematics and dynamics kernels leave it untouched this step (a sleeping
+    # island of SolverSteel, whose published state is frozen); zeros unless a solver points it at
+    # its own flags  (articulation,)
+    articulation_skip: wp.array[wp.int32]
 
 
 def joint_model(model: newton.Model) -> JointModel:
@@ -60,4 +64,5 @@ def joint_model(model: newton.Model) -> JointModel:
         joints.body_com = wp.zeros(1, dtype=wp.vec3, device=dev)
         joints.body_mass = wp.zeros(1, dtype=float, device=dev)
         joints.body_inertia = wp.zeros(1, dtype=wp.mat33, device=dev)
+    joints.articulation_skip = wp.zeros(max(int(model.articulation_count), 1), dtype=wp.int32, device=dev)
     return joints

@@ -249,6 +249,8 @@ def _forward_kinematics(
     dof_S_out: wp.array[wp.spatial_vector],
 ):
     art = wp.tid()  # one thread per articulation
+    if joints.articulation_skip[art] != 0:
+        return
     articulation_forward_kinematics(art, tree_start, tree_joint, joints, joint_q, joint_qd, body_q_out, body_qd_out,
                                     articulation_origin_out, body_v_out, body_c_out, dof_S_out)
 

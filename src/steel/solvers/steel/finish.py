@@ -51,6 +51,7 @@ def _finish_velocities(
     linear_damping: wp.array[float],
     max_linear_velocity: wp.array[float],
     max_angular_velocity: wp.array[float],
+    articulation_skip: wp.array[wp.int32],
     # Data in:
     joint_qd_in: wp.array[float],
     qd_solved: wp.array[float],
@@ -64,6 +65,8 @@ def _finish_velocities(
         for d in range(d0, d1):
             joint_qd_out[d] = joint_qd_in[d]
         return
+    if articulation_skip[joint_articulation[j]] != 0:
+        return  # a sleeping island: its output is the frozen state (sleeping.py)
     for d in range(d0, d1):
         if dof_is_kinematic[d] != 0:
             joint_qd_out[d] = joint_qd_in[d]
@@ -103,6 +106,7 @@ def _finish(solver, state_in, dt: float, qd_solved, qd_out) -> None:
             attrs.linear_damping,
             attrs.max_linear_velocity,
             attrs.max_angular_velocity,
+            solver.core.plan.joints.articulation_skip,
             state_in.joint_qd,
             qd_solved,
         ],
@@ -124,9 +128,10 @@ def finish_step(solver, state_in, state_out, dt: float, qd_position=None) -> Non
         _finish(solver, state_in, dt, solver.qd, state_out.joint_qd)
         # Zero acceleration: the integrator only advances positions with the finished velocities.
         integrate_joints(model, state_in.joint_q, state_out.joint_qd, solver.zero_dof, dt, state_out.joint_q,
-                         state_out.joint_qd)
+                         state_out.joint_qd, joints=solver.core.plan.joints)
         return
     # Read state_in.joint_qd (prescribed DOFs) before an in-place output overwrites it.
     _finish(solver, state_in, dt, qd_position, qd_position)
-    integrate_joints(model, state_in.joint_q, qd_position, solver.zero_dof, dt, state_out.joint_q, qd_position)
+    integrate_joints(model, state_in.joint_q, qd_position, solver.zero_dof, dt, state_out.joint_q, qd_position,
+                     joints=solver.core.plan.joints)
     _finish(solver, state_in, dt, solver.qd, state_out.joint_qd)

@@ -23,6 +23,7 @@ import newton
 from newton.solvers import SolverBase
 
 from ...articulation import eval_body_parent_f
+from .sleeping import skipping_asleep
 from .data import RowBuffers
 
 
@@ -131,7 +132,9 @@ def write_observables(solver, observables, contacts, state_in, dt: float) -> Non
             device=model.device,
         )
     if want_parent:
-        observables.body_parent_f.zero_()
+        if solver.sleep is None:
+            observables.body_parent_f.zero_()  # with sleeping, asleep bodies keep their last awake value
         solver.qdd_solved_from(state_in, dt)
-        eval_body_parent_f(model, solver.core.plan, solver.core.data, state_in.body_q, solver.qdd,
-                           observables.body_parent_f, body_f_extra=body_contact_f)
+        with skipping_asleep(solver):
+            eval_body_parent_f(model, solver.core.plan, solver.core.data, state_in.body_q, solver.qdd,
+                               observables.body_parent_f, body_f_extra=body_contact_f)

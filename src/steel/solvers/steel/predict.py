@@ -152,6 +152,7 @@ def _predict_velocity(
     articulation_is_free_body: wp.array[wp.int32],
     use_tree: int,
     dof_parent: wp.array[int],
+    articulation_skip: wp.array[wp.int32],
     # Data in:
     mass_matrix: wp.array[float],
     mass_factor: wp.array[float],
@@ -161,6 +162,8 @@ def _predict_velocity(
     qd_pred_out: wp.array[float],
 ):
     art = wp.tid()  # one thread per articulation
+    if articulation_skip[art] != 0:
+        return  # a sleeping island: no dynamics (sleeping.py)
     n = dof_count[art]
     d0 = dof_start[art]
     base = mass_start[art]
@@ -211,6 +214,7 @@ def predict_velocity(solver, joint_qd: wp.array, dt: float) -> None:
             solver.tables.articulation_is_free_body,
             int(plan.tree_factor_ok),
             plan.dof_parent,
+            plan.joints.articulation_skip,
             data.mass_matrix,
             data.mass_factor,
             data.dof_bias,

@@ -65,6 +65,7 @@ from .common import reserve_rows, side_offset, write_point_jacobian
 from .compliance import compliant_law
 from .friction_modes import MODE_INDEX, coupled_contact
 from .history import find_record
+from ..sleeping import contact_sleep_inputs
 from .patches import region_roles
 from .shared_anchor import row_points
 from .surface_velocity import surface_tangent_velocity, surface_velocity_arrays
@@ -234,6 +235,9 @@ def _contact_rows(
     match_index: wp.array[wp.int32],
     match_generation: wp.array[wp.int32],
     solved_generation: wp.array[wp.int32],
+    # Sleeping (sleeping.py): asleep articulations; mode 0 off, 1 carry their history, 2 also skip their rows:
+    articulation_asleep: wp.array[wp.int32],
+    sleep_mode: int,
     # Data in:
     body_q: wp.array[wp.transform],
     body_qd: wp.array[wp.spatial_vector],
@@ -249,10 +253,16 @@ def _contact_rows(
     contact_anchor1_out: wp.array[wp.vec3],
     contact_release1_out: wp.array[wp.vec3],
     contact_age_out: wp.array[wp.int32],
+    contact_carried_out: wp.array[wp.int32],
+    carry_point0_out: wp.array[wp.vec3],
+    carry_point1_out: wp.array[wp.vec3],
+    carry_force_n_out: wp.array[float],
+    carry_force_t_out: wp.array[wp.vec3],
 ):
     c = wp.tid()  # one thread per contact slot
     contact_row_out[c] = -1
     contact_row_count_out[c] = 0
+    contact_carried_out[c] = 0
     if c >= contact_count[0]:
         return
     s0 = contact_shape0[c]
@@ -289,6 +299,26 @@ def _contact_rows(
                 wp.atomic_add(rows.world_rows_dropped, entry, FAMILY_ARTICULATED, 1)
             rows.constraint_overflow[entry] = True
         return
+    # A contact of an asleep island (which touches nothing awake: it would have woken) keeps its
+    # history record unchanged (rows/history.py) and, when its rows are skipped, gets none.
+    asleep = int(0)
+    if sleep_mode != 0 and ((moves0 and articulation_asleep[body_articulation[b0]] != 0)
+                            or (moves1 and articulation_asleep[body_articulation[b1]] != 0)):
+        asleep = 1
+        found = find_record(s0 * shape_count + s1, contact_point0[c], contact_point1[c], history_count[0],
+                            history_key, history_index, history_point0, history_point1)
+        if found >= 0:
+            contact_carried_out[c] = 1
+            carry_point0_out[c] = history_point0[found]
+            carry_point1_out[c] = history_point1[found]
+            carry_force_n_out[c] = history_force_n[found]
+            carry_force_t_out[c] = history_force_t[found]
+            contact_anchor0_out[c] = history_anchor0[found]
+            contact_anchor1_out[c] = history_anchor1[found]
+            contact_age_out[c] = history_age[found]
+            contact_world_out[c] = world
+        if sleep_mode == 2:
+            return
 
     X0 = _body_pose(b0, body_q)
     X1 = _body_pose(b1, body_q)
@@ -483,7 +513,8 @@ def _contact_rows(
         age = history_age[rec] + 1
         if age >= SETTLED_AGE:
             rows.impulse[r] = WARM_NORMAL * history_force_n[rec] * dt
-    contact_age_out[c] = age
+    if asleep == 0:
+        contact_age_out[c] = age
     if rec >= 0 and friction:
         ft = history_force_t[rec] * dt
         rows.impulse[r + 1] = wp.dot(ft, t1)  # clamped to the disk by the sweep's first pass
@@ -512,8 +543,9 @@ def _contact_rows(
         if friction:
             rows.impulse[r + 1] = carried[1]
             rows.impulse[r + 2] = carried[2]
-    contact_anchor0_out[c] = anchor0
-    contact_anchor1_out[c] = anchor1
+    if asleep == 0:
+        contact_anchor0_out[c] = anchor0
+        contact_anchor1_out[c] = anchor1
 
 
 def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float) -> None:
@@ -593,6 +625,7 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             int(contacts is solver.history.solved_contacts),
             float(opts.contact_warmstart_decay),
             *warm_start_arrays(solver, contacts),
+            *contact_sleep_inputs(solver),
             state_body_q,
             state_body_qd,
             core.data.articulation_origin,
@@ -608,6 +641,11 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             solver.contact_anchor1,
             solver.contact_release1,
             solver.contact_age,
+            solver.history.carried,
+            solver.history.carry_point0,
+            solver.history.carry_point1,
+            solver.history.carry_force_n,
+            solver.history.carry_force_t,
         ],
         device=model.device,
     )

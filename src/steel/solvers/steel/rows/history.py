@@ -63,6 +63,14 @@ class ContactHistory:
         self.solved_generation = wp.full(1, -1, dtype=wp.int32, device=device)  # match generation of the solved set
         self.solved_contacts = None  # the Contacts buffer last solved (host reference)
         self.no_match = wp.full(1, -1, dtype=wp.int32, device=device)  # placeholder when warm start is off
+        # Records carried unchanged through a step, per contact slot of that step: the contacts of
+        # asleep articulations (sleeping.py) keep the record they had when they fell asleep, whether
+        # their rows are skipped or solved, so a woken island resumes from the same history either way.
+        self.carried = wp.zeros(n, dtype=wp.int32, device=device)  # 1: slot c carries a record
+        self.carry_point0 = wp.zeros(n, dtype=wp.vec3, device=device)
+        self.carry_point1 = wp.zeros(n, dtype=wp.vec3, device=device)
+        self.carry_force_n = wp.zeros(n, dtype=float, device=device)
+        self.carry_force_t = wp.zeros(n, dtype=wp.vec3, device=device)
 
     def clear(self) -> None:
         self.count.zero_()
@@ -123,6 +131,11 @@ def _record_contacts(
     contact_release1: wp.array[wp.vec3],
     contact_age: wp.array[wp.int32],
     rows: RowBuffers,
+    carried: wp.array[wp.int32],
+    carry_point0: wp.array[wp.vec3],
+    carry_point1: wp.array[wp.vec3],
+    carry_force_n: wp.array[float],
+    carry_force_t: wp.array[wp.vec3],
     # Data out:
     key_out: wp.array[wp.int32],
     index_out: wp.array[wp.int32],
@@ -140,6 +153,18 @@ def _record_contacts(
     r = int(-1)
     if c < contact_count[0]:
         r = contact_row[c]
+        if carried[c] != 0:
+            # A contact of an asleep articulation: its record as found this step (contacts.py), unchanged.
+            key_out[c] = contact_shape0[c] * shape_count + contact_shape1[c]
+            point0_out[c] = carry_point0[c]
+            point1_out[c] = carry_point1[c]
+            force_n_out[c] = carry_force_n[c]
+            force_t_out[c] = carry_force_t[c]
+            anchor0_out[c] = contact_anchor0[c]
+            anchor1_out[c] = contact_anchor1[c]
+            world_out[c] = contact_world[c]
+            age_out[c] = contact_age[c]
+            return
     if r < 0 or contact_impact[c] != 0:
         key_out[c] = NO_KEY
         # Read by slot for the warm start by contact identity: nothing carried (an impact's
@@ -198,6 +223,11 @@ def record_contacts(solver, contacts, dt: float) -> None:
             solver.contact_release1,
             solver.contact_age,
             solver.rows.buffers,
+            hist.carried,
+            hist.carry_point0,
+            hist.carry_point1,
+            hist.carry_force_n,
+            hist.carry_force_t,
         ],
         outputs=[hist.key, hist.index, hist.point0, hist.point1, hist.force_n, hist.force_t, hist.anchor0,
                  hist.anchor1, hist.world, hist.age],
