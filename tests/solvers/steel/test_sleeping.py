@@ -201,6 +201,88 @@ def test_notify_model_changed_wakes(asleep_box):
     assert asleep_box.step().all()
 
 
+def two_boxes():
+    """Two boxes resting 1 m apart: two islands of one world (articulations 0 and 1)."""
+    builder = newton.ModelBuilder(gravity=(0.0, 0.0, -G))
+    for x in (0.0, 1.0):
+        b = builder.add_body(xform=wp.transform(wp.vec3(x, 0.0, 0.1), wp.quat_identity()))
+        builder.add_shape_box(b, hx=0.1, hy=0.1, hz=0.1)
+    builder.add_ground_plane()
+    return builder.finalize(device="cpu")
+
+
+@pytest.mark.parametrize("array", ["joint_q", "joint_qd", "body_q"])
+def test_written_state_wakes_only_the_articulation_written(array):
+    """E4: a write to one articulation's joint_q, joint_qd or body_q wakes its island only."""
+    sim = Sim(two_boxes())
+    sim.step_until_asleep()
+    values = getattr(sim.s0, array).numpy().copy()
+    values.reshape(len(values), -1)[1 if array == "body_q" else 7 if array == "joint_q" else 6] += 1e-4
+    getattr(sim.s0, array).assign(values)
+    assert sim.step().tolist() == [False, True]
+
+
+@pytest.mark.parametrize("body", [0, 1])
+def test_body_f_wakes_only_the_body_it_pushes(body):
+    """E4: body_f on one body wakes its island; the other island sleeps on."""
+    sim = Sim(two_boxes())
+    sim.step_until_asleep()
+    f = np.zeros((2, 6), np.float32)
+    f[body, 0] = 1e-3
+    sim.s0.body_f.assign(f)
+    assert sim.step().tolist() == [body == 0, body == 1]
+
+
+def test_moving_kinematic_support_wakes_what_rests_on_it():
+    """E4: a box asleep on a kinematic slab at rest wakes in the step the slab starts to move
+    (0.5 m/s along x) and rides along; a box resting on the ground beside it sleeps on."""
+    builder = newton.ModelBuilder(gravity=(0.0, 0.0, -G))
+    cfg = newton.ModelBuilder.ShapeConfig(mu=1.0)
+    slab = builder.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, 0.05), wp.quat_identity()), is_kinematic=True)
+    builder.add_shape_box(slab, hx=0.5, hy=0.5, hz=0.05, cfg=cfg)
+    box = builder.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, 0.2), wp.quat_identity()))
+    builder.add_shape_box(box, hx=0.1, hy=0.1, hz=0.1, cfg=cfg)
+    other = builder.add_body(xform=wp.transform(wp.vec3(2.0, 0.0, 0.1), wp.quat_identity()))
+    builder.add_shape_box(other, hx=0.1, hy=0.1, hz=0.1, cfg=cfg)
+    builder.add_ground_plane(cfg=cfg)
+    sim = Sim(builder.finalize(device="cpu"))
+    for _ in range(60):
+        if not sim.step()[[box, other]].any():
+            break
+    assert not sim.step()[[box, other]].any()
+    x0 = sim.s0.body_q.numpy()[box, 0]
+    qd = sim.s0.joint_qd.numpy().copy()
+    qd[0] = 0.5  # the slab's FREE joint: linear x [m/s]
+    sim.s0.joint_qd.assign(qd)
+    assert sim.step()[box]
+    awake = sim.step(30)  # 0.3 s
+    assert awake[box] and not awake[other]
+    # It rides along: at the slab's speed, behind the slab's 0.155 m [m] by the slip while friction
+    # (mu g = 9.81 m/s^2) accelerated it, v^2 / (2 mu g) = 12.7 mm; 5 mm for the discrete start.
+    assert sim.s0.body_qd.numpy()[box, 0] == pytest.approx(0.5, abs=0.01)
+    assert sim.s0.body_q.numpy()[box, 0] - x0 == pytest.approx(0.5 * 0.31 - 0.25 / (2 * G), abs=0.005)
+
+
+@pytest.mark.parametrize("skip", [True, False])
+def test_body_parent_f_of_an_asleep_body_keeps_its_last_awake_value(skip):
+    """E7: body_parent_f of a hanging pendulum keeps, bit for bit, the value of its last awake step
+    while it sleeps (with its rows skipped or solved)."""
+    model = pendulum()
+    solver = SolverSteel(model, enable_sleeping=True, sleep_quiet_time=QUIET, sleep_skip_constraints=skip)
+    obs = solver.observables({SolverSteel.ObservableKind.BODY_AWAKE, SolverSteel.ObservableKind.BODY_PARENT_F})
+    s0, s1, control = model.state(), model.state(), model.control()
+    last_awake = None
+    for _ in range(20):
+        solver.step(s0, s1, control, None, DT, observables=obs)
+        s0, s1 = s1, s0
+        if obs.body_awake.numpy()[0]:
+            last_awake = obs.body_parent_f.numpy().copy()
+        else:
+            np.testing.assert_array_equal(obs.body_parent_f.numpy(), last_awake)
+    assert not obs.body_awake.numpy()[0]
+    assert last_awake[0, 2] == pytest.approx(G, rel=1e-3)  # [N] the pivot holds the 1 kg bob up
+
+
 def test_masked_reset_wakes_only_the_selected_world():
     """E10: a masked reset wakes the selected world; the other stays asleep."""
     sim = Sim(single_box(world_count=2))

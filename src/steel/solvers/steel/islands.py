@@ -11,7 +11,9 @@ Graph, rebuilt every step from the step's contacts:
   does not respond (welded to the world, kinematic) *supports* the articulation without joining
   anything: a fixed table separates the boxes on it into separate islands;
 * a fixed-base articulation with responding joints supports itself (its root is welded) and joins
-  whatever it touches, so a robot arm and the boxes it holds form one island.
+  whatever it touches, so a robot arm and the boxes it holds form one island;
+* a support that moves (a kinematic body whose articulation's ``joint_qd`` is not zero) also sets
+  ``articulation_wake`` of what touches it: sleeping's wake reason "contact with a moving body".
 
 Labels: every articulation starts with its own index and its own support (fixed base); the
 caller does this in its first kernel of the step with :func:`start_label`. Each pass then runs one
@@ -67,6 +69,26 @@ def _responding_articulation(shape: int, shape_body: wp.array[int], body_respond
 
 
 @wp.func
+def _moving_support(shape: int, shape_body: wp.array[int], body_articulation: wp.array[wp.int32],
+                    articulation_start: wp.array[int], joint_qd_start: wp.array[int], joint_qd: wp.array[float]):
+    """Wake reason "contact with a moving body" for a support: the shape's non-responding body
+    belongs to an articulation with a nonzero (or NaN) ``joint_qd``, a kinematic body that moves."""
+    if shape < 0:
+        return 0
+    b = shape_body[shape]
+    if b < 0:
+        return 0
+    a = body_articulation[b]
+    if a < 0:
+        return 0  # outside every articulation: passes its pose through, never moves
+    for j in range(articulation_start[a], articulation_start[a + 1]):
+        for d in range(joint_qd_start[j], joint_qd_start[j + 1]):
+            if not (joint_qd[d] == 0.0):
+                return 1
+    return 0
+
+
+@wp.func
 def _raise_support(a: int, articulation_supported: wp.array[wp.int32], changed: wp.array[wp.int32]):
     if wp.atomic_max(articulation_supported, a, 1) == 0:
         changed[0] = 1
@@ -84,10 +106,15 @@ def _propagate(
     contact_count: wp.array[wp.int32],
     contact_shape0: wp.array[wp.int32],
     contact_shape1: wp.array[wp.int32],
+    # Moving supports:
+    articulation_start: wp.array[int],
+    joint_qd_start: wp.array[int],
+    joint_qd: wp.array[float],
     # Data in/out:
     articulation_label: wp.array[wp.int32],
     articulation_supported: wp.array[wp.int32],
     changed: wp.array[wp.int32],
+    articulation_wake: wp.array[wp.int32],
 ):
     i = wp.tid()  # one thread per contact slot and per articulation (the larger count of the two)
     if i < contact_count[0]:
@@ -95,8 +122,14 @@ def _propagate(
         a1 = _responding_articulation(contact_shape1[i], shape_body, body_responds, body_articulation)
         if a0 >= 0 and a1 < 0:
             _raise_support(a0, articulation_supported, changed)
+            if _moving_support(contact_shape1[i], shape_body, body_articulation, articulation_start, joint_qd_start,
+                               joint_qd) != 0:
+                articulation_wake[a0] = 1
         if a1 >= 0 and a0 < 0:
             _raise_support(a1, articulation_supported, changed)
+            if _moving_support(contact_shape0[i], shape_body, body_articulation, articulation_start, joint_qd_start,
+                               joint_qd) != 0:
+                articulation_wake[a1] = 1
         if a0 >= 0 and a1 >= 0 and a0 != a1:
             low = wp.min(articulation_label[a0], articulation_label[a1])
             if wp.atomic_min(articulation_label, a0, low) > low:
@@ -139,8 +172,10 @@ class Islands:
         self.device = device
 
 
-def label_islands(solver, islands: Islands, contacts) -> None:
-    """Label this step's islands from ``contacts`` (``None``: every articulation its own island).
+def label_islands(solver, islands: Islands, contacts, joint_qd, articulation_wake) -> None:
+    """Label this step's islands from ``contacts`` (``None``: every articulation its own island),
+    and set ``articulation_wake`` of every articulation that touches a moving kinematic body (its
+    articulation's input ``joint_qd`` is not zero): a support that moves wakes what rests on it.
 
     The labels must have been started (:func:`start_label` for every articulation) earlier in the step.
     """
@@ -149,8 +184,9 @@ def label_islands(solver, islands: Islands, contacts) -> None:
     if n == 0 or contacts is None or contacts.rigid_contact_max == 0:
         return
     inputs = [n, model.shape_body, tables.body_responds, plan.body_articulation, contacts.rigid_contact_count,
-              contacts.rigid_contact_shape0, contacts.rigid_contact_shape1]
-    outputs = [islands.articulation_label, islands.articulation_supported, islands.changed]
+              contacts.rigid_contact_shape0, contacts.rigid_contact_shape1, model.articulation_start,
+              model.joint_qd_start, joint_qd]
+    outputs = [islands.articulation_label, islands.articulation_supported, islands.changed, articulation_wake]
     dim = max(contacts.rigid_contact_max, n)
 
     def one_pass():

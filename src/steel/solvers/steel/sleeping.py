@@ -13,7 +13,8 @@ A step with sleeping on (:func:`step_with_sleeping`), in order:
    island labels.
 2. Islands of this step's contacts (:func:`.islands.label_islands`), then
    :func:`collect_island_awake`: an island is awake when any member is awake (contact with an
-   awake or moving body), asked to wake, unsupported (lost support) or in a world whose rows
+   awake body joins its island), asked to wake (the input checks above, or a moving kinematic
+   support found by the island pass), unsupported (lost support) or in a world whose rows
    overflowed (lost row capacity). When no island is awake, nothing else of sleeping runs: no
    forward kinematics of the input, no timers, no solve, and :func:`publish_frozen` writes the
    output in one launch (``wp.capture_if`` on a device flag, so a captured step skips them too).
@@ -635,7 +636,7 @@ def step_with_sleeping(solver, sleep: SleepState, state_in, state_out, control, 
 
     begin_step(solver, sleep, state_in, control)
     if sleep.articulation_count:
-        label_islands(solver, sleep.islands, contacts)
+        label_islands(solver, sleep.islands, contacts, state_in.joint_qd, sleep.arrays.articulation_wake)
         collect_island_awake(solver, sleep)
     if sleep.skip_constraints:
         wp.capture_if(sleep.some_island_awake, on_true=some_island_awake, on_false=skip_solve)
