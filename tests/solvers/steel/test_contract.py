@@ -47,8 +47,8 @@ def test_unknown_and_unbuilt_options_are_never_silently_ignored():
         SolverSteel(model, bogus=1)
     with pytest.raises(NotImplementedError, match="double_buffer"):
         SolverSteel(model, double_buffer=True)
-    with pytest.raises(NotImplementedError, match="drive_mode"):
-        SolverSteel(model, drive_mode="rows")
+    with pytest.raises(NotImplementedError, match="propagation_same_articulation_rows"):
+        SolverSteel(model, propagation_same_articulation_rows=True)
 
 
 def test_step_options_are_assignable_and_validated_construction_options_are_not():

@@ -62,6 +62,9 @@ ROW_TORSION = wp.constant(7)
 ROW_BOX = wp.constant(8)
 ROW_DRIVE = wp.constant(9)
 ROW_FROZEN = wp.constant(10)
+# A fused velocity limit (``rows/velocity_limits.py``): no impulse; the sweep clamps the velocity of its one DOF
+# to ``|qd| <= rows.mu[r]`` at the end of every iteration.
+ROW_CLAMP = wp.constant(11)
 
 # A positive gap whose linearized end-of-step gap ``phi + dt J qd`` (under the position-solve velocity)
 # is at most this fraction of ``phi`` counts as closed in the velocity sweeps (``velocity_iterations``)
@@ -83,6 +86,7 @@ class RowBuffers:
     world_row_capacity: int  # articulation_capacity + free_body_capacity: rows per world segment
     stride: int  # J and Y entries per side: the largest articulation's DOF count
     late_rows: int  # 1 when some rows are solved after their group's other tails (patch torsion), else 0
+    clamp_rows: int  # 1 when the sweep clamps fused velocity limits (ROW_CLAMP) after each iteration, else 0
     # Reservation and overflow accounting, per world and family (0 articulated, 1 free-body):
     world_row_count: wp.array2d[wp.int32]  # rows reserved this step  (world, 2)
     world_rows_dropped: wp.array2d[wp.int32]  # rows that did not fit since the last reset  (world, 2)
@@ -90,7 +94,7 @@ class RowBuffers:
     #                                         global articulations  (world + 1,)
     # Rows, written by the row families (rows/):
     kind: wp.array[wp.int32]  # ROW_CONTACT, ROW_FRICTION, ROW_LIMIT, ROW_SPIN, ROW_ROLLING, ROW_PATCH,
-    #                          ROW_COUPLED, ROW_TORSION, ROW_BOX, ROW_DRIVE, ROW_FROZEN  (row,)
+    #                          ROW_COUPLED, ROW_TORSION, ROW_BOX, ROW_DRIVE, ROW_FROZEN, ROW_CLAMP  (row,)
     dof_start: wp.array2d[wp.int32]  # first DOF of each side  (row, 2)
     dof_count: wp.array2d[wp.int32]  # DOF count of each side, 0: no side  (row, 2)
     mass_start: wp.array2d[wp.int32]  # factor block of each side's articulation; -1: prescribed side,
@@ -142,6 +146,7 @@ class SteelRows:
         b.world_row_capacity = self.world_row_capacity
         b.stride = stride
         b.late_rows = 0
+        b.clamp_rows = 0
         b.world_row_count = wp.zeros((world_count, 2), dtype=wp.int32, device=device)
         b.world_rows_dropped = wp.zeros((world_count, 2), dtype=wp.int32, device=device)
         b.constraint_overflow = wp.zeros(world_count + 1, dtype=wp.bool, device=device)

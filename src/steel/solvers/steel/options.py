@@ -114,7 +114,6 @@ class SteelOptions:
 
 # Options whose non-default values select features not built yet (tracked in the issues).
 NOT_IMPLEMENTED = (
-    "enable_joint_velocity_limits",
     "propagation_constraint_max",
     "row_watermark",
     "enable_bilateral_preelimination",
@@ -149,7 +148,6 @@ DEPRECATED_VALUES = {
 # Enumerations with a single implemented value so far: name -> implemented values.
 NOT_IMPLEMENTED_VALUES = {
     "solve_mode": ("serial", "colored"),
-    "drive_mode": ("augmented",),
     "articulated_contact_response": ("immediate", "propagation"),
 }
 ENUMS = {
@@ -333,7 +331,15 @@ OPTION_HELP = {
     "update_mass_matrix_interval": "steps between CRBA mass-matrix rebuilds (1: every step)",
     "enable_joint_limits": "joint position limits as one-sided rows (off in the reference; `steel run` turns it on)",
     "joint_limit_activation_gap": "distance from a limit at which its row is created [m or rad] (inf: always)",
-    "enable_joint_velocity_limits": "joint velocity limits as rows",
+    "enable_joint_velocity_limits": "Model.joint_velocity_limit [m/s or rad/s] of PRISMATIC/REVOLUTE/D6 DOFs as a "
+                                    "row pair per DOF (rows/velocity_limits.py)",
+    "velocity_limit_activation_fraction": "create a DOF's velocity-limit rows only while |qd| >= fraction * limit "
+                                          "on the input velocity (inf: never)",
+    "fuse_joint_velocity_limits": "with drive_mode='rows': a driven DOF's velocity limit is a clamp after each "
+                                  "sweep iteration instead of two rows",
+    "drive_mode": "'augmented': implicit drives in the mass matrix, only the explicit force clamped by "
+                  "joint_effort_limit; 'rows': one soft row per driven DOF whose impulse is clamped by "
+                  "joint_effort_limit dt (rows/drives.py)",
     "enable_joint_friction": "dry joint friction: one row per PRISMATIC/REVOLUTE/BALL/D6 DOF bounded by "
                              "Model.joint_friction [N or N·m] plus steel:joint_friction_load_coefficient times the "
                              "joint's load (rows/joint_friction.py; also on the CPU)",

@@ -7,7 +7,10 @@ recomputed from the current velocities each time, only ``Y`` and the diagonal ``
 The sweep does not know which family a row came from; it distinguishes only
 
 * unilateral rows (contact normals, limits): ``lambda <- max(lambda + w (target - J qd) / (J Y + cfm), 0)``;
-* boxed rows (joint friction, drive rows): the same step clamped to ``|lambda| <= mu`` instead;
+* boxed rows (joint friction, drive rows): the same step clamped to ``|lambda| <= mu`` instead; a drive
+  row is soft (its spring-damper as ``compliance``) and, in velocity sweeps under
+  ``velocity_drive_mode="freeze"``, keeps its impulse (``ROW_FROZEN``);
+* fused velocity limits (``ROW_CLAMP``): no impulse; the DOF's velocity is clamped after each pass;
 * tail rows, which follow their unit's row and are bounded by its impulse: pairs (sliding
   friction, rolling friction) are updated from the same velocities (a Jacobi step within the
   pair) and projected onto the disk ``|lambda_t| <= mu lambda_n``, which keeps them isotropic
@@ -65,7 +68,8 @@ from __future__ import annotations
 
 import warp as wp
 
-from .data import ROW_COUPLED, ROW_FRICTION, ROW_FROZEN, ROW_PATCH, ROW_ROLLING, ROW_SPIN, ROW_TORSION, RowBuffers
+from .data import (ROW_CLAMP, ROW_COUPLED, ROW_DRIVE, ROW_FRICTION, ROW_FROZEN, ROW_PATCH, ROW_ROLLING, ROW_SPIN,
+                   ROW_TORSION, RowBuffers)
 from .rows.common import is_boxed, reserved_end, side_offset, side_response, side_velocity
 from .rows.friction_modes import MODE_INDEX, coupled_contact_impulse
 from .rows.patches import patch_bound
@@ -369,7 +373,8 @@ def _normal_step(
     residual = rows.target[r] - v
     boxed = is_boxed(rows.kind[r])
     # An untouched row that is satisfied needs no response: most speculative rows never do.
-    if (old != 0.0 or v < rows.target[r] or (boxed and v > rows.target[r])) and rows.kind[r] != ROW_FROZEN:
+    inert = rows.kind[r] == ROW_FROZEN or rows.kind[r] == ROW_CLAMP  # hold their impulse / act after the pass
+    if (old != 0.0 or v < rows.target[r] or (boxed and v > rows.target[r])) and not inert:
         _ensure_response(rows, r, cfm, use_tree, dof_parent, mass_factor)
         g = _softness(rows, r)
         new = old + relaxation * (rows.target[r] - v) * rows.inv_mass[r]
@@ -532,6 +537,17 @@ def _iterate(
 
 
 @wp.func(inline=True)
+def _clamp_velocities(rows: RowBuffers, base: int, joint_qd: wp.array[float]):
+    """Fused velocity limits: each ``ROW_CLAMP`` entry's DOF velocity into ``[-mu, mu]`` (rows/velocity_limits.py)."""
+    world = base // rows.world_row_capacity
+    for i in range(wp.min(rows.world_row_count[world, 0], rows.articulation_capacity)):
+        r = base + i
+        if rows.kind[r] == ROW_CLAMP:
+            d = rows.dof_start[r, 0]
+            joint_qd[d] = wp.clamp(joint_qd[d], -rows.mu[r], rows.mu[r])
+
+
+@wp.func(inline=True)
 def _run_passes(
     rows: RowBuffers,
     base: int,
@@ -575,6 +591,9 @@ def _run_passes(
         friction = int(it0 + k >= friction_start)
         _iterate(rows, base, unit_count, it0 + k, units, friction, friction_mode, relaxation, cfm, use_tree,
                  dof_parent, mass_factor, joint_qd)
+        if rows.clamp_rows != 0:
+            _clamp_velocities(rows, base, joint_qd)
+
 
 
 @wp.kernel
@@ -609,6 +628,7 @@ def _velocity_sweep(
     # Options:
     iterations: int,
     velocity_iterations: int,
+    freeze_drives: int,
     schedule: int,
     friction_mode: int,
     relaxation: float,
@@ -639,6 +659,8 @@ def _velocity_sweep(
         for i in range(count):
             r = start + i
             target = rows.velocity_target[r]
+            if freeze_drives != 0 and rows.kind[r] == ROW_DRIVE:
+                rows.kind[r] = ROW_FROZEN  # velocity_drive_mode="freeze": keeps the position solve's impulse
             if _is_unit(rows, r):
                 if iterations != 0:
                     unit_count += 1
@@ -696,7 +718,7 @@ def velocity_sweep(solver, joint_qd: wp.array) -> None:
         _velocity_sweep,
         dim=rows.world_count,
         inputs=[int(solver.options.iterations), int(solver.options.velocity_iterations),
-                SCHEDULE_INDEX[solver.options.row_schedule],
+                int(solver.options.velocity_drive_mode == "freeze"), SCHEDULE_INDEX[solver.options.row_schedule],
                 MODE_INDEX[solver.options.friction_mode], *_factor_inputs(solver)],
         outputs=[rows.buffers, joint_qd],
         device=solver.model.device,

@@ -3,7 +3,8 @@
 Owns ``solver.dof_f`` (explicit joint forces), ``solver.dof_diag`` (implicit mass-matrix terms)
 and the predicted velocity ``qd*`` that the rows then correct.
 
-Implicit drives and passive joint terms (``drive_mode="augmented"``). A PD drive evaluated at the
+Implicit drives and passive joint terms (``drive_mode="augmented"``; with ``drive_mode="rows"`` the
+drives are rows instead, ``rows/drives.py``, and only the passive terms stay here). A PD drive evaluated at the
 end of the step, ``f = ke (q_t - q - dt qd') + kd (qd_t - qd')``, with ``H (qd' - qd) = dt (f + f_other)``
 rearranges to
 
@@ -43,6 +44,7 @@ KINEMATIC_ARMATURE = wp.constant(1.0e10)
 @wp.kernel
 def _joint_forces(
     dt: float,
+    drive_rows: int,
     # Model:
     joint_type: wp.array[int],
     joint_articulation: wp.array[int],
@@ -84,11 +86,11 @@ def _joint_forces(
             c = joint_damping[d]
             f -= c * qd
             diag += dt * c
-            if driven:
+            if driven:  # drive_mode="rows" leaves ke and kd to rows/drives.py
                 q = joint_q[joint_q_start[j] + k]
                 ke = joint_target_ke[d]
                 kd = joint_target_kd[d]
-                if ke != 0.0 or kd != 0.0:
+                if (ke != 0.0 or kd != 0.0) and drive_rows == 0:
                     q_t = float(0.0)
                     qd_t = float(0.0)
                     if control_target_q:
@@ -119,6 +121,7 @@ def eval_joint_forces(solver, state, control, dt: float) -> None:
         dim=model.joint_count,
         inputs=[
             float(dt),
+            int(solver.options.drive_mode == "rows"),
             model.joint_type,
             model.joint_articulation,
             model.joint_q_start,

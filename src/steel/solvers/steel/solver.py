@@ -38,10 +38,12 @@ from .rows.compliance import (COMPLIANT, SKIPPED, ComplianceCounters, check_comp
                               warn_point_friction)
 from .rows.contacts import build_contact_rows
 from .rows.history import ContactHistory, forget_worlds, record_contacts
+from .rows.drives import build_drive_rows
 from .rows.joint_friction import JointFriction, check_joint_friction_options
 from .rows.limits import build_limit_rows
 from .rows.shared_anchor import warn_shared_anchor_patches
 from .rows.torsion import check_torsion_options
+from .rows.velocity_limits import build_velocity_limit_rows, velocity_limits_fused
 from .rows.warmstart import check_contacts as check_warm_start_contacts
 from .sleeping import SleepState, check_sleeping_model, step_with_sleeping, wake_all, wake_worlds, write_body_awake
 from .tables import SteelTables, cross_world_global_bodies
@@ -129,6 +131,7 @@ class SolverSteel(SolverBase, SteelCoupling):
         stride = max(self.core.plan.max_dof_count, 1)
         self.rows = SteelRows(max(int(model.world_count), 1), art_cap, free_cap, stride, model.device)
         self.rows.buffers.late_rows = int(self.shape_attributes.patch_torsion_enabled)  # rows/torsion.py
+        self.rows.buffers.clamp_rows = int(velocity_limits_fused(opts))  # rows/velocity_limits.py
         # The resolved values are what the instance reports (capacities sized from the model,
         # 0.2 for an omitted friction_anchor_beta).
         opts.articulation_constraint_max = art_cap
@@ -174,6 +177,11 @@ class SolverSteel(SolverBase, SteelCoupling):
         self._status_snapshot = None  # (overflow flags, dropped counts) copied by snapshot_constraint_status
         self._status_snapshot_checked = False
         self.sleep = SleepState(self) if opts.enable_sleeping else None  # sleeping.py
+
+    @property
+    def velocity_limits_fused(self) -> bool:
+        """Driven DOFs' velocity limits are end-of-iteration clamps (``fuse_joint_velocity_limits``)."""
+        return velocity_limits_fused(self.options)
 
     @property
     def supported_observables(self) -> frozenset[str]:
@@ -281,8 +289,10 @@ class SolverSteel(SolverBase, SteelCoupling):
             core.dynamics(state_in.body_q, state_in.body_f, self.dof_f, self.dof_diag, compute_mass_matrix=False)
             wp.capture_if(flag_changed_diagonal(self), on_true=rebuild)  # a gain edit: fold the new diagonal
         predict_velocity(self, state_in.joint_qd, dt)
-        # 3. Rows: contacts, then joint limits.
+        # 3. Rows: drives, contacts, then joint limits, joint friction and velocity limits.
         rows.begin_step()
+        if self.options.drive_mode == "rows":
+            build_drive_rows(self, state_in.joint_q, control, dt)  # first: the last rows to be dropped
         if contacts is not None and contacts.rigid_contact_max > 0:
             build_contact_rows(self, contacts, state_in.body_q, state_in.body_qd, dt)
             if self.options.contact_compliance:
@@ -291,6 +301,8 @@ class SolverSteel(SolverBase, SteelCoupling):
             build_limit_rows(self, state_in.joint_q, dt)
         if self.joint_friction is not None:
             self.joint_friction.build(self, state_in, dt)
+        if self.options.enable_joint_velocity_limits:
+            build_velocity_limit_rows(self, state_in.joint_qd, dt)
         # 4. Projected Gauss-Seidel on the predicted velocity.
         sweep(self, self.qd)
         if self.qd_position is not None:

@@ -14,10 +14,11 @@ one has condim 6, the spin row and the rolling pair; 4 per articulated contact w
 positive ``steel:min_torsional_patch_radius``, the torsion row a region's first contact hosts), where
 ``limit_bounds_per_world`` (only with ``enable_joint_limits``) is the largest number of
 finite lower and upper bounds of PRISMATIC, REVOLUTE and D6 DOFs in one world, plus one row per
-PRISMATIC, REVOLUTE, BALL and D6 DOF with ``enable_joint_friction``. The reference's fixed 32 rows
-per world overflow on nv_humanoid at its initial pose (88 contacts per world); this rule sizes
-that scene at 2,700 rows per world. An explicit value is honoured exactly; rows beyond it are
-dropped and flagged, never written out of bounds.
+PRISMATIC, REVOLUTE, BALL and D6 DOF with ``enable_joint_friction``, two per PRISMATIC, REVOLUTE and
+D6 DOF with ``enable_joint_velocity_limits`` and one per such DOF with ``drive_mode="rows"``. The
+reference's fixed 32 rows per world overflow on nv_humanoid at its initial pose (88 contacts per
+world); this rule sizes that scene at 2,700 rows per world. An explicit value is honoured exactly;
+rows beyond it are dropped and flagged, never written out of bounds.
 """
 
 from __future__ import annotations
@@ -67,8 +68,9 @@ def joint_row_dofs_per_world(model: newton.Model, options) -> int:
 
     Sized from the joint types, not from the current coefficients, which may be edited in place.
     """
-    rows = 0
-    if getattr(options, "enable_joint_friction", False):
+    per_dof = 2 * int(options.enable_joint_velocity_limits) + int(options.drive_mode == "rows")
+    rows = _max_per_world(model, LIMITED_TYPES, lambda d: per_dof * (d.stop - d.start)) if per_dof else 0
+    if options.enable_joint_friction:
         rows += _max_per_world(model, FRICTION_TYPES, lambda d: d.stop - d.start)
     return rows
 

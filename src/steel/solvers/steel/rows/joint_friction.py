@@ -119,6 +119,7 @@ def _friction_rows(
     art_row_world: wp.array[wp.int32],
     art_is_global: wp.array[wp.int32],
     dof_is_kinematic: wp.array[wp.int32],
+    articulation_skip: wp.array[wp.int32],
     # Data in: the wrench each body receives through its joint under the free dynamics [N, N·m].
     body_load_f: wp.array[wp.spatial_vector],
     # Data out (reserved rows and their accounting):
@@ -133,6 +134,8 @@ def _friction_rows(
         world = int(art_row_world[art])
         if art_is_global[art] != 0:
             global_entry = rows.constraint_overflow.shape[0] - 1
+    if art >= 0 and articulation_skip[art] != 0:
+        return  # a sleeping island's rows are skipped (sleeping.py)
     eligible = art >= 0 and (jtype == JOINT_PRISMATIC or jtype == JOINT_REVOLUTE or jtype == JOINT_BALL
                              or jtype == JOINT_D6)
     load = float(0.0)
@@ -246,6 +249,7 @@ class JointFriction:
                 solver.tables.articulation_row_world,
                 solver.tables.articulation_is_global,
                 solver.tables.dof_is_kinematic,
+            core.plan.joints.articulation_skip,
                 self.body_load_f,
             ],
             outputs=[solver.rows.buffers],
