@@ -143,3 +143,32 @@ def test_fused_velocity_limit_clamps_a_driven_dof():
         state = _run(model, solver, 24, control=control)
         assert float(state.joint_qd.numpy()[0]) == pytest.approx(2.0, abs=tolerance)
     assert SolverSteel(model, enable_joint_velocity_limits=True).velocity_limits_fused is False
+
+
+def _launches(model, solver, control, monkeypatch):
+    """Kernel names launched by one step (after a warm-up step)."""
+    _run(model, solver, 1, control=control)
+    launched = []
+    launch = wp.launch
+
+    def counting(kernel, *args, **kwargs):
+        launched.append(kernel.key)
+        return launch(kernel, *args, **kwargs)
+
+    monkeypatch.setattr(wp, "launch", counting)
+    _run(model, solver, 1, control=control)
+    monkeypatch.undo()
+    return launched
+
+
+def test_joint_rows_cost_one_launch_and_nothing_when_off(monkeypatch):
+    """Limits, joint friction and velocity limits share one launch over the joints; drive rows add one; the
+    plain step launches neither (the options off cost nothing)."""
+    model = _hinge(target_kd=50.0, effort_limit=1000.0)
+    control = model.control()
+    plain = _launches(model, SolverSteel(model), control, monkeypatch)
+    full = _launches(model, SolverSteel(model, drive_mode="rows", enable_joint_limits=True, enable_joint_friction=True,
+                                         enable_joint_velocity_limits=True), control, monkeypatch)
+    assert not any("rows" in k for k in plain), plain
+    assert len(full) == len(plain) + 2, (plain, full)
+    assert sum("_joint_rows" in k for k in full) == 1 and sum("_drive_rows" in k for k in full) == 1, full

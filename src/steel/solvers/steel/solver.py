@@ -40,10 +40,10 @@ from .rows.contacts import build_contact_rows
 from .rows.history import ContactHistory, forget_worlds, record_contacts
 from .rows.drives import build_drive_rows
 from .rows.joint_friction import JointFriction, check_joint_friction_options
-from .rows.limits import build_limit_rows
+from .rows.joint_rows import build_joint_rows
 from .rows.shared_anchor import warn_shared_anchor_patches
 from .rows.torsion import check_torsion_options
-from .rows.velocity_limits import build_velocity_limit_rows, velocity_limits_fused
+from .rows.velocity_limits import velocity_limits_fused
 from .rows.warmstart import check_contacts as check_warm_start_contacts
 from .sleeping import SleepState, check_sleeping_model, step_with_sleeping, wake_all, wake_worlds, write_body_awake
 from .tables import SteelTables, cross_world_global_bodies
@@ -297,12 +297,7 @@ class SolverSteel(SolverBase, SteelCoupling):
             build_contact_rows(self, contacts, state_in.body_q, state_in.body_qd, dt)
             if self.options.contact_compliance:
                 self.compliance.count(self, contacts)  # an eager step raises here on invalid input
-        if self.options.enable_joint_limits and self.model.joint_count:
-            build_limit_rows(self, state_in.joint_q, dt)
-        if self.joint_friction is not None:
-            self.joint_friction.build(self, state_in, dt)
-        if self.options.enable_joint_velocity_limits:
-            build_velocity_limit_rows(self, state_in.joint_qd, dt)
+        build_joint_rows(self, state_in, dt)  # limits, joint friction, velocity limits: one launch (or none)
         # 4. Projected Gauss-Seidel on the predicted velocity.
         sweep(self, self.qd)
         if self.qd_position is not None:

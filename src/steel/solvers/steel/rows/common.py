@@ -178,3 +178,56 @@ def write_dof_row(
 def is_boxed(kind: int):
     """Rows of ``kind`` are bounded on both sides, ``|lambda| <= rows.mu[r]``: joint friction and drive rows."""
     return kind == ROW_BOX or kind == ROW_DRIVE
+
+
+@wp.struct
+class JointRowModel:
+    """The joint and articulation tables every one-DOF row kernel reads."""
+
+    joint_type: wp.array[int]
+    joint_articulation: wp.array[int]
+    joint_world: wp.array[int]
+    joint_q_start: wp.array[int]
+    joint_qd_start: wp.array[int]
+    art_dof_start: wp.array[int]
+    art_dof_count: wp.array[int]
+    art_mass_start: wp.array[int]
+    art_row_world: wp.array[wp.int32]
+    art_is_global: wp.array[wp.int32]
+    dof_is_kinematic: wp.array[wp.int32]
+    articulation_skip: wp.array[wp.int32]  # 1: an asleep island, no rows (sleeping.py)
+
+
+def joint_row_model(solver) -> JointRowModel:
+    """The struct for this launch (the tables are rebound by ``notify_model_changed``, so built each time)."""
+    model, plan, tables = solver.model, solver.core.plan, solver.tables
+    m = JointRowModel()
+    m.joint_type = model.joint_type
+    m.joint_articulation = model.joint_articulation
+    m.joint_world = model.joint_world
+    m.joint_q_start = model.joint_q_start
+    m.joint_qd_start = model.joint_qd_start
+    m.art_dof_start = plan.dof_start
+    m.art_dof_count = plan.dof_count_per_articulation
+    m.art_mass_start = plan.mass_start
+    m.art_row_world = tables.articulation_row_world
+    m.art_is_global = tables.articulation_is_global
+    m.dof_is_kinematic = tables.dof_is_kinematic
+    m.articulation_skip = plan.joints.articulation_skip
+    return m
+
+
+@wp.func(inline=True)
+def joint_row_owner(m: JointRowModel, rows: RowBuffers, j: int):
+    """``(articulation, world, global entry)`` of joint ``j``'s rows; articulation -1 outside every tree,
+    -2 for an asleep island (no rows); global entry -1 unless the articulation is global."""
+    art = m.joint_articulation[j]
+    world = wp.max(m.joint_world[j], 0)
+    global_entry = int(-1)
+    if art >= 0:
+        world = int(m.art_row_world[art])
+        if m.art_is_global[art] != 0:
+            global_entry = rows.constraint_overflow.shape[0] - 1
+        if m.articulation_skip[art] != 0:
+            art = -2
+    return wp.vec3i(art, world, global_entry)

@@ -31,7 +31,7 @@ import warp as wp
 
 from ....articulation.kinematics import JOINT_D6, JOINT_PRISMATIC, JOINT_REVOLUTE
 from ..data import FAMILY_ARTICULATED, ROW_DRIVE, RowBuffers
-from .common import reserve_rows, write_dof_row
+from .common import JointRowModel, joint_row_model, joint_row_owner, reserve_rows, write_dof_row
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -40,22 +40,11 @@ wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint 
 def _drive_rows(
     dt: float,
     # Model:
-    joint_type: wp.array[int],
-    joint_articulation: wp.array[int],
-    joint_q_start: wp.array[int],
-    joint_qd_start: wp.array[int],
+    m: JointRowModel,
     joint_target_q_start: wp.array[int],
     joint_target_ke: wp.array[float],
     joint_target_kd: wp.array[float],
     joint_effort_limit: wp.array[float],
-    # Plan and solver tables:
-    art_dof_start: wp.array[int],
-    art_dof_count: wp.array[int],
-    art_mass_start: wp.array[int],
-    art_row_world: wp.array[wp.int32],
-    art_is_global: wp.array[wp.int32],
-    dof_is_kinematic: wp.array[wp.int32],
-    articulation_skip: wp.array[wp.int32],
     # Data in:
     joint_q: wp.array[float],
     control_target_q: wp.array[float],
@@ -64,24 +53,19 @@ def _drive_rows(
     rows: RowBuffers,
 ):
     j = wp.tid()  # one thread per joint
-    art = joint_articulation[j]
-    if art < 0 or articulation_skip[art] != 0:  # a sleeping island's rows are skipped (sleeping.py)
+    owner = joint_row_owner(m, rows, j)
+    art = owner[0]  # -2: a sleeping island's rows are skipped (sleeping.py)
+    jtype = m.joint_type[j]
+    if art < 0 or (jtype != JOINT_PRISMATIC and jtype != JOINT_REVOLUTE and jtype != JOINT_D6):
         return
-    jtype = joint_type[j]
-    if jtype != JOINT_PRISMATIC and jtype != JOINT_REVOLUTE and jtype != JOINT_D6:
-        return
-    world = art_row_world[art]
-    global_entry = int(-1)
-    if art_is_global[art] != 0:
-        global_entry = rows.constraint_overflow.shape[0] - 1
-    d0 = joint_qd_start[j]
-    for k in range(joint_qd_start[j + 1] - d0):
+    d0 = m.joint_qd_start[j]
+    for k in range(m.joint_qd_start[j + 1] - d0):
         dof = d0 + k
         ke = joint_target_ke[dof]
         kd = joint_target_kd[dof]
-        if dof_is_kinematic[dof] != 0 or not (ke > 0.0 or kd > 0.0):
+        if m.dof_is_kinematic[dof] != 0 or not (ke > 0.0 or kd > 0.0):
             continue
-        r = reserve_rows(rows, world, FAMILY_ARTICULATED, 1, global_entry)
+        r = reserve_rows(rows, owner[1], FAMILY_ARTICULATED, 1, owner[2])
         if r < 0:
             continue  # not applied; the world is flagged
         q_t = float(0.0)
@@ -91,15 +75,15 @@ def _drive_rows(
         if control_target_qd:
             qd_t = control_target_qd[dof]
         gain = dt * ke + kd  # [N·s/m or N·m·s/rad]
-        target = (ke * (q_t - joint_q[joint_q_start[j] + k]) + kd * qd_t) / gain
+        target = (ke * (q_t - joint_q[m.joint_q_start[j] + k]) + kd * qd_t) / gain
         bound = wp.max(joint_effort_limit[dof], 0.0) * dt
-        write_dof_row(rows, r, art_dof_start[art], art_dof_count[art], art_mass_start[art], dof, 1.0, ROW_DRIVE,
+        write_dof_row(rows, r, m.art_dof_start[art], m.art_dof_count[art], m.art_mass_start[art], dof, 1.0, ROW_DRIVE,
                       target, target, bound, 1.0 / (dt * gain))
 
 
 def build_drive_rows(solver, joint_q, control, dt: float) -> None:
     """Launch :func:`_drive_rows` over every joint (``drive_mode="rows"`` only)."""
-    core, model = solver.core, solver.model
+    model = solver.model
     if not model.joint_count:
         return
     wp.launch(
@@ -107,21 +91,11 @@ def build_drive_rows(solver, joint_q, control, dt: float) -> None:
         dim=model.joint_count,
         inputs=[
             float(dt),
-            model.joint_type,
-            model.joint_articulation,
-            model.joint_q_start,
-            model.joint_qd_start,
+            joint_row_model(solver),
             model.joint_target_q_start,
             model.joint_target_ke,
             model.joint_target_kd,
             model.joint_effort_limit,
-            core.plan.dof_start,
-            core.plan.dof_count_per_articulation,
-            core.plan.mass_start,
-            solver.tables.articulation_row_world,
-            solver.tables.articulation_is_global,
-            solver.tables.dof_is_kinematic,
-            core.plan.joints.articulation_skip,
             joint_q,
             control.joint_target_q,
             control.joint_target_qd,

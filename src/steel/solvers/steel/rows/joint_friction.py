@@ -43,7 +43,7 @@ from ....articulation import eval_body_parent_f
 from ....articulation.checks import joint_name
 from ....articulation.kinematics import JOINT_BALL, JOINT_D6, JOINT_PRISMATIC, JOINT_REVOLUTE
 from ..data import FAMILY_ARTICULATED, ROW_BOX, RowBuffers
-from .common import reserve_rows, write_dof_row
+from .common import JointRowModel, reserve_rows, write_dof_row
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -99,67 +99,47 @@ def _valid(value: float):
     return wp.isfinite(value) and value >= 0.0
 
 
-@wp.kernel
-def _friction_rows(
-    # Options:
+@wp.func(inline=True)
+def friction_rows_of_joint(
+    m: JointRowModel,
+    rows: RowBuffers,
+    j: int,
+    owner: wp.vec3i,
     dt: float,
     use_load: int,
-    # Model:
-    joint_type: wp.array[int],
-    joint_articulation: wp.array[int],
-    joint_world: wp.array[int],
-    joint_qd_start: wp.array[int],
     joint_child: wp.array[int],
     joint_friction: wp.array[float],
     load_coefficient: wp.array[float],
-    # Plan and solver tables:
-    art_dof_start: wp.array[int],
-    art_dof_count: wp.array[int],
-    art_mass_start: wp.array[int],
-    art_row_world: wp.array[wp.int32],
-    art_is_global: wp.array[wp.int32],
-    dof_is_kinematic: wp.array[wp.int32],
-    articulation_skip: wp.array[wp.int32],
-    # Data in: the wrench each body receives through its joint under the free dynamics [N, N·m].
     body_load_f: wp.array[wp.spatial_vector],
-    # Data out (reserved rows and their accounting):
-    rows: RowBuffers,
 ):
-    j = wp.tid()  # one thread per joint
-    art = joint_articulation[j]
-    jtype = joint_type[j]
-    world = wp.max(joint_world[j], 0)
-    global_entry = int(-1)
-    if art >= 0:
-        world = int(art_row_world[art])
-        if art_is_global[art] != 0:
-            global_entry = rows.constraint_overflow.shape[0] - 1
-    if art >= 0 and articulation_skip[art] != 0:
-        return  # a sleeping island's rows are skipped (sleeping.py)
+    """The friction rows of joint ``j`` (``owner`` from :func:`~.common.joint_row_owner`); ``body_load_f`` is
+    the wrench each body receives through its joint under the free dynamics [N, N·m]."""
+    art = owner[0]
+    jtype = m.joint_type[j]
     eligible = art >= 0 and (jtype == JOINT_PRISMATIC or jtype == JOINT_REVOLUTE or jtype == JOINT_BALL
                              or jtype == JOINT_D6)
     load = float(0.0)
     if eligible and use_load != 0:
         w = body_load_f[joint_child[j]]
         load = wp.length(wp.spatial_top(w)) + wp.length(wp.spatial_bottom(w))
-    for dof in range(joint_qd_start[j], joint_qd_start[j + 1]):
+    for dof in range(m.joint_qd_start[j], m.joint_qd_start[j + 1]):
         friction = joint_friction[dof]
         c = float(0.0)
         if use_load != 0:
             c = load_coefficient[dof]
         if not (_valid(friction) and _valid(c)) or (not eligible and (friction != 0.0 or c != 0.0)):
-            rows.constraint_overflow[world] = True  # invalid input: no row, the world is flagged
-            if global_entry >= 0:
-                rows.constraint_overflow[global_entry] = True
+            rows.constraint_overflow[owner[1]] = True  # invalid input: no row, the world is flagged
+            if owner[2] >= 0:
+                rows.constraint_overflow[owner[2]] = True
             continue
         bound = friction + c * load
-        if not eligible or bound <= 0.0 or dof_is_kinematic[dof] != 0:
+        if not eligible or bound <= 0.0 or m.dof_is_kinematic[dof] != 0:
             continue
-        r = reserve_rows(rows, world, FAMILY_ARTICULATED, 1, global_entry)
+        r = reserve_rows(rows, owner[1], FAMILY_ARTICULATED, 1, owner[2])
         if r < 0:
             continue
-        write_dof_row(rows, r, art_dof_start[art], art_dof_count[art], art_mass_start[art], dof, 1.0, ROW_BOX, 0.0,
-                      0.0, bound * dt, 0.0)
+        write_dof_row(rows, r, m.art_dof_start[art], m.art_dof_count[art], m.art_mass_start[art], dof, 1.0, ROW_BOX,
+                      0.0, 0.0, bound * dt, 0.0)
 
 
 @wp.kernel
@@ -214,44 +194,17 @@ class JointFriction:
                                          f"only on PRISMATIC, REVOLUTE, BALL and D6 joints of an articulation, "
                                          f"got {v!r}")
 
-    def build(self, solver, state_in, dt: float) -> None:
-        """Rows of this step; with load coefficients, first the loads under the free dynamics."""
+    def prepare(self, solver, state_in, dt: float):
+        """``(coefficients, body_load_f)`` for this step's rows: with load coefficients, first the loads under
+        the free dynamics (two launches); the rows themselves are built by :mod:`.joint_rows`."""
         model = self.model
-        if not model.joint_count:
-            return
-        coefficient = self._zero
-        if self.use_load:
-            coefficient = self._coefficients()
-            if coefficient is None or coefficient.shape != (model.joint_dof_count,):
-                raise ValueError(f"steel:{LOAD_ATTRIBUTE} must stay an array of one value per joint DOF "
-                                 f"({model.joint_dof_count})")
-            wp.launch(_free_accelerations, dim=model.joint_dof_count, inputs=[solver.qd, state_in.joint_qd, float(dt)],
-                      outputs=[self.qdd_free], device=model.device)
-            eval_body_parent_f(model, solver.core.plan, solver.core.data, state_in.body_q, self.qdd_free,
-                               self.body_load_f)
-        core = solver.core
-        wp.launch(
-            _friction_rows,
-            dim=model.joint_count,
-            inputs=[
-                float(dt),
-                int(self.use_load),
-                model.joint_type,
-                model.joint_articulation,
-                model.joint_world,
-                model.joint_qd_start,
-                model.joint_child,
-                model.joint_friction,
-                coefficient,
-                core.plan.dof_start,
-                core.plan.dof_count_per_articulation,
-                core.plan.mass_start,
-                solver.tables.articulation_row_world,
-                solver.tables.articulation_is_global,
-                solver.tables.dof_is_kinematic,
-            core.plan.joints.articulation_skip,
-                self.body_load_f,
-            ],
-            outputs=[solver.rows.buffers],
-            device=model.device,
-        )
+        if not self.use_load:
+            return self._zero, self.body_load_f
+        coefficient = self._coefficients()
+        if coefficient is None or coefficient.shape != (model.joint_dof_count,):
+            raise ValueError(f"steel:{LOAD_ATTRIBUTE} must stay an array of one value per joint DOF "
+                             f"({model.joint_dof_count})")
+        wp.launch(_free_accelerations, dim=model.joint_dof_count, inputs=[solver.qd, state_in.joint_qd, float(dt)],
+                  outputs=[self.qdd_free], device=model.device)
+        eval_body_parent_f(model, solver.core.plan, solver.core.data, state_in.body_q, self.qdd_free, self.body_load_f)
+        return coefficient, self.body_load_f
