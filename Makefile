@@ -16,6 +16,7 @@ $(STAMP): pyproject.toml | $(VENV)/bin/python
 
 demo: $(STAMP)
 	$(PY) -m steel.cli demo
+	$(PY) -m steel.examples towers_sleeping --quiet --throw-time 1.5 --num-frames 360
 
 test: $(STAMP)
 	$(PY) -m pytest -n 2 tests

@@ -22,6 +22,7 @@ TEST_RUNS = {
     "adaptive_collision": ["--test", "--num-frames", "30", "--launch-frame", "10"],
     "free_fall": ["--test", "--world-count", "2", "--num-frames", "20"],
     "avbd_stacks": ["--test", "--num-frames", "60"],
+    "towers_sleeping": ["--test", "--throw-time", "1.5", "--num-frames", "360"],  # asleep at 1.2 s and 5.0 s
 }
 
 

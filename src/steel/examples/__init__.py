@@ -12,4 +12,5 @@ EXAMPLES = {
     "adaptive_collision": "steel.examples.adaptive_collision",
     "free_fall": "steel.examples.free_fall",
     "avbd_stacks": "steel.examples.avbd_stacks",
+    "towers_sleeping": "steel.examples.towers_sleeping",
 }
