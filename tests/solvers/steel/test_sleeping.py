@@ -196,7 +196,8 @@ def test_reset_wakes(asleep_box):
 
 
 def test_notify_model_changed_wakes(asleep_box):
-    """E4: notify_model_changed wakes the islands (this version: every island)."""
+    """E4: notify_model_changed after a change of the box's mass wakes it."""
+    asleep_box.model.body_mass.assign(np.array([2.0], np.float32))
     asleep_box.solver.notify_model_changed(newton.ModelFlags.BODY_PROPERTIES)
     assert asleep_box.step().all()
 
@@ -476,3 +477,52 @@ def test_tutorial_scene_sleeps_at_the_same_step_in_the_same_state_run_to_run():
         outcomes.append((sim.steps, digest.hexdigest()))
     assert outcomes[0] == outcomes[1]
     assert 600 <= outcomes[0][0] <= 900  # [steps of 1/600 s] the towers land, settle, then stay quiet 0.5 s
+
+
+# -- notify_model_changed: arrays are diffed ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(("flag", "array", "index", "value"), [
+    ("BODY_INERTIAL_PROPERTIES", "body_mass", 1, 2.0),
+    ("JOINT_DOF_PROPERTIES", "joint_armature", 6, 0.01),
+    ("SHAPE_PROPERTIES", "shape_material_mu", 1, 0.9),
+])
+def test_notify_model_changed_wakes_only_the_changed_island(flag, array, index, value):
+    """E4: notify_model_changed wakes the island whose body, DOF or shape array changed (here box 1's),
+    not the other; the same notify without a change wakes nothing."""
+    sim = Sim(two_boxes())
+    sim.step_until_asleep()
+    flags = getattr(newton.ModelFlags, flag)
+    sim.solver.notify_model_changed(flags)
+    assert not sim.step().any()
+    values = getattr(sim.model, array).numpy().copy()
+    values[index] = value
+    getattr(sim.model, array).assign(values)
+    sim.solver.notify_model_changed(flags)
+    assert sim.step().tolist() == [False, True]
+
+
+@pytest.mark.parametrize("change", ["ground friction", "MODEL_PROPERTIES"])
+def test_notify_model_changed_of_static_geometry_or_other_flags_wakes_every_island(change):
+    """E4: a changed static shape (the ground's mu: what rests on it is not tracked) or a flag
+    without diffed arrays wakes every island."""
+    sim = Sim(two_boxes())
+    sim.step_until_asleep()
+    if change == "ground friction":
+        mu = sim.model.shape_material_mu.numpy().copy()
+        mu[2] = 0.1  # shape 2: the ground plane
+        sim.model.shape_material_mu.assign(mu)
+        sim.solver.notify_model_changed(newton.ModelFlags.SHAPE_PROPERTIES)
+    else:
+        sim.solver.notify_model_changed(newton.ModelFlags.MODEL_PROPERTIES)
+    assert sim.step().all()
+
+
+def test_notify_model_changed_rejects_a_resized_array():
+    """E4: a replaced array with a different entity count is a ValueError naming it, nothing woken."""
+    sim = Sim(two_boxes())
+    sim.step_until_asleep()
+    sim.model.body_mass = wp.zeros(3, dtype=float, device="cpu")
+    with pytest.raises(ValueError, match="body_mass"):
+        sim.solver.notify_model_changed(newton.ModelFlags.BODY_INERTIAL_PROPERTIES)
+    assert sim.solver.sleep.articulation_asleep.numpy().tolist() == [1, 1]

@@ -53,8 +53,8 @@ a launch packs a few arguments rather than twenty: on the CPU a launch's cost is
 packing; an all-asleep step of the tower scene is five launches (begin, two island passes,
 collect, publish).
 
-Wake events outside the step: :func:`wake_worlds` (``reset`` of its worlds) and :func:`wake_all`
-(``notify_model_changed``; the first version wakes every island rather than diffing arrays).
+Wake events outside the step: :func:`wake_worlds` (``reset`` of its worlds) and :func:`wake_changed`
+(``notify_model_changed``: only the articulations whose arrays changed, :mod:`.model_diff`).
 
 Invariants tests check: an asleep articulation's published ``body_q`` is bitwise constant; the
 fall-asleep step equals the float32 rule above; solving or skipping an asleep island's rows gives
@@ -73,6 +73,7 @@ import warp as wp
 import newton
 
 from .islands import Islands, label_islands, start_label
+from .model_diff import ModelSnapshot
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -179,6 +180,7 @@ class SleepState:
         body_art = plan.body_articulation_np if model.body_count else np.zeros(0, np.int32)
         responds = solver.tables.body_responds_np
         self.islands = Islands(wp.array(_fixed_base(model, plan, responds), dtype=wp.int32, device=dev), dev)
+        self.snapshot = ModelSnapshot(solver, _dof_articulation(model), _coord_articulation(model))
         # Stand-ins for absent optional inputs (gravity, body_f, joint_f) and outputs, never read or written:
         self.no_float = wp.zeros(1, dtype=float, device=dev)
         self.no_vec3 = wp.zeros(1, dtype=wp.vec3, device=dev)
@@ -374,9 +376,29 @@ def wake_worlds(solver, sleep: SleepState, mask) -> None:
 
 
 def wake_all(sleep: SleepState) -> None:
-    """``notify_model_changed`` (first version: any flag) and a full ``reset``: every island wakes."""
+    """A full ``reset``, and a ``notify_model_changed`` that may have changed any island: every island wakes."""
     sleep.articulation_asleep.zero_()
     sleep.articulation_timer.zero_()
+
+
+def wake_changed(solver, sleep: SleepState, flags: int) -> None:
+    """``notify_model_changed(flags)``: wake the articulations whose flagged arrays changed
+    (:mod:`.model_diff`; their islands wake with them in the next step), or every island.
+
+    Raises:
+        ValueError: a flagged array was replaced by one with a different entity count (before
+            anything changes).
+    """
+    changed = sleep.snapshot.changed(int(flags))
+    if changed is None:
+        wake_all(sleep)
+        return
+    if len(changed):
+        asleep, timer = sleep.articulation_asleep.numpy(), sleep.articulation_timer.numpy()
+        asleep[changed] = 0
+        timer[changed] = 0.0
+        sleep.articulation_asleep.assign(asleep)
+        sleep.articulation_timer.assign(timer)
 
 
 # -- timers and the fall-asleep decision -------------------------------------------------------------

@@ -45,7 +45,8 @@ from .rows.shared_anchor import warn_shared_anchor_patches
 from .rows.torsion import check_torsion_options
 from .rows.velocity_limits import velocity_limits_fused
 from .rows.warmstart import check_contacts as check_warm_start_contacts
-from .sleeping import SleepState, check_sleeping_model, step_with_sleeping, wake_all, wake_worlds, write_body_awake
+from .sleeping import (SleepState, check_sleeping_model, step_with_sleeping, wake_changed, wake_worlds,
+                       write_body_awake)
 from .tables import SteelTables, cross_world_global_bodies
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
@@ -464,10 +465,17 @@ class SolverSteel(SolverBase, SteelCoupling):
     def notify_model_changed(self, flags, *, world_mask=None) -> None:
         """Re-read what ``flags`` names: body flags, inertias, armature, gains and the ``steel:`` attributes.
 
-        SHAPE_PROPERTIES re-validates the ``steel:`` shape attributes (see ``attributes.py``).
+        SHAPE_PROPERTIES re-validates the ``steel:`` shape attributes (see ``attributes.py``). With
+        ``enable_sleeping``, only the islands whose flagged arrays changed wake (``model_diff.py``).
+
+        Raises:
+            ValueError: with ``enable_sleeping``, a flagged array was replaced by one with another
+                entity count (before anything changes).
         """
         del world_mask
         flags = int(flags)
+        if self.sleep is not None:
+            wake_changed(self, self.sleep, flags)  # sleeping.py: the islands whose arrays changed (host read)
         if flags & (int(newton.ModelFlags.BODY_PROPERTIES) | int(newton.ModelFlags.JOINT_DOF_PROPERTIES)):
             self.tables.refresh()
         if flags & int(newton.ModelFlags.BODY_PROPERTIES):
@@ -479,7 +487,6 @@ class SolverSteel(SolverBase, SteelCoupling):
             self.joint_friction.check()
         if self.sleep is not None:
             self.sleep.refresh(self)
-            wake_all(self.sleep)  # every island wakes; diffing the changed arrays is later work
         self._refresh_mass_matrix = True
 
     def _check_step(self, contacts, dt) -> None:
