@@ -12,6 +12,7 @@ import newton
 from newton.solvers import SolverBase
 
 from ..inputs import check_state
+from .coupling import BodyParticleCoupling, check_coupling_options, coupled_bodies
 from .collision import Frequency, Slot, check_pipeline, check_schedule_change, contacts_before_step, detect_after_init
 from .options import SIGNATURE, build_options
 from .particles.contacts import prepare_contacts
@@ -19,7 +20,7 @@ from .particles.data import ParticleWork
 from .particles.finish import finish_particles
 from .particles.predict import predict_particles
 from .particles.self_contact import SelfContact
-from .particles.solve import solve_particles
+from .particles.solve import solve_particles, sweep_particles
 from .particles.solve_tile import active_families, tile_solve_pays_off
 from .reset import check_world_mask, reset_bodies
 from .rigid.attributes import JointSlot, check_joint_slot, register_vbd_attributes
@@ -48,8 +49,8 @@ class SolverVBD(SolverBase):
 
     The constructor takes the seed revision's options (all keyword-only, same names and defaults;
     ``inspect.signature`` shows them) and accepts the later revision's spellings as aliases (see
-    :mod:`steel.solvers.vbd.options`). Built so far: the particle solve, rigid joints and body–body
-    contacts (no body–particle coupling).
+    :mod:`steel.solvers.vbd.options`). Built so far: the particle solve, rigid joints, body–body
+    contacts and two-way body–particle contacts.
 
     * ``particle_enable_tile_solve`` (default True) runs the vertex step with one block of threads
       per vertex splitting its elements (:mod:`steel.solvers.vbd.particles.solve_tile`), specialized
@@ -64,10 +65,12 @@ class SolverVBD(SolverBase):
       a 6x6 Newton step per body over ``model.body_color_groups`` with BALL, FIXED, REVOLUTE,
       PRISMATIC and D6 joints as hard (augmented-Lagrangian) or soft slots, drives and limits.
       Body–body contacts from the step's ``Contacts`` are hard (augmented Lagrangian) or soft
-      (penalty) with smoothed Coulomb friction (:mod:`steel.solvers.vbd.rigid.contacts`). A dynamic
-      body whose shapes collide with particles raises ``NotImplementedError``. Static shapes and
-      kinematic bodies pass from ``state_in`` to ``state_out`` unchanged; with
-      ``integrate_with_external_rigid_solver=True`` no body is moved.
+      (penalty) with smoothed Coulomb friction (:mod:`steel.solvers.vbd.rigid.contacts`). Particles
+      touching a dynamic body push it back in the same solve: each iteration sweeps the particle
+      colours, then the body colours, the body's 6x6 block taking the reactions of its particle
+      contacts (:mod:`steel.solvers.vbd.coupling`). Static shapes and kinematic bodies pass from
+      ``state_in`` to ``state_out`` unchanged; with ``integrate_with_external_rigid_solver=True`` no
+      body is moved.
 
     Args:
         model: a finalized :class:`newton.Model`; with particles it must be coloured
@@ -77,8 +80,8 @@ class SolverVBD(SolverBase):
         ValueError: a model with particles but no ``particle_color_groups``; an invalid option value
             or one option under both of its spellings (the message names it).
         TypeError: an unknown option or a value of the wrong type.
-        NotImplementedError: a dynamic body's shape that collides with particles, an unsupported joint
-            (named), or a later-revision option selecting an unbuilt feature.
+        NotImplementedError: an unsupported joint (named), a penalty ramp (linear beta > 0) with
+            particles touching dynamic bodies, or a later-revision option selecting an unbuilt feature.
     """
 
     JointSlot = JointSlot
@@ -126,6 +129,8 @@ class SolverVBD(SolverBase):
         ``rigid_contact_k_start`` [N/m] (ramp seed), ``rigid_body_contact_buffer_size`` (64, contacts
         per body; more are dropped and counted, :meth:`check_rigid_contact_overflow`),
         ``rigid_contact_history`` (False; restores λ and k through ``Contacts.rigid_contact_match_index``).
+        ``rigid_body_particle_contact_buffer_size`` (256): particle contacts listed per coupled body; a body
+        with more scans every record instead (none lost; counted, :meth:`check_body_particle_contact_overflow`).
         ``rigid_contact_stick_*`` are validated and kept: sticky anchors and the deadzone snap are not built.
         ``deterministic`` (None) is validated and kept: on the CPU every step repeats bitwise; on CUDA
         the order in which a particle's shape contacts are filed (atomic slots) can vary, and with it
@@ -141,6 +146,7 @@ class SolverVBD(SolverBase):
         opts, extras = build_options(**options)  # validate everything before allocating anything
         check_pipeline(extras.get("collision_pipeline"))
         _check_model(model, opts.integrate_with_external_rigid_solver)
+        check_coupling_options(model, opts, dynamic_bodies(model))
         super().__init__(model, **{k: extras[k] for k in _BASE_OPTIONS if k in extras})
         self.options = opts
         self.extras = extras
@@ -152,11 +158,21 @@ class SolverVBD(SolverBase):
         self._tile_families = active_families(self.work.elements) if tile else None
         rigid = not opts.integrate_with_external_rigid_solver and dynamic_bodies(model).any()
         self.rigid = RigidWork(model, opts) if rigid else None
+        self.coupling = self._coupling()
         # Body poses at the end of the last step, i.e. the next step's previous poses (for
         # collect_rigid_contact_forces: snapshot before step()).
         self.body_q_prev = wp.clone(model.body_q) if model.body_count else None
 
     __init__.__signature__ = SIGNATURE
+
+    def _coupling(self):
+        """Per-body lists of the two-way body–particle contacts, or None when no particle can touch a dynamic body."""
+        if self.rigid is None or self.work is None:
+            return None
+        coupled = coupled_bodies(self.model, self.rigid.dynamic)
+        if not coupled.any():
+            return None
+        return BodyParticleCoupling(self.model, coupled, self.options.rigid_body_particle_contact_buffer_size)
 
     supports_collision_pipeline = True  # a solver-owned newton.CollisionPipeline (see .collision)
 
@@ -216,16 +232,29 @@ class SolverVBD(SolverBase):
         check_state(model, state_in, "state_in", particles=True)
         check_state(model, state_out, "state_out", particles=True)
         contacts = contacts_before_step(self, state_in, contacts, dt)
+        coupling = self.coupling
         if work is not None:
             predict_particles(model, state_in, state_out, work, dt)
             detect_after_init(self, state_in, state_out, dt)
-            prepare_contacts(model, state_in, state_out, contacts, work, dt, external)
+            prepare_contacts(model, state_in, state_out, contacts, work, dt, external, coupling)
             if self.self_contact is not None:
                 self.self_contact.begin_step(model, work.particle_q_prev, state_out.particle_q)
-            solve_particles(model, state_out, work, self.options.iterations, dt, self.self_contact,
-                            self._tile_families)
+            if coupling is None:
+                solve_particles(model, state_out, work, self.options.iterations, dt, self.self_contact,
+                                self._tile_families)
+                finish_particles(model, state_out, work, dt)
+        if coupling is not None:
+            # Two-way coupling: each iteration sweeps the particle colours, then the body colours.
+            coupling.bind(work, state_out, contacts)
+
+            def particle_sweep(iteration):
+                sweep_particles(model, state_out, work, iteration, dt, self.self_contact, self._tile_families)
+
+            step_rigid(model, state_in, state_out, control, self.rigid, self.options.iterations, dt, contacts,
+                       coupling.data, particle_sweep)
             finish_particles(model, state_out, work, dt)
-        if self.rigid is not None:
+            wp.copy(self.body_q_prev, state_out.body_q)
+        elif self.rigid is not None:
             step_rigid(model, state_in, state_out, control, self.rigid, self.options.iterations, dt, contacts)
             wp.copy(self.body_q_prev, state_out.body_q)
         elif model.body_count and not external and state_out is not state_in:
@@ -320,6 +349,19 @@ class SolverVBD(SolverBase):
                           "rigid_body_contact_buffer_size", newton.NewtonWarning, stacklevel=2)
         return dropped
 
+    def check_body_particle_contact_overflow(self) -> int:
+        """Body–particle contacts filed past a body's list so far; warns when nonzero (reads the device).
+
+        None is lost: a body whose list is full scans every soft-contact record for its own that step,
+        which costs time; raise ``rigid_body_particle_contact_buffer_size`` to avoid the scan.
+        """
+        extra = 0 if self.coupling is None else self.coupling.check_overflow()
+        if extra:
+            warnings.warn(f"SolverVBD: {extra} body–particle contacts did not fit their bodies' lists (applied through "
+                          "a slower scan); raise rigid_body_particle_contact_buffer_size", newton.NewtonWarning,
+                          stacklevel=2)
+        return extra
+
     # -- self-contact -------------------------------------------------------------------------------
 
     def rebuild_bvh(self, state) -> None:
@@ -376,22 +418,24 @@ class SolverVBD(SolverBase):
         Particle masses, flags, element materials and contact materials, body masses and inertias, and
         joint drive and limit gains are read from the model's arrays every step, so in-place edits act
         at the next step without a notification. A rebuild keeps the joints' hard/soft modes and starts
-        the rigid history cold.
+        the rigid history cold; it also re-derives which bodies are coupled to particles.
         """
         flags, mf = int(flags), newton.ModelFlags
         body = flags & (int(mf.BODY_PROPERTIES) | int(mf.BODY_INERTIAL_PROPERTIES))
         joint = flags & int(mf.JOINT_PROPERTIES)
         if body:
             _check_model(self.model, self.options.integrate_with_external_rigid_solver)
+            check_coupling_options(self.model, self.options, dynamic_bodies(self.model))
         if (body or joint) and not self.options.integrate_with_external_rigid_solver:
             modes = self.rigid.joints.hard.numpy() if self.rigid is not None else None
             self.rigid = RigidWork(self.model, self.options) if dynamic_bodies(self.model).any() else None
+            self.coupling = self._coupling()
             if self.rigid is not None and modes is not None and self.rigid.joint_count:
                 self.rigid.joints.hard.assign(modes)
 
 
 def _check_model(model, external_bodies: bool) -> None:
-    """Refuse what the solve cannot run: uncoloured particles or bodies, body–particle coupling."""
+    """Refuse what the solve cannot run: uncoloured particles or bodies."""
     if model.particle_count and not model.particle_color_groups:
         raise ValueError(
             "SolverVBD requires particle coloring: model.particle_color_groups is empty; call builder.color() "

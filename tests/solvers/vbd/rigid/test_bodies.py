@@ -116,23 +116,6 @@ def test_colliding_dynamic_shapes_are_accepted():
     assert SolverVBD(b.finalize(device="cpu")).rigid.contacts is not None
 
 
-def test_particles_touching_a_dynamic_body_raise_until_coupling_exists():
-    """A dynamic body whose shape collides with particles raises NotImplementedError (the body would feel nothing)."""
-    def model(collide_particles):
-        b = newton.ModelBuilder()
-        body = b.add_body(xform=wp.transform((0, 0, 1), wp.quat_identity()))
-        cfg = newton.ModelBuilder.ShapeConfig(has_shape_collision=False, has_particle_collision=collide_particles)
-        b.add_shape_sphere(body, radius=0.1, cfg=cfg)
-        b.add_particle((0, 0, 0.5), (0, 0, 0), 0.1)
-        b.color()
-        return b.finalize(device="cpu")
-
-    with pytest.raises(NotImplementedError, match="body.particle coupling"):
-        SolverVBD(model(True))
-    SolverVBD(model(False))  # no particle collision: nothing to couple
-    SolverVBD(model(True), integrate_with_external_rigid_solver=True)  # one-way, as asked for
-
-
 def test_kinematic_and_external_bodies_are_not_moved():
     """A kinematic body keeps its pose; with integrate_with_external_rigid_solver no body is touched."""
     b = newton.ModelBuilder()

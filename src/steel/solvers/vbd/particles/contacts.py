@@ -2,17 +2,19 @@
 
 Contacts come from ``newton.CollisionPipeline`` (``contacts.soft_contact_*``): one record per
 (particle, shape) pair near each other, with the point on the shape in the body frame and the
-normal pointing out of the shape. Static shapes (body ``-1``) and kinematic bodies are supported;
-bodies VBD would have to integrate (dynamic ones) are refused by the solver (part 2). Edge and face
-records of full-surface contacts (``soft_contact_particle == -1``) are not consumed here.
+normal pointing out of the shape. Edge and face records of full-surface contacts
+(``soft_contact_particle == -1``) are not consumed here.
 
 ``prepare_contacts`` (one launch per step) turns each record into world-space data and files it in
 its particle's list (``PARTICLE_CONTACT_CAPACITY`` slots; more than that in one step are dropped and
 counted in ``contact_overflow``). Per contact ``c``:
 
-* the shape point at the end of the step ``p_c`` [m] and normal ``n_c``: the body's pose in
-  ``state_in`` moved by its velocity over ``dt`` (with an external rigid solver, the poses of
-  ``state_in`` and ``state_out``, as the reference documents for one-way coupling);
+* the shape point at the end of the step ``p_c`` [m] and normal ``n_c``. On static shapes and
+  kinematic bodies: the body's pose in ``state_in`` moved by its velocity over ``dt`` (with an external
+  rigid solver, the poses of ``state_in`` and ``state_out``, as the reference documents for one-way
+  coupling). On a body VBD integrates (two-way coupling, :mod:`..coupling`) the point and normal
+  follow the body's current iterate instead: the record keeps them in the body frame and
+  :func:`contact_frame` places them with ``ContactData.body_q`` at every vertex visit;
 * the shape point's displacement over the step ``du_c`` [m], the frame friction is relative to;
 * the material: stiffness and damping are the arithmetic means of ``model.soft_contact_ke/kd`` and
   the shape's ``shape_material_ke/kd``, the friction coefficient the geometric mean
@@ -42,6 +44,41 @@ wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint 
 PARTICLE_CONTACT_CAPACITY = 8  # shape contacts one particle can use in one step
 
 
+@wp.struct
+class ContactData:
+    """This step's particle–shape contacts, filed per particle by :func:`prepare_contacts`.
+
+    ``body[c] >= 0`` marks a contact on a body VBD integrates: ``point``/``normal`` are then in that
+    body's frame and ``disp`` holds the shape point's world position at the step's start [m]
+    (:func:`contact_frame` turns them into world data at ``body_q``, the current iterate).
+    """
+
+    particle_contact_count: wp.array[wp.int32]
+    particle_contact: wp.array2d[wp.int32]
+    body: wp.array[wp.int32]
+    point: wp.array[wp.vec3]
+    normal: wp.array[wp.vec3]
+    disp: wp.array[wp.vec3]
+    material: wp.array[wp.vec4]
+    body_q: wp.array[wp.transform]
+    friction_epsilon: float
+
+
+@wp.func
+def contact_frame(cd: ContactData, c: int):
+    """World shape point at the end of the step [m], normal and the point's displacement over the step [m].
+
+    A contact on a coupled body is placed at the body's current pose ``cd.body_q``: the point moves
+    with the body, the normal turns with it, and the displacement is measured from the step's start.
+    """
+    b = cd.body[c]
+    if b < 0:
+        return cd.point[c], cd.normal[c], cd.disp[c]
+    X = cd.body_q[b]
+    point = wp.transform_point(X, cd.point[c])
+    return point, wp.quat_rotate(wp.transform_get_rotation(X), cd.normal[c]), point - cd.disp[c]
+
+
 @wp.kernel
 def _prepare_contacts(
     # Model:
@@ -57,6 +94,7 @@ def _prepare_contacts(
     soft_mu: float,
     dt: float,
     external_bodies: int,
+    coupled: wp.array[wp.int32],
     # Contacts:
     contact_count: wp.array[wp.int32],
     contact_particle: wp.array[int],
@@ -70,24 +108,55 @@ def _prepare_contacts(
     # Data out:
     particle_contact_count: wp.array[wp.int32],
     particle_contact: wp.array2d[wp.int32],
+    contact_body_out: wp.array[wp.int32],
     contact_point_out: wp.array[wp.vec3],
     contact_normal_out: wp.array[wp.vec3],
     contact_disp_out: wp.array[wp.vec3],
     contact_material_out: wp.array[wp.vec4],
     contact_overflow: wp.array[wp.int32],
+    body_contact_count: wp.array[wp.int32],
+    body_contact: wp.array2d[wp.int32],
+    body_contact_overflow: wp.array[wp.int32],
 ):
     c = wp.tid()  # one thread per soft-contact record
     if c >= contact_count[0]:
         return
+    contact_body_out[c] = -1  # every live record says whether it is coupled (a body's overflow scan reads it)
     p = contact_particle[c]
     shape = contact_shape[c]
     if p < 0 or shape < 0:
         return
+    slot = wp.atomic_add(particle_contact_count, p, 1)
+    if slot >= particle_contact.shape[1]:
+        wp.atomic_add(contact_overflow, 0, 1)
+        return
+    particle_contact[p, slot] = c
+    contact_material_out[c] = wp.vec4(
+        0.5 * (soft_ke + shape_ke[shape]),
+        0.5 * (soft_kd + shape_kd[shape]),
+        wp.sqrt(wp.max(soft_mu * shape_mu[shape], 0.0)),
+        particle_radius[p] + shape_margin[shape],
+    )
     body = shape_body[shape]
     local = contact_body_pos[c]
     point = local
     normal = contact_normal[c]
     disp = wp.vec3(0.0)
+    if body >= 0 and coupled[body] != 0:
+        # Body frame point and normal; disp holds the point's world position at the step's start.
+        X = body_q_in[body]
+        contact_body_out[c] = body
+        contact_point_out[c] = local
+        contact_normal_out[c] = wp.quat_rotate_inv(wp.transform_get_rotation(X), normal)
+        contact_disp_out[c] = wp.transform_point(X, local)
+        # The body gathers it too (only what its particle kept, so the pair stays equal and opposite);
+        # past its list's capacity the body scans every record instead (counted).
+        bslot = wp.atomic_add(body_contact_count, body, 1)
+        if bslot < body_contact.shape[1]:
+            body_contact[body, bslot] = c
+        else:
+            wp.atomic_add(body_contact_overflow, 0, 1)
+        return
     if body >= 0:
         X = body_q_in[body]
         point = wp.transform_point(X, local)
@@ -101,31 +170,31 @@ def _prepare_contacts(
             qd = body_qd_in[body]
             com = wp.transform_point(X, body_com[body])
             disp = dt * (wp.spatial_top(qd) + wp.cross(wp.spatial_bottom(qd), point - com))
-    slot = wp.atomic_add(particle_contact_count, p, 1)
-    if slot >= particle_contact.shape[1]:
-        wp.atomic_add(contact_overflow, 0, 1)
-        return
-    particle_contact[p, slot] = c
     contact_point_out[c] = point + disp
     contact_normal_out[c] = normal
     contact_disp_out[c] = disp
-    contact_material_out[c] = wp.vec4(
-        0.5 * (soft_ke + shape_ke[shape]),
-        0.5 * (soft_kd + shape_kd[shape]),
-        wp.sqrt(wp.max(soft_mu * shape_mu[shape], 0.0)),
-        particle_radius[p] + shape_margin[shape],
-    )
 
 
-def prepare_contacts(model, state_in, state_out, contacts, work, dt: float, external_bodies: bool) -> None:
-    """File this step's particle–shape contacts per particle (clears the lists first)."""
+def prepare_contacts(model, state_in, state_out, contacts, work, dt: float, external_bodies: bool,
+                     coupling=None) -> None:
+    """File this step's particle–shape contacts per particle (clears the lists first).
+
+    ``coupling`` (a :class:`..coupling.BodyParticleCoupling` or None) names the bodies VBD integrates:
+    their contacts follow the body's iterate and are filed in per-body lists too.
+    """
     work.particle_contact_count.zero_()
+    if coupling is not None:
+        coupling.begin_step()
     if contacts is None or contacts.soft_contact_max == 0:
         return
     work.ensure_contact_capacity(contacts.soft_contact_max)
+    if model.body_count:
+        # The vertex step places coupled contacts at the bodies' current iterate.
+        work.contact_data.body_q = state_out.body_q
     body_q_in = state_in.body_q if model.body_count else work.empty_transform
     body_qd_in = state_in.body_qd if model.body_count else work.empty_twist
     body_q_out = state_out.body_q if model.body_count else work.empty_transform
+    lists = coupling.lists() if coupling is not None else work.no_body_lists
     wp.launch(
         _prepare_contacts,
         dim=contacts.soft_contact_max,
@@ -133,11 +202,11 @@ def prepare_contacts(model, state_in, state_out, contacts, work, dt: float, exte
                 model.shape_material_kd, model.shape_material_mu,
                 model.body_com if model.body_count else work.empty_vec3,
                 float(model.soft_contact_ke), float(model.soft_contact_kd), float(model.soft_contact_mu), float(dt),
-                int(external_bodies),
+                int(external_bodies), lists[0],
                 contacts.soft_contact_count, contacts.soft_contact_particle, contacts.soft_contact_shape,
                 contacts.soft_contact_body_pos, contacts.soft_contact_normal, body_q_in, body_qd_in, body_q_out],
-        outputs=[work.particle_contact_count, work.particle_contact, work.contact_point, work.contact_normal,
-                 work.contact_disp, work.contact_material, work.contact_overflow],
+        outputs=[work.particle_contact_count, work.particle_contact, work.contact_body, work.contact_point,
+                 work.contact_normal, work.contact_disp, work.contact_material, work.contact_overflow, *lists[1:]],
         device=model.device,
     )
 

@@ -10,9 +10,11 @@ particle_qd_last         the previous step's input velocity ``v_{t-1}`` [m/s]   
 particle_has_last        1 once ``particle_qd_last`` holds a velocity, else 0          (particle,)
 particle_contact_count   shape contacts filed for each particle this step             (particle,)
 particle_contact         their contact record indices                                 (particle, capacity)
-contact_point            shape point at the end of the step, world [m]                (soft_contact_max,)
-contact_normal           contact normal out of the shape, world                       (soft_contact_max,)
-contact_disp             shape point's displacement over the step [m]                 (soft_contact_max,)
+contact_body             coupled body the contact is on (VBD moves it), else -1       (soft_contact_max,)
+contact_point            shape point at the step's end, world [m]; coupled: body frame (soft_contact_max,)
+contact_normal           contact normal out of the shape, world; coupled: body frame  (soft_contact_max,)
+contact_disp             shape point's displacement over the step [m]; coupled: its   (soft_contact_max,)
+                         world position at the step's start [m]
 contact_material         (ke [N/m], kd [N·s/m], mu, particle radius + shape margin)   (soft_contact_max,)
 contact_overflow         contacts dropped because a particle's list was full          (1,)
 =======================  ==========================================================  ======================
@@ -23,8 +25,8 @@ from __future__ import annotations
 import warp as wp
 
 from .adjacency import build_element_adjacency, tet_rest_volumes
-from .contacts import PARTICLE_CONTACT_CAPACITY
-from .solve import ContactData, ElementData
+from .contacts import PARTICLE_CONTACT_CAPACITY, ContactData
+from .solve import ElementData
 
 
 def _or_empty(arr, dtype, device, ndim: int = 1, width: int = 1):
@@ -52,6 +54,10 @@ class ParticleWork:
         self.empty_transform = wp.zeros(1, dtype=wp.transform, device=dev)
         self.empty_twist = wp.zeros(1, dtype=wp.spatial_vector, device=dev)
         self.empty_vec3 = wp.zeros(1, dtype=wp.vec3, device=dev)
+        # Without two-way coupling: no body is coupled, and the per-body lists are placeholders.
+        self.no_body_lists = (wp.zeros(max(int(model.body_count), 1), dtype=wp.int32, device=dev),
+                              wp.zeros(1, dtype=wp.int32, device=dev), wp.zeros((1, 1), dtype=wp.int32, device=dev),
+                              wp.zeros(1, dtype=wp.int32, device=dev))
         self.contact_capacity = 0
         self.friction_epsilon = float(friction_epsilon)
         # First iterate of a step: (False, default) the inertial target y, where newton.solvers.SolverVBD
@@ -63,6 +69,7 @@ class ParticleWork:
     def _allocate_contacts(self, capacity: int) -> None:
         dev = self.device
         self.contact_capacity = capacity
+        self.contact_body = wp.full(capacity, -1, dtype=wp.int32, device=dev)
         self.contact_point = wp.zeros(capacity, dtype=wp.vec3, device=dev)
         self.contact_normal = wp.zeros(capacity, dtype=wp.vec3, device=dev)
         self.contact_disp = wp.zeros(capacity, dtype=wp.vec3, device=dev)
@@ -70,6 +77,8 @@ class ParticleWork:
         data = ContactData()
         data.particle_contact_count = self.particle_contact_count
         data.particle_contact = self.particle_contact
+        data.body = self.contact_body
+        data.body_q = self.empty_transform  # the step's body iterate when the model has bodies
         data.point = self.contact_point
         data.normal = self.contact_normal
         data.disp = self.contact_disp

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from .contacts import contact_force_hessian
+from .contacts import ContactData, contact_force_hessian, contact_frame
 from .elastic import bending_force_hessian, spring_force_hessian, tet_force_hessian
 from .elastic import triangle_snh_force_hessian as triangle_force_hessian  # the membrane law Newton uses
 from .predict import particle_is_free
@@ -69,19 +69,6 @@ class ElementData:
     tet_entry: wp.array[wp.int32]
     spring_start: wp.array[wp.int32]
     spring_entry: wp.array[wp.int32]
-
-
-@wp.struct
-class ContactData:
-    """This step's particle–shape contacts, filed per particle by :func:`.contacts.prepare_contacts`."""
-
-    particle_contact_count: wp.array[wp.int32]
-    particle_contact: wp.array2d[wp.int32]
-    point: wp.array[wp.vec3]
-    normal: wp.array[wp.vec3]
-    disp: wp.array[wp.vec3]
-    material: wp.array[wp.vec4]
-    friction_epsilon: float
 
 
 @wp.func
@@ -189,8 +176,9 @@ def finish_vertex_step(
     count = wp.min(contacts.particle_contact_count[i], contacts.particle_contact.shape[1])
     for k in range(count):
         c = contacts.particle_contact[i, k]
-        fc, hc = contact_force_hessian(x, x_prev, contacts.point[c], contacts.normal[c], contacts.disp[c],
-                                       contacts.material[c], contacts.friction_epsilon, dt)
+        point, normal, disp = contact_frame(contacts, c)
+        fc, hc = contact_force_hessian(x, x_prev, point, normal, disp, contacts.material[c],
+                                       contacts.friction_epsilon, dt)
         f += fc
         h += hc
     fs, hs = self_contact_force_hessian(i, self_contacts, particle_q, particle_q_prev, dt)
@@ -235,21 +223,26 @@ def solve_particles(model, state_out, work, iterations: int, dt: float, self_con
     cadence names and adds its forces and truncation to every vertex step. ``tile_families`` (the
     flags of :func:`.solve_tile.active_families`) selects the tile kernel, bitwise equal to this one.
     """
+    for iteration in range(iterations):
+        sweep_particles(model, state_out, work, iteration, dt, self_contact, tile_families)
+
+
+def sweep_particles(model, state_out, work, iteration: int, dt: float, self_contact=None, tile_families=None) -> None:
+    """Iteration ``iteration`` of :func:`solve_particles`: one pass over every particle colour."""
     dev = model.device
     sc_data = self_contact.data if self_contact is not None else disabled_self_contact(dev)
     if tile_families is not None:
         from .solve_tile import launch_solve_colour_tile  # noqa: PLC0415 (it imports this module)
-    for iteration in range(iterations):
-        if self_contact is not None:
-            self_contact.before_iteration(state_out.particle_q, iteration)
-        for group in model.particle_color_groups:
-            if group.shape[0] == 0:
-                continue
-            wp.copy(work.particle_q_colour, state_out.particle_q)
-            inputs = [model.particle_flags, model.particle_mass, model.particle_inv_mass, work.elements,
-                      work.contact_data, sc_data, group, float(dt), work.particle_q_prev, work.particle_inertia,
-                      work.particle_q_colour]
-            if tile_families is not None:
-                launch_solve_colour_tile(tile_families, inputs, state_out.particle_q, group, dev)
-            else:
-                wp.launch(_solve_color, dim=group.shape[0], inputs=inputs, outputs=[state_out.particle_q], device=dev)
+    if self_contact is not None:
+        self_contact.before_iteration(state_out.particle_q, iteration)
+    for group in model.particle_color_groups:
+        if group.shape[0] == 0:
+            continue
+        wp.copy(work.particle_q_colour, state_out.particle_q)
+        inputs = [model.particle_flags, model.particle_mass, model.particle_inv_mass, work.elements,
+                  work.contact_data, sc_data, group, float(dt), work.particle_q_prev, work.particle_inertia,
+                  work.particle_q_colour]
+        if tile_families is not None:
+            launch_solve_colour_tile(tile_families, inputs, state_out.particle_q, group, dev)
+        else:
+            wp.launch(_solve_color, dim=group.shape[0], inputs=inputs, outputs=[state_out.particle_q], device=dev)

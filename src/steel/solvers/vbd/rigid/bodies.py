@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from ..coupling import ParticleContactsOnBodies, particle_contacts_on_body
 from .contacts import ContactData, contact_force_on_body
 from .joints import JointData, joint_force_on_body, quat_exp, quat_log
 
@@ -126,6 +127,7 @@ def _solve_bodies(
     bd: BodyData,
     jd: JointData,
     cd: ContactData,
+    pc: ParticleContactsOnBodies,
     target_q: wp.array[wp.float32],
     target_qd: wp.array[wp.float32],
     joint_f: wp.array[wp.float32],
@@ -164,6 +166,13 @@ def _solve_bodies(
         h_ll = h_ll + ch_ll
         h_la = h_la + ch_la
         h_aa = h_aa + ch_aa
+    if pc.count[b] > 0:
+        pf_l, pf_a, ph_ll, ph_la, ph_aa = particle_contacts_on_body(pc, b, x, dt)
+        f_l = f_l + pf_l
+        f_a = f_a + pf_a
+        h_ll = h_ll + ph_ll
+        h_la = h_la + ph_la
+        h_aa = h_aa + ph_aa
     # 6x6 solve by the Schur complement on the (always SPD) linear block.
     a_inv = wp.inverse(h_ll)
     schur = h_aa - wp.transpose(h_la) * a_inv * h_la
@@ -211,13 +220,13 @@ def predict_bodies(model, bd, state_in, state_out, dt: float, adaptive: bool) ->
               outputs=[state_out.body_q], device=model.device)
 
 
-def solve_body_colour(model, bd, jd, cd, controls, group, dt: float, body_q) -> None:
+def solve_body_colour(model, bd, jd, cd, pc, controls, group, dt: float, body_q) -> None:
     """One Newton step on every dynamic body of one colour, in place on ``body_q``.
 
-    ``cd`` holds the body–body contact rows (:mod:`.contacts`); ``controls`` is ``(joint_target_q,
-    joint_target_qd, joint_f)``.
+    ``cd`` holds the body–body contact rows (:mod:`.contacts`), ``pc`` the particle contacts on
+    coupled bodies (:mod:`..coupling`); ``controls`` is ``(joint_target_q, joint_target_qd, joint_f)``.
     """
-    wp.launch(_solve_bodies, dim=group.shape[0], inputs=[bd, jd, cd, *controls, group, float(dt)],
+    wp.launch(_solve_bodies, dim=group.shape[0], inputs=[bd, jd, cd, pc, *controls, group, float(dt)],
               outputs=[body_q], device=model.device)
 
 

@@ -34,6 +34,7 @@ import warp as wp
 
 import newton
 
+from ..coupling import no_particle_contacts
 from .bodies import BodyData
 from .contacts import ContactData, RigidContacts
 from .joints import JointData
@@ -53,9 +54,8 @@ def check_rigid_model(model) -> np.ndarray:
 
     Raises:
         ValueError: dynamic bodies without ``model.body_color_groups`` (call ``builder.color()``).
-        NotImplementedError: a dynamic body's shape that collides with particles (body–particle coupling).
 
-    Body–body contacts are solved (:mod:`.contacts`).
+    Body–body contacts are solved (:mod:`.contacts`), body–particle contacts two ways (:mod:`..coupling`).
     """
     dynamic = dynamic_bodies(model)
     if not dynamic.any():
@@ -63,7 +63,6 @@ def check_rigid_model(model) -> np.ndarray:
     if not model.body_color_groups:
         raise ValueError("SolverVBD requires rigid-body coloring: model.body_color_groups is empty; call "
                          "builder.color() (newton.ModelBuilder.color) before builder.finalize()")
-    _check_particle_coupling(model, dynamic)
     return dynamic
 
 
@@ -83,25 +82,6 @@ def _check_unbuilt_options(opts) -> None:
             raise NotImplementedError(
                 f"SolverVBD option {name}={getattr(opts, name)!r}: the sticking deadzone of rigid contacts is not "
                 "implemented yet (at its default the option is accepted and contacts stick by friction alone)")
-
-
-def _check_particle_coupling(model, dynamic: np.ndarray) -> None:
-    """Refuse particles that can touch a dynamic body: the reaction on the body is not built.
-
-    Particle–shape contacts push particles only; on a dynamic body that would leave the body without
-    the reaction (one-way coupling that no option asked for), so it is refused rather than run.
-    """
-    if not model.particle_count or not model.shape_count:
-        return
-    collide = (model.shape_flags.numpy() & int(newton.ShapeFlags.COLLIDE_PARTICLES)) != 0
-    shape_body = model.shape_body.numpy()
-    on_dynamic = collide & (shape_body >= 0) & dynamic[np.maximum(shape_body, 0)]
-    if on_dynamic.any():
-        shape = int(np.flatnonzero(on_dynamic)[0])
-        raise NotImplementedError(
-            f"SolverVBD rigid AVBD: shape {shape} of dynamic body {int(shape_body[shape])} collides with particles; "
-            "two-way body–particle coupling is not implemented yet. Clear ShapeFlags.COLLIDE_PARTICLES on it, make "
-            "the body kinematic, or integrate the bodies with another solver (integrate_with_external_rigid_solver)")
 
 
 def _joint_is_hard(model, count: int, kind: np.ndarray) -> np.ndarray:
@@ -158,6 +138,7 @@ class RigidWork:
         dynamic = check_rigid_model(model)
         _check_unbuilt_options(opts)
         self.device = dev
+        self.dynamic = dynamic
         self.params = solve_params(opts)
         self.layout = layout = JointLayout(model)
         self.groups = [g for g in model.body_color_groups if g.shape[0] > 0]
@@ -261,6 +242,7 @@ class RigidWork:
         # broad phase, not model.shape_contact_pairs, decides); an empty set keeps the kernel's loop empty.
         self.contacts = RigidContacts(model, opts, dynamic) if model.shape_count else None
         self.no_contacts = _empty_contacts(nb, dev)
+        self.no_particle_contacts = no_particle_contacts(nb, dev)
         self.empty_targets = zeros
 
     def set_joint_mode(self, joint: int, hard: bool, slot: int | None) -> None:

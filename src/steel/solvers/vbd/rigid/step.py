@@ -11,13 +11,16 @@ from .bodies import finish_bodies, predict_bodies, solve_body_colour
 from .joints import begin_joints, finish_cables, update_duals
 
 
-def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: float, contacts=None) -> None:
+def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: float, contacts=None,
+               particle_contacts=None, before_sweep=None) -> None:
     """Advance the dynamic bodies by one implicit-Euler step of ``dt`` [s] with ``iterations`` AVBD sweeps.
 
     Drive targets and DOF forces come from ``control.joint_target_q`` / ``joint_target_qd`` /
     ``joint_f`` (the model's arrays when ``control`` is None or lacks one). Static and kinematic bodies
     keep ``state_in``'s pose and velocity. ``contacts`` (a ``newton.Contacts`` or None) supplies
-    body–body contacts when the model has them (``work.contacts``).
+    body–body contacts when the model has them (``work.contacts``). Two-way coupling
+    (:mod:`..coupling`): ``particle_contacts`` are the particle contacts on coupled bodies, and
+    ``before_sweep(iteration)`` runs the particle sweep of each iteration before the body colours.
     """
     bd, jd, params, dev = work.bodies, work.joints, work.params, model.device
     controls = tuple(_control_array(model, control, name, work.empty_targets)
@@ -31,9 +34,12 @@ def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: f
     predict_bodies(model, bd, state_in, state_out, dt, work.adaptive_init)
     if rc is not None:
         rc.mark_damped(state_out.body_q)
-    for _ in range(iterations):
+    pc = work.no_particle_contacts if particle_contacts is None else particle_contacts
+    for iteration in range(iterations):
+        if before_sweep is not None:
+            before_sweep(iteration)
         for group in work.groups:
-            solve_body_colour(model, bd, jd, cd, controls, group, dt, state_out.body_q)
+            solve_body_colour(model, bd, jd, cd, pc, controls, group, dt, state_out.body_q)
         update_duals(jd, state_out.body_q, bd.com, work.joint_count, params, dev)
         if rc is not None:
             rc.update_duals(state_out.body_q, bd, dt)
