@@ -318,9 +318,10 @@ def test_steel_run_tower_with_vbd_stands_and_records_the_solver(tmp_path):
     """`steel run tower --solver vbd`: the four towers land and stand on SolverVBD's hard contacts with history.
 
     Sink = largest distance of a box below its ideal stacked height (0.1 + 0.2 i m). Measured on this
-    scene after 3 s (5 s), history on: ours 21.2 mm (22.5 mm), Newton's SolverVBD on its legacy path
-    (``rigid_compliant_alm=False``, the formulation ours follows) 22.6 mm (22.5 mm), Newton's default
-    path 184 mm (247 mm); no box moved sideways in any of them."""
+    scene after 3 s, history on: ours 27.2 mm, the seed's revision of Newton's SolverVBD (sticking
+    contacts and the deadzone snap on by default, as ours) 27.0 mm; with sticking off ours 21.2 mm,
+    Newton 1.8.0's legacy path (``rigid_compliant_alm=False``, no sticking) 22.6 mm, its default path
+    184 mm; no box moved sideways in any of them."""
     assert main(["run", "tower", "--solver", "vbd", "--seconds", "3", "--out", str(tmp_path)]) == 0
     summary = _summary(tmp_path)
     assert summary["solver"] == "vbd" and summary["solver_class"] == "steel.solvers.SolverVBD"
@@ -328,7 +329,7 @@ def test_steel_run_tower_with_vbd_stands_and_records_the_solver(tmp_path):
     assert summary["outcome"] == "completed" and summary["finite"] and summary["contact_overflow"] == 0
     ideal = [scenes.BOX_HALF * (1 + 2 * i) for n in scenes.TOWER_HEIGHTS for i in range(n)]
     sink = max(z0 - z for z0, z in zip(ideal, summary["final_root_height_m"], strict=True))
-    assert 0.0 < sink < 0.025  # [m] the reference's legacy path: 22.6 mm
+    assert 0.0 < sink < 0.03  # [m] the seed's revision of the reference: 27.0 mm
     assert summary["max_horizontal_drift_m"] < 1e-3
 
 

@@ -131,7 +131,10 @@ class SolverVBD(SolverBase):
         ``rigid_contact_history`` (False; restores λ and k through ``Contacts.rigid_contact_match_index``).
         ``rigid_body_particle_contact_buffer_size`` (256): particle contacts listed per coupled body; a body
         with more scans every record instead (none lost; counted, :meth:`check_body_particle_contact_overflow`).
-        ``rigid_contact_stick_*`` are validated and kept: sticky anchors and the deadzone snap are not built.
+        ``rigid_contact_stick_motion_eps`` (1e-4 m: hard contacts whose anchors moved less over the step
+        stick; with history they replay their points), ``rigid_contact_stick_freeze_translation_eps`` /
+        ``..._angular_eps`` (1e-4 m, 1e-4 rad: the deadzone snap of bodies resting on dynamic bodies; see
+        :meth:`steel.solvers.vbd.rigid.contacts.RigidContacts.end`); 0 disables each.
         ``deterministic`` (None) is validated and kept: on the CPU every step repeats bitwise; on CUDA
         the order in which a particle's shape contacts are filed (atomic slots) can vary, and with it
         the float32 rounding of their sum.

@@ -131,9 +131,9 @@ def test_kinematic_and_external_bodies_are_not_moved():
     assert external.rigid is None
 
 
-def test_unbuilt_sticking_thresholds_raise_when_set():
-    """rigid_contact_stick_* at their defaults run; a chosen value raises NotImplementedError naming it."""
+def test_sticking_thresholds_are_validated():
+    """rigid_contact_stick_* take any non-negative value (test_sticking.py); a negative one raises ValueError naming it."""
     model = chain(links=2)
-    SolverVBD(model)
-    with pytest.raises(NotImplementedError, match="rigid_contact_stick_motion_eps"):
-        SolverVBD(model, rigid_contact_stick_motion_eps=1e-3)
+    SolverVBD(model, rigid_contact_stick_motion_eps=1e-3, rigid_contact_stick_freeze_translation_eps=0.0)
+    with pytest.raises(ValueError, match="rigid_contact_stick_freeze_angular_eps"):
+        SolverVBD(model, rigid_contact_stick_freeze_angular_eps=-1e-3)

@@ -78,7 +78,7 @@ class ContactData:
     count: wp.array[wp.int32]  # contacts.rigid_contact_count, (1,)
     shape0: wp.array[wp.int32]
     shape1: wp.array[wp.int32]
-    point0: wp.array[wp.vec3]  # body frame of shape 0's body [m]
+    point0: wp.array[wp.vec3]  # body frame of shape 0's body [m] (the pipeline's, or replayed: sticky)
     point1: wp.array[wp.vec3]
     offset0: wp.array[wp.vec3]  # friction anchor offset, body frame [m]
     offset1: wp.array[wp.vec3]
@@ -95,11 +95,14 @@ class ContactData:
     lam_t: wp.array[wp.vec3]  # tangential multiplier, friction force on shape 1, world [N] (hard contacts)
     c0: wp.array[wp.float32]  # gap at the start of the step [m]
     damp: wp.array[wp.int32]  # 1: the step's first iterate overlaps, the normal damper acts (hard contacts)
+    stick: wp.array[wp.int32]  # 1: the last dual step found the contact sticking (hard contacts)
+    sticky: wp.array[wp.int32]  # 1: anchors replayed from the previous step, friction on their offset
     body_count: wp.array[wp.int32]  # contacts filed per body (may exceed the capacity)
     body_list: wp.array2d[wp.int32]  # (body, capacity) contact indices
     hard: wp.int32
     alpha: wp.float32
     friction_epsilon: wp.float32  # [m/s]
+    stick_eps: wp.float32  # rigid_contact_stick_motion_eps [m]; 0: no contact is flagged sticking
 
 
 @wp.func
@@ -152,16 +155,30 @@ def normal_force(cd: ContactData, c: wp.float32, i: wp.int32, dt: wp.float32):
 @wp.func
 def friction_slip(cd: ContactData, body_q: wp.array[wp.transform], x_prev: wp.array[wp.vec3],
                   q_prev: wp.array[wp.quat], com: wp.array[wp.vec3], i: wp.int32):
-    """Tangential slip of anchor 1 relative to anchor 0 over the step [m] and anchor 1, anchor 0 (world)."""
+    """Tangential slip ``u`` of anchor 1 relative to anchor 0 [m], their tangential motion over the step [m],
+    and anchor 1, anchor 0 (world).
+
+    ``u`` is the motion over the step, except on a sticky row (anchors replayed from the previous
+    step), where it also holds ``1 - α`` of the tangential offset ``e0`` the anchors started the step
+    with: the AVBD paper's C0 stabilization ``C - α C0`` on the positional constraint "anchors
+    together", so creep that earlier steps let through is pulled back over later steps instead of
+    forgotten. Taking all of ``e0`` (``α = 0``) with ``λ_t`` kept between steps made a resting box
+    oscillate sideways with growing amplitude (1e-14 m to 1e-4 m within 270 steps).
+    """
     b0 = cd.body0[i]
     b1 = cd.body1[i]
     a0 = cd.point0[i] + cd.offset0[i]
     a1 = cd.point1[i] + cd.offset1[i]
     w0 = _point(body_q, b0, a0)
     w1 = _point(body_q, b1, a1)
-    d = (w1 - _point_prev(x_prev, q_prev, com, b1, a1)) - (w0 - _point_prev(x_prev, q_prev, com, b0, a0))
+    start = _point_prev(x_prev, q_prev, com, b1, a1) - _point_prev(x_prev, q_prev, com, b0, a0)
+    d = (w1 - w0) - start
     n = cd.normal[i]
-    return d - wp.dot(n, d) * n, w1, w0
+    motion = d - wp.dot(n, d) * n
+    u = motion
+    if cd.sticky[i] != 0:
+        u = motion + (1.0 - cd.alpha) * (start - wp.dot(n, start) * n)
+    return u, motion, w1, w0
 
 
 @wp.func
@@ -226,7 +243,7 @@ def contact_force_on_body(
     h_aa = k_n * wp.outer(rn, rn)
     mu = cd.mu[i]
     if mu > 0.0:
-        u, w1, w0 = friction_slip(cd, body_q, x_prev, q_prev, com, i)
+        u, motion, w1, w0 = friction_slip(cd, body_q, x_prev, q_prev, com, i)
         ra = w1 - x_b
         if sign < 0.0:
             ra = w0 - x_b
@@ -258,6 +275,11 @@ def _file_contacts(
     shape_mu: wp.array[wp.float32],
     shape_ke: wp.array[wp.float32],
     shape_kd: wp.array[wp.float32],
+    # Contacts (the pipeline's points and anchor offsets, body frames):
+    point0: wp.array[wp.vec3],
+    point1: wp.array[wp.vec3],
+    offset0: wp.array[wp.vec3],
+    offset1: wp.array[wp.vec3],
     # Step:
     body_q: wp.array[wp.transform],
     use_ramp: wp.int32,
@@ -269,6 +291,12 @@ def _file_contacts(
     i = wp.tid()  # one thread per contact row
     if i >= cd.count[0]:
         return
+    cd.point0[i] = point0[i]
+    cd.point1[i] = point1[i]
+    cd.offset0[i] = offset0[i]
+    cd.offset1[i] = offset1[i]
+    cd.stick[i] = 0
+    cd.sticky[i] = 0
     s0 = cd.shape0[i]
     s1 = cd.shape1[i]
     b0 = shape_body[s0]
@@ -295,16 +323,29 @@ def _file_contacts(
                     wp.atomic_add(overflow, 0, 1)
 
 
+@wp.struct
+class ContactHistory:
+    """The previous step's contact rows, by row, for the next step's match indices."""
+
+    count: wp.array[wp.int32]  # (1,)
+    lam: wp.array[wp.float32]  # [N]
+    lam_t: wp.array[wp.vec3]  # [N]
+    k: wp.array[wp.float32]  # [N/m]
+    stick: wp.array[wp.int32]
+    point0: wp.array[wp.vec3]  # body frames [m]
+    point1: wp.array[wp.vec3]
+    offset0: wp.array[wp.vec3]
+    offset1: wp.array[wp.vec3]
+
+
 @wp.kernel
 def _restore_history(
     cd: ContactData,
+    body_q: wp.array[wp.transform],
     shape_world: wp.array[wp.int32],
     cold_worlds: wp.array[wp.int32],
     match: wp.array[wp.int32],
-    prev_count: wp.array[wp.int32],
-    prev_lam: wp.array[wp.float32],
-    prev_lam_t: wp.array[wp.vec3],
-    prev_k: wp.array[wp.float32],
+    prev: ContactHistory,
     keep_lam: wp.float32,
     gamma: wp.float32,
     use_ramp: wp.int32,
@@ -314,7 +355,7 @@ def _restore_history(
     if i >= cd.count[0]:
         return
     m = match[i]
-    if m < 0 or m >= prev_count[0]:
+    if m < 0 or m >= prev.count[0]:
         return
     world = wp.max(shape_world[cd.shape0[i]], shape_world[cd.shape1[i]])  # a world shape's, else -1
     if world < 0:
@@ -322,10 +363,18 @@ def _restore_history(
     if cold_worlds[world] != 0:
         return
     if cd.hard != 0:
-        cd.lam[i] = keep_lam * prev_lam[m]
-        cd.lam_t[i] = keep_lam * prev_lam_t[m]
+        cd.lam[i] = keep_lam * prev.lam[m]
+        cd.lam_t[i] = keep_lam * prev.lam_t[m]
+        if prev.stick[m] != 0:
+            # A contact that stuck keeps its material points: friction then acts on their whole offset.
+            cd.point0[i] = prev.point0[m]
+            cd.point1[i] = prev.point1[m]
+            cd.offset0[i] = prev.offset0[m]
+            cd.offset1[i] = prev.offset1[m]
+            cd.sticky[i] = 1
+            cd.c0[i] = contact_gap(cd, body_q, i)
     if use_ramp != 0:
-        cd.k[i] = wp.clamp(gamma * prev_k[m], wp.min(k_start, cd.ke[i]), cd.ke[i])
+        cd.k[i] = wp.clamp(gamma * prev.k[m], wp.min(k_start, cd.ke[i]), cd.ke[i])
 
 
 @wp.kernel
@@ -336,10 +385,13 @@ def _warm_start(
     gamma: wp.float32,
     use_ramp: wp.int32,
     k_start: wp.float32,
+    replay: wp.int32,
 ):
     i = wp.tid()  # one thread per contact row (a step reusing the last step's rows)
     if i >= cd.count[0]:
         return
+    # The rows keep their points: with history, those of a contact that stuck are its replayed anchors.
+    cd.sticky[i] = wp.where(replay != 0 and cd.stick[i] != 0, 1, 0)
     cd.c0[i] = contact_gap(cd, body_q, i)
     cd.lam[i] = keep_lam * cd.lam[i]
     cd.lam_t[i] = keep_lam * cd.lam_t[i]
@@ -359,11 +411,15 @@ def _contact_duals(cd: ContactData, body_q: wp.array[wp.transform], x_prev: wp.a
         # Friction first: its disc is bounded by the undamped push the sweep solved with, which the
         # normal dual step below stores (the damper never enters λ).
         f_t = wp.vec3(0.0)
+        u, motion, w1, w0 = friction_slip(cd, body_q, x_prev, q_prev, com, i)
         if cd.mu[i] > 0.0 and push > 0.0:
-            u, w1, w0 = friction_slip(cd, body_q, x_prev, q_prev, com, i)
             f_t, c_t = bounded_friction(cd, u, push, i)
+        # Sticking: the anchors kept together over the step (a row in reach that does not push yet
+        # counts too, as on the seed's revision of Newton's solver, whose hovering stacks stay frozen).
+        stick = wp.where(wp.length(motion) < cd.stick_eps, 1, 0)
         cd.lam_t[i] = f_t
         cd.lam[i] = push
+        cd.stick[i] = stick
     if c < 0.0:
         cd.k[i] = wp.min(cd.k[i] + beta * (-c), cd.ke[i])
 
@@ -377,15 +433,58 @@ def _mark_damped(cd: ContactData, body_q: wp.array[wp.transform]):
 
 
 @wp.kernel
-def _snapshot(cd: ContactData, prev_count: wp.array[wp.int32], prev_lam: wp.array[wp.float32],
-              prev_lam_t: wp.array[wp.vec3], prev_k: wp.array[wp.float32]):
+def _snapshot(cd: ContactData, prev: ContactHistory):
     i = wp.tid()  # one thread per contact row
     if i == 0:
-        prev_count[0] = cd.count[0]
+        prev.count[0] = cd.count[0]
     if i < cd.count[0]:
-        prev_lam[i] = cd.lam[i]
-        prev_lam_t[i] = cd.lam_t[i]
-        prev_k[i] = cd.k[i]
+        prev.lam[i] = cd.lam[i]
+        prev.lam_t[i] = cd.lam_t[i]
+        prev.k[i] = cd.k[i]
+        prev.stick[i] = cd.stick[i]
+        prev.point0[i] = cd.point0[i]
+        prev.point1[i] = cd.point1[i]
+        prev.offset0[i] = cd.offset0[i]
+        prev.offset1[i] = cd.offset1[i]
+
+
+@wp.kernel
+def _deadzone_snap(
+    cd: ContactData,
+    dynamic: wp.array[wp.int32],
+    com: wp.array[wp.vec3],
+    body_q_in: wp.array[wp.transform],
+    eps_translation: wp.float32,
+    eps_angle: wp.float32,
+    body_q: wp.array[wp.transform],
+    body_qd: wp.array[wp.spatial_vector],
+):
+    b = wp.tid()  # one thread per body, after the step's velocities
+    if dynamic[b] == 0:
+        return
+    count = cd.body_count[b]
+    if count > cd.body_list.shape[1]:
+        return  # some contacts are not in the list: nothing says how the body is held
+    held = int(0)
+    for s in range(count):
+        i = cd.body_list[b, s]
+        if cd.lam[i] > 0.0:  # pushing at the final poses (rows in reach but apart do not count)
+            other = wp.where(cd.body0[i] == b, cd.body1[i], cd.body0[i])
+            if other < 0:
+                return
+            if dynamic[other] == 0 or cd.stick[i] == 0:
+                return
+            held = 1
+    if held == 0:
+        return
+    t0 = body_q_in[b]
+    t = body_q[b]
+    moved = wp.length(wp.transform_point(t, com[b]) - wp.transform_point(t0, com[b]))
+    turn = wp.transform_get_rotation(t) * wp.quat_inverse(wp.transform_get_rotation(t0))
+    angle = 2.0 * wp.atan2(wp.length(wp.vec3(turn[0], turn[1], turn[2])), wp.abs(turn[3]))
+    if moved < eps_translation and angle < eps_angle:
+        body_q[b] = t0
+        body_qd[b] = wp.spatial_vector()
 
 
 @wp.kernel
@@ -459,6 +558,11 @@ class RigidContacts:
         self.alpha = float(alpha)
         self.hard = bool(opts.rigid_contact_hard)
         self.history = bool(opts.rigid_contact_history)
+        self.stick_eps = float(opts.rigid_contact_stick_motion_eps)
+        self.freeze_translation = float(opts.rigid_contact_stick_freeze_translation_eps)
+        self.freeze_angle = float(opts.rigid_contact_stick_freeze_angular_eps)
+        # Only hard contacts are flagged sticking; the snap needs flags and both thresholds.
+        self.snaps = self.hard and min(self.stick_eps, self.freeze_translation, self.freeze_angle) > 0.0
         self.capacity = int(opts.rigid_body_contact_buffer_size)
         self.dynamic = wp.array(dynamic.astype(np.int32), dtype=wp.int32, device=dev)
         self.overflow = wp.zeros(1, dtype=wp.int32, device=dev)
@@ -471,6 +575,7 @@ class RigidContacts:
         cd.hard = int(self.hard)
         cd.alpha = self.alpha
         cd.friction_epsilon = float(opts.friction_epsilon)
+        cd.stick_eps = self.stick_eps if self.hard else 0.0
         nb = max(int(model.body_count), 1)
         cd.body_count = wp.zeros(nb, dtype=wp.int32, device=dev)
         cd.body_list = wp.zeros((nb, max(self.capacity, 1)), dtype=wp.int32, device=dev)
@@ -493,10 +598,18 @@ class RigidContacts:
         cd.lam_t = wp.zeros(rows, dtype=wp.vec3, device=dev)
         cd.c0 = wp.zeros(rows, dtype=wp.float32, device=dev)
         cd.damp = wp.zeros(rows, dtype=wp.int32, device=dev)
-        self.prev_lam = wp.zeros(rows, dtype=wp.float32, device=dev)
-        self.prev_lam_t = wp.zeros(rows, dtype=wp.vec3, device=dev)
-        self.prev_k = wp.zeros(rows, dtype=wp.float32, device=dev)
-        self.prev_count = wp.zeros(1, dtype=wp.int32, device=dev)
+        cd.stick = wp.zeros(rows, dtype=wp.int32, device=dev)
+        cd.sticky = wp.zeros(rows, dtype=wp.int32, device=dev)
+        cd.point0, cd.point1, cd.offset0, cd.offset1 = (wp.zeros(rows, dtype=wp.vec3, device=dev) for _ in range(4))
+        prev = ContactHistory()
+        prev.count = wp.zeros(1, dtype=wp.int32, device=dev)
+        prev.lam = wp.zeros(rows, dtype=wp.float32, device=dev)
+        prev.lam_t = wp.zeros(rows, dtype=wp.vec3, device=dev)
+        prev.k = wp.zeros(rows, dtype=wp.float32, device=dev)
+        prev.stick = wp.zeros(rows, dtype=wp.int32, device=dev)
+        prev.point0, prev.point1, prev.offset0, prev.offset1 = (wp.zeros(rows, dtype=wp.vec3, device=dev)
+                                                                for _ in range(4))
+        self.prev = prev
         self.rows = rows
 
     def begin(self, contacts, body_q) -> None:
@@ -510,8 +623,8 @@ class RigidContacts:
         cd, dev = self.data, self.device
         keep = self.alpha * self.gamma
         if not update and self.filed:
-            wp.launch(_warm_start, dim=self.rows, inputs=[cd, body_q, keep, self.gamma, self.use_ramp, self.k_start],
-                      device=dev)
+            wp.launch(_warm_start, dim=self.rows,
+                      inputs=[cd, body_q, keep, self.gamma, self.use_ramp, self.k_start, int(self.history)], device=dev)
             return
         match = getattr(contacts, "rigid_contact_match_index", None)
         if self.history and match is None:
@@ -523,20 +636,19 @@ class RigidContacts:
             self._allocate(rows)
         cd.count = contacts.rigid_contact_count
         cd.shape0, cd.shape1 = contacts.rigid_contact_shape0, contacts.rigid_contact_shape1
-        cd.point0, cd.point1 = contacts.rigid_contact_point0, contacts.rigid_contact_point1
-        cd.offset0, cd.offset1 = contacts.rigid_contact_offset0, contacts.rigid_contact_offset1
         cd.normal = contacts.rigid_contact_normal
         cd.margin0, cd.margin1 = contacts.rigid_contact_margin0, contacts.rigid_contact_margin1
         cd.body_count.zero_()
         model = self.model
         wp.launch(_file_contacts, dim=rows,
                   inputs=[model.shape_body, self.dynamic, model.shape_material_mu, model.shape_material_ke,
-                          model.shape_material_kd, body_q, self.use_ramp, self.k_start],
+                          model.shape_material_kd, contacts.rigid_contact_point0, contacts.rigid_contact_point1,
+                          contacts.rigid_contact_offset0, contacts.rigid_contact_offset1, body_q, self.use_ramp,
+                          self.k_start],
                   outputs=[cd, self.overflow], device=dev)
         if self.history and self.filed:
             wp.launch(_restore_history, dim=rows,
-                      inputs=[cd, model.shape_world, self.cold_worlds, match, self.prev_count, self.prev_lam,
-                              self.prev_lam_t, self.prev_k, keep, self.gamma,
+                      inputs=[cd, body_q, model.shape_world, self.cold_worlds, match, self.prev, keep, self.gamma,
                               self.use_ramp, self.k_start], device=dev)
         self.cold_worlds.zero_()
         self.filed = True
@@ -554,11 +666,22 @@ class RigidContacts:
         """Switch each hard contact's normal damper on for this step where the first iterate ``body_q`` overlaps."""
         wp.launch(_mark_damped, dim=self.rows, inputs=[self.data, body_q], device=self.device)
 
-    def end(self) -> None:
-        """Keep this step's ``λ`` and ``k`` by row for the next step's match indices."""
+    def end(self, body_q_in, body_q, body_qd, com) -> None:
+        """Deadzone snap, then keep this step's ``λ``, ``k``, stick flags and points by row for the next step.
+
+        The snap (the seed's body-level deadzone; measured on the seed's revision of Newton's
+        SolverVBD): a dynamic body whose pushing contacts (``λ > 0`` at the final poses) are all
+        sticking contacts with other dynamic bodies, at least one, and which moved less than
+        ``rigid_contact_stick_freeze_translation_eps`` [m] (COM) and turned less than
+        ``rigid_contact_stick_freeze_angular_eps`` [rad] this step, is put back at its input pose
+        ``body_q_in`` bitwise, at rest. A body pressed on static or kinematic geometry is never snapped.
+        """
+        if self.snaps:
+            wp.launch(_deadzone_snap, dim=body_q.shape[0],
+                      inputs=[self.data, self.dynamic, com, body_q_in, self.freeze_translation, self.freeze_angle],
+                      outputs=[body_q, body_qd], device=self.device)
         if self.history:
-            wp.launch(_snapshot, dim=self.rows, inputs=[self.data, self.prev_count, self.prev_lam, self.prev_lam_t, self.prev_k],
-                      device=self.device)
+            wp.launch(_snapshot, dim=self.rows, inputs=[self.data, self.prev], device=self.device)
 
     def forces(self, body_q, body_q_prev, contacts, dt: float):
         """Per-contact outputs of ``collect_rigid_contact_forces`` (see the solver's docstring).
@@ -586,4 +709,4 @@ class RigidContacts:
         return int(self.overflow.numpy()[0])
 
 
-__all__ = ["ContactData", "RigidContacts", "contact_force_on_body"]
+__all__ = ["ContactData", "ContactHistory", "RigidContacts", "contact_force_on_body"]

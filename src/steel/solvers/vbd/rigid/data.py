@@ -66,24 +66,6 @@ def check_rigid_model(model) -> np.ndarray:
     return dynamic
 
 
-_UNBUILT_STICK_OPTIONS = ("rigid_contact_stick_motion_eps", "rigid_contact_stick_freeze_translation_eps",
-                          "rigid_contact_stick_freeze_angular_eps")
-
-
-def _check_unbuilt_options(opts) -> None:
-    """Refuse a non-default sticking threshold: the sticky-anchor replay and the deadzone snap are not built.
-
-    At their defaults these options are accepted (a scene written for the reference runs) and the
-    contacts stick through friction alone; a value the user chose would be silently ignored, so it raises.
-    """
-    defaults = type(opts)()
-    for name in _UNBUILT_STICK_OPTIONS:
-        if getattr(opts, name) != getattr(defaults, name):
-            raise NotImplementedError(
-                f"SolverVBD option {name}={getattr(opts, name)!r}: the sticking deadzone of rigid contacts is not "
-                "implemented yet (at its default the option is accepted and contacts stick by friction alone)")
-
-
 def _joint_is_hard(model, count: int, kind: np.ndarray) -> np.ndarray:
     """Per-joint hard flag from the optional ``vbd:joint_is_hard`` attribute (default 1); cables soft.
 
@@ -136,7 +118,6 @@ class RigidWork:
     def __init__(self, model, opts):
         dev = model.device
         dynamic = check_rigid_model(model)
-        _check_unbuilt_options(opts)
         self.device = dev
         self.dynamic = dynamic
         self.params = solve_params(opts)
@@ -270,9 +251,11 @@ def _empty_contacts(body_count: int, device) -> ContactData:
     cd.point0 = cd.point1 = cd.offset0 = cd.offset1 = cd.normal = one_v
     cd.margin0 = cd.margin1 = cd.mu = cd.ke = cd.kd = cd.k = cd.lam = cd.c0 = one_f
     cd.lam_t = one_v
+    cd.damp = cd.stick = cd.sticky = one_i
     cd.body_count = wp.zeros(max(body_count, 1), dtype=wp.int32, device=device)
     cd.body_list = wp.zeros((max(body_count, 1), 1), dtype=wp.int32, device=device)
     cd.hard = 0
     cd.alpha = 0.0
     cd.friction_epsilon = 0.0
+    cd.stick_eps = 0.0
     return cd
