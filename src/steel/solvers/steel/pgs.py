@@ -70,7 +70,7 @@ import warp as wp
 
 from .data import (ROW_CLAMP, ROW_COUPLED, ROW_DRIVE, ROW_FRICTION, ROW_FROZEN, ROW_PATCH, ROW_ROLLING, ROW_SPIN,
                    ROW_TORSION, RowBuffers)
-from .rows.common import is_boxed, reserved_end, side_offset, side_response, side_velocity
+from .rows.common import dof_row_dof, is_boxed, reserved_end, side_offset, side_response, side_velocity
 from .rows.friction_modes import MODE_INDEX, coupled_contact_impulse
 from .rows.patches import patch_bound
 from .rows.torsion import torsion_bound
@@ -80,6 +80,11 @@ wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint 
 
 @wp.func(inline=True)
 def _row_velocity(rows: RowBuffers, r: int, joint_qd: wp.array[float]):
+    dof = dof_row_dof(rows, r)
+    if dof >= 0:
+        # A one-DOF joint row: J qd is its sign times qd_dof (most velocity-limit and limit rows never act,
+        # and this is all they cost per pass).
+        return rows.J[side_offset(rows, r, 0) + dof - rows.dof_start[r, 0]] * joint_qd[dof]
     v = float(0.0)
     for s in range(2):
         if rows.dof_count[r, s] > 0:
@@ -490,6 +495,15 @@ def _iterate(
             is_internal = int(rows.contact[rows.order[base + first]] < 0)
             if is_internal != int(units == UNITS_INTERNAL):
                 continue
+        if first == last and rows.contact[rows.order[base + first]] < 0:
+            # An internal row (limit, joint friction, drive, velocity limit) is a group of one without a
+            # tail: its projected step alone (the line search and the tail pass would be no-ops).
+            r = rows.order[base + first]
+            step = _normal_step(rows, r, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+            if step[0] != 0.0:
+                _apply(rows, r, step[0], joint_qd)
+                rows.impulse[r] = rows.impulse[r] + step[0]
+            continue
         # Normal rows of the group: one projected Jacobi step from the same velocities, then
         # an exact line search along it (see the module docstring).
         gain = float(0.0)  # delta . residual

@@ -12,7 +12,7 @@ import warp as wp
 
 from ....articulation.factor import factor_solve
 from ....articulation.spatial import point_velocity
-from ..data import FAMILY_FREE_BODY, ROW_BOX, ROW_DRIVE, RowBuffers
+from ..data import FAMILY_FREE_BODY, ROW_BOX, ROW_CLAMP, ROW_DRIVE, ROW_FROZEN, ROW_LIMIT, RowBuffers
 
 
 @wp.func(inline=True)
@@ -148,7 +148,8 @@ def write_dof_row(
     articulation. ``bound`` [N·s or N·m·s] goes to ``rows.mu``: the box ``|lambda| <= bound`` of a
     boxed row (``ROW_BOX``, ``ROW_DRIVE``); unilateral rows ignore it. ``compliance`` [1/kg or
     1/(kg·m²)] makes the row soft (``J qd = target - compliance lambda``, a drive's spring-damper).
-    Internal rows sort before every contact (key 1e30) and are never grouped (bodies -1, -1).
+    Internal rows sort before every contact (key 1e30) and are never grouped (bodies -1, -1). A row
+    that adds other DOFs to ``J`` afterwards (a mimic's leader) sets ``rows.dof_start[r, 1] = -1``.
     """
     offset = side_offset(rows, r, 0)
     for i in range(art_dof_count):
@@ -158,6 +159,7 @@ def write_dof_row(
     rows.dof_count[r, 0] = art_dof_count
     rows.mass_start[r, 0] = art_mass_start
     rows.dof_count[r, 1] = 0
+    rows.dof_start[r, 1] = dof  # the one DOF, for the sweep's O(1) J qd (see dof_row_dof)
     rows.kind[r] = kind
     rows.inv_mass[r] = -1.0  # response formed lazily by the sweep
     rows.target[r] = target
@@ -172,6 +174,16 @@ def write_dof_row(
     rows.key[r] = 1.0e30  # internal rows first, before the contacts
     rows.body[r, 0] = -1  # never grouped with other rows
     rows.body[r, 1] = -1
+
+
+@wp.func(inline=True)
+def dof_row_dof(rows: RowBuffers, r: int):
+    """The DOF of a one-DOF row written by :func:`write_dof_row` (``J = ±e_dof``), else -1."""
+    k = rows.kind[r]
+    one_dof_kind = k == ROW_LIMIT or k == ROW_BOX or k == ROW_DRIVE or k == ROW_FROZEN or k == ROW_CLAMP
+    if one_dof_kind and rows.dof_count[r, 1] == 0:
+        return rows.dof_start[r, 1]
+    return -1
 
 
 @wp.func

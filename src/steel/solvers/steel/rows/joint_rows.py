@@ -1,8 +1,8 @@
-"""One launch for the one-DOF joint rows built after the contacts: limits, friction and velocity limits.
+"""One launch for the joint rows built after the contacts: limits, mimics, friction and velocity limits.
 
 Each row model keeps its own module and exposes a ``wp.func`` for one joint (:mod:`.limits`,
-:mod:`.joint_friction`, :mod:`.velocity_limits`); :func:`build_joint_rows` runs the enabled ones in a
-single kernel over the joints, so a model with all three costs one launch, not three (on the CPU
+:mod:`.mimic`, :mod:`.joint_friction`, :mod:`.velocity_limits`); :func:`build_joint_rows` runs the enabled
+ones in a single kernel over the joints, so a model with all of them costs one launch, not four (on the CPU
 the step is launch-bound). Drive rows (:mod:`.drives`) launch on their own because they are reserved
 before every other row. All of them read the joint tables through one
 :class:`~.common.JointRowModel`.
@@ -16,6 +16,7 @@ from ..data import RowBuffers
 from .common import JointRowModel, joint_row_model, joint_row_owner
 from .joint_friction import friction_rows_of_joint
 from .limits import limit_rows_of_joint
+from .mimic import MimicModel, mimic_rows_of_joint
 from .velocity_limits import velocity_limit_rows_of_joint, velocity_limits_fused
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
@@ -27,6 +28,7 @@ def _joint_rows(
     limits_on: int,
     friction_on: int,
     velocity_on: int,
+    mimic_on: int,
     dt: float,
     baumgarte: float,
     activation_gap: float,
@@ -35,6 +37,7 @@ def _joint_rows(
     fused: int,
     # Model:
     m: JointRowModel,
+    mimic: MimicModel,
     joint_limit_lower: wp.array[float],
     joint_limit_upper: wp.array[float],
     joint_child: wp.array[int],
@@ -60,6 +63,8 @@ def _joint_rows(
     if friction_on != 0:
         friction_rows_of_joint(m, rows, j, owner, dt, use_load, joint_child, joint_friction, load_coefficient,
                                body_load_f)
+    if mimic_on != 0:
+        mimic_rows_of_joint(m, mimic, rows, j, owner, dt, baumgarte, joint_q)
     if velocity_on != 0:
         velocity_limit_rows_of_joint(m, rows, j, owner, fraction, fused, joint_velocity_limit, joint_target_ke,
                                      joint_target_kd, joint_qd)
@@ -72,7 +77,8 @@ def build_joint_rows(solver, state_in, dt: float) -> None:
     friction = solver.joint_friction
     # fraction = inf never creates velocity-limit rows.
     velocity_on = bool(opts.enable_joint_velocity_limits) and opts.velocity_limit_activation_fraction != float("inf")
-    if not model.joint_count or not (limits_on or friction is not None or velocity_on):
+    mimic = solver.mimic
+    if not model.joint_count or not (limits_on or friction is not None or velocity_on or mimic is not None):
         return
     coefficient, body_load_f = solver.zero_dof, solver.body_contact_f  # placeholders, never read
     use_load = False
@@ -86,6 +92,7 @@ def build_joint_rows(solver, state_in, dt: float) -> None:
             int(limits_on),
             int(friction is not None),
             int(velocity_on),
+            int(mimic is not None),
             float(dt),
             float(opts.baumgarte),
             float(min(opts.joint_limit_activation_gap, 1.0e30)),
@@ -93,6 +100,7 @@ def build_joint_rows(solver, state_in, dt: float) -> None:
             float(min(opts.velocity_limit_activation_fraction, 1.0e30)),
             int(velocity_limits_fused(opts)),
             joint_row_model(solver),
+            mimic.struct if mimic is not None else solver.no_mimic,
             model.joint_limit_lower,
             model.joint_limit_upper,
             model.joint_child,
