@@ -130,7 +130,15 @@ class ArticulationPlan:
         mass_start = np.zeros(self.articulation_count + 1, dtype=np.int32)
         root_body = np.full(self.articulation_count, -1, dtype=np.int32)
         for a in range(self.articulation_count):
+            # Newton's articulation_start range also holds joints added after the articulation's own
+            # (loop-closing joints, joint_articulation -1); the tree is the articulation's own joints.
             joints = np.arange(art_start[a], art_start[a + 1])
+            joints = joints[joint_art[joints] == a]
+            if len(joints) and joints[-1] - joints[0] + 1 != len(joints):
+                raise NotImplementedError(
+                    f"articulation {a}: {joint_name(int(joints[0]))} to {joint_name(int(joints[-1]))} are not "
+                    "contiguous (a joint of another articulation or a loop-closing joint sits between them)"
+                )
             order = joints[np.argsort(depth[joints], kind="stable")]
             tree_joint.extend(order.tolist())
             tree_start.append(len(tree_joint))

@@ -41,6 +41,7 @@ from .rows.history import ContactHistory, forget_worlds, record_contacts
 from .rows.drives import build_drive_rows
 from .rows.joint_friction import JointFriction, check_joint_friction_options
 from .rows.joint_rows import build_joint_rows
+from .rows.loop_closures import LoopClosures
 from .rows.mimic import Mimic, empty_mimic_model
 from .rows.shared_anchor import warn_shared_anchor_patches
 from .rows.torsion import check_torsion_options
@@ -125,6 +126,7 @@ class SolverSteel(SolverBase, SteelCoupling):
         self.joint_friction = JointFriction(self) if opts.enable_joint_friction else None  # rows/joint_friction.py
         self.mimic = Mimic(model) if Mimic.present(model) else None  # rows/mimic.py
         self.no_mimic = empty_mimic_model(model.device)
+        self.closures = LoopClosures(model)  # rows/loop_closures.py
         _warn_cross_world_global_bodies(model, self.tables)
         warn_mass_ratio(model, opts.iterations, self.tables.body_responds_np.astype(bool))
         free = self.tables.articulation_is_free_body_np
@@ -302,6 +304,7 @@ class SolverSteel(SolverBase, SteelCoupling):
             if self.options.contact_compliance:
                 self.compliance.count(self, contacts)  # an eager step raises here on invalid input
         build_joint_rows(self, state_in, dt)  # limits, mimics, joint friction, velocity limits: one launch
+        self.closures.build(self, state_in, dt)  # loop-closing joints (no launch without them)
         # 4. Projected Gauss-Seidel on the predicted velocity.
         sweep(self, self.qd)
         if self.qd_position is not None:

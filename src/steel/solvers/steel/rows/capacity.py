@@ -15,8 +15,8 @@ positive ``steel:min_torsional_patch_radius``, the torsion row a region's first 
 ``limit_bounds_per_world`` (only with ``enable_joint_limits``) is the largest number of
 finite lower and upper bounds of PRISMATIC, REVOLUTE and D6 DOFs in one world, plus one row per
 PRISMATIC, REVOLUTE, BALL and D6 DOF with ``enable_joint_friction``, two per PRISMATIC, REVOLUTE and
-D6 DOF with ``enable_joint_velocity_limits``, one per such DOF with ``drive_mode="rows"`` and one per mimic
-follower DOF. The
+D6 DOF with ``enable_joint_velocity_limits``, one per such DOF with ``drive_mode="rows"``, one per mimic
+follower DOF and 3, 5 or 6 per loop-closing BALL, REVOLUTE or FIXED joint. The
 reference's fixed 32 rows per world overflow on nv_humanoid at its initial pose (88 contacts per
 world); this rule sizes that scene at 2,700 rows per world. An explicit value is honoured exactly;
 rows beyond it are dropped and flagged, never written out of bounds.
@@ -31,6 +31,7 @@ import numpy as np
 import newton
 
 from .joint_friction import FRICTION_TYPES
+from .loop_closures import closure_rows_per_world
 from .mimic import mimic_rows_per_world
 
 ROWS_PER_CONTACT = 3
@@ -74,7 +75,7 @@ def joint_row_dofs_per_world(model: newton.Model, options) -> int:
     rows = _max_per_world(model, LIMITED_TYPES, lambda d: per_dof * (d.stop - d.start)) if per_dof else 0
     if options.enable_joint_friction:
         rows += _max_per_world(model, FRICTION_TYPES, lambda d: d.stop - d.start)
-    return rows + mimic_rows_per_world(model)
+    return rows + mimic_rows_per_world(model) + closure_rows_per_world(model)
 
 
 def resolved_rigid_contact_max(model: newton.Model) -> int:

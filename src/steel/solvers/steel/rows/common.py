@@ -86,13 +86,33 @@ def write_point_jacobian(
     """
     for k in range(dof_count):
         rows.J[J_offset + k] = 0.0
+    add_point_jacobian(rows, J_offset, body, point_rel, direction, sign, angular, dof_start, body_joint,
+                       joint_parent_joint, joint_qd_start, dof_S)
+
+
+@wp.func(inline=True)
+def add_point_jacobian(
+    rows: RowBuffers,
+    J_offset: int,
+    body: int,
+    point_rel: wp.vec3,
+    direction: wp.vec3,
+    sign: float,
+    angular: int,
+    dof_start: int,
+    body_joint: wp.array[int],
+    joint_parent_joint: wp.array[int],
+    joint_qd_start: wp.array[int],
+    dof_S: wp.array[wp.spatial_vector],
+):
+    """Add what :func:`write_point_jacobian` writes (so two bodies of one articulation can share a row)."""
     j = body_joint[body]
     while j >= 0:
         for d in range(joint_qd_start[j], joint_qd_start[j + 1]):
             m = point_velocity(dof_S[d], point_rel)
             if angular != 0:
                 m = wp.spatial_bottom(dof_S[d])
-            rows.J[J_offset + d - dof_start] = sign * wp.dot(direction, m)
+            rows.J[J_offset + d - dof_start] = rows.J[J_offset + d - dof_start] + sign * wp.dot(direction, m)
         j = joint_parent_joint[j]
 
 

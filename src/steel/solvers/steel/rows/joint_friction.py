@@ -91,7 +91,8 @@ def register_load_coefficient(builder: newton.ModelBuilder) -> None:
 def check_joint_friction_options(opts) -> None:
     """Combinations the joint friction rows do not support raise ``NotImplementedError``."""
     if opts.enable_joint_friction and opts.contact_compliance:
-        raise NotImplementedError("SolverSteel enable_joint_friction=True with contact_compliance=True is not supported")
+        raise NotImplementedError("SolverSteel enable_joint_friction=True with contact_compliance=True is not "
+                                  "supported")
 
 
 @wp.func

@@ -1,0 +1,265 @@
+"""Loop-closing joints: BALL, REVOLUTE and FIXED joints outside the trees, as bilateral rows.
+
+A joint that is in no articulation but whose child is an articulated body closes a loop. Its parent
+is a body of the child's articulation, the world, or a kinematic body. Each step, from the joint
+frames ``X_wp = X_parent joint_X_p`` and ``X_wc = X_child joint_X_c`` (read every step, as are
+``joint_axis`` and ``joint_enabled``, so editing them in place re-anchors, re-aims, releases or engages
+the closure), the rows are (Baumgarte position bias ``-baumgarte C / dt``; velocity sweeps target 0):
+
+* pin, all three types: the relative velocity of the two anchors along world x, y, z,
+  ``C = p_c - p_p`` [m];
+* REVOLUTE: the relative angular velocity about two directions ``b1``, ``b2`` normal to the parent's
+  hinge axis ``a_p``, ``C_i = (a_p x a_c) . b_i`` [rad for small errors], which keeps the child's axis on
+  the parent's hinge line and leaves the rotation about it free;
+* FIXED: the relative angular velocity along world x, y, z, ``C`` the rotation vector of
+  ``q_wp^-1 q_wc`` (the short way) in world axes.
+
+Every row is an unbounded boxed row (``ROW_BOX``, ``|lambda| <= 1e30``) over the child's articulation:
+``J = J_child(p_c) - J_parent(p_p)``, the parent's part only when it is in that articulation; a world
+or kinematic parent outside it enters through its velocity in the target instead. The rows of one
+closure are reserved together (3, 5 or 6) and dropped together, flagging the world. A disabled
+closure (``Model.joint_enabled`` false) builds none.
+
+Construction raises ``NotImplementedError`` naming the joint for another joint type or a parent in
+another dynamic articulation (or a dynamic body outside every articulation), and for a tree joint
+disabled at construction. A closure has no coordinate: the limits, drives and ``joint_f`` of a
+loop REVOLUTE DOF are ignored. Not built: the warnings about them, the short way for hinge axes
+more than 90 degrees apart, and bilateral pre-elimination.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import warp as wp
+
+import newton
+
+from ....articulation.checks import joint_name
+from ....articulation.kinematics import JOINT_FIXED, JOINT_REVOLUTE
+from ..data import FAMILY_ARTICULATED, ROW_BOX, RowBuffers
+from .common import add_point_jacobian, reserve_rows, side_offset, write_dof_row
+
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
+CLOSURE_TYPES = (newton.JointType.BALL, newton.JointType.REVOLUTE, newton.JointType.FIXED)
+UNBOUNDED = 1.0e30  # [N·s or N·m·s] the box of a bilateral row
+
+
+@wp.kernel
+def _closure_rows(
+    dt: float,
+    baumgarte: float,
+    # Closures:
+    closures: wp.array[wp.int32],
+    # Model:
+    joint_type: wp.array[int],
+    joint_parent: wp.array[int],
+    joint_child: wp.array[int],
+    joint_X_p: wp.array[wp.transform],
+    joint_X_c: wp.array[wp.transform],
+    joint_axis: wp.array[wp.vec3],
+    joint_qd_start: wp.array[int],
+    joint_enabled: wp.array[bool],
+    body_com: wp.array[wp.vec3],
+    # Plan, core data and solver tables:
+    body_articulation: wp.array[int],
+    body_joint: wp.array[int],
+    joint_parent_joint: wp.array[int],
+    art_dof_start: wp.array[int],
+    art_dof_count: wp.array[int],
+    art_mass_start: wp.array[int],
+    art_row_world: wp.array[wp.int32],
+    art_is_global: wp.array[wp.int32],
+    articulation_skip: wp.array[wp.int32],
+    articulation_origin: wp.array[wp.vec3],
+    dof_S: wp.array[wp.spatial_vector],
+    # Data in:
+    body_q: wp.array[wp.transform],
+    body_qd: wp.array[wp.spatial_vector],
+    # Data out:
+    rows: RowBuffers,
+):
+    j = closures[wp.tid()]
+    if not joint_enabled[j]:
+        return
+    child = joint_child[j]
+    parent = joint_parent[j]
+    art = body_articulation[child]
+    if articulation_skip[art] != 0:
+        return
+    jtype = joint_type[j]
+    count = 3
+    if jtype == JOINT_REVOLUTE:
+        count = 5
+    elif jtype == JOINT_FIXED:
+        count = 6
+    global_entry = int(-1)
+    if art_is_global[art] != 0:
+        global_entry = rows.constraint_overflow.shape[0] - 1
+    r0 = reserve_rows(rows, int(art_row_world[art]), FAMILY_ARTICULATED, count, global_entry)
+    if r0 < 0:
+        return  # dropped whole; the world is flagged
+    X_wp = joint_X_p[j]
+    parent_inside = int(0)
+    v_parent = wp.spatial_vector()  # the parent's velocity when it is outside the articulation (world: 0)
+    if parent >= 0:
+        X_wp = body_q[parent] * joint_X_p[j]
+        if body_articulation[parent] == art:
+            parent_inside = 1
+        else:
+            v_parent = body_qd[parent]
+    X_wc = body_q[child] * joint_X_c[j]
+    p_p = wp.transform_get_translation(X_wp)
+    p_c = wp.transform_get_translation(X_wc)
+    q_p = wp.transform_get_rotation(X_wp)
+    q_c = wp.transform_get_rotation(X_wc)
+    origin = articulation_origin[art]
+    d0 = art_dof_start[art]
+    n = art_dof_count[art]
+    # The parent's anchor velocity when it moves outside the articulation (a kinematic body).
+    parent_com = wp.vec3(0.0)
+    if parent >= 0:
+        parent_com = wp.transform_point(body_q[parent], body_com[parent])
+    v_anchor = wp.spatial_top(v_parent) + wp.cross(wp.spatial_bottom(v_parent), p_p - parent_com)
+    w_parent = wp.spatial_bottom(v_parent)
+    a_p = wp.quat_rotate(q_p, joint_axis[joint_qd_start[j]])
+    b1 = wp.normalize(wp.cross(a_p, wp.vec3(1.0, 0.0, 0.0)))
+    if wp.abs(a_p[0]) > 0.9:
+        b1 = wp.normalize(wp.cross(a_p, wp.vec3(0.0, 1.0, 0.0)))
+    b2 = wp.cross(a_p, b1)
+    axis_error = wp.cross(a_p, wp.quat_rotate(q_c, joint_axis[joint_qd_start[j]]))
+    q_rel = wp.quat_inverse(q_p) * q_c
+    rotation = 2.0 * wp.vec3(q_rel[0], q_rel[1], q_rel[2])
+    if q_rel[3] < 0.0:
+        rotation = -rotation  # the short way
+    rotation = wp.quat_rotate(q_p, rotation)
+    for i in range(count):
+        r = r0 + i
+        angular = int(i >= 3)
+        direction = wp.vec3(0.0)
+        error = float(0.0)
+        external = float(0.0)  # the parent's velocity along the row, when it is outside the articulation
+        if i < 3:
+            direction[i] = 1.0
+            error = p_c[i] - p_p[i]
+            external = v_anchor[i]
+        elif jtype == JOINT_REVOLUTE:
+            direction = b1
+            if i == 4:
+                direction = b2
+            error = wp.dot(axis_error, direction)
+            external = wp.dot(w_parent, direction)
+        else:
+            direction[i - 3] = 1.0
+            error = rotation[i - 3]
+            external = w_parent[i - 3]
+        write_dof_row(rows, r, d0, n, art_mass_start[art], d0, 0.0, ROW_BOX, -baumgarte * error / dt + external,
+                      external, UNBOUNDED, 0.0)
+        rows.dof_start[r, 1] = -1  # a multi-DOF row: J qd by the general loop
+        offset = side_offset(rows, r, 0)
+        add_point_jacobian(rows, offset, child, p_c - origin, direction, 1.0, angular, d0, body_joint,
+                           joint_parent_joint, joint_qd_start, dof_S)
+        if parent_inside != 0:
+            add_point_jacobian(rows, offset, parent, p_p - origin, direction, -1.0, angular, d0, body_joint,
+                               joint_parent_joint, joint_qd_start, dof_S)
+
+
+class LoopClosures:
+    """The model's loop-closing joints, validated at construction; :meth:`build` launches their rows."""
+
+    def __init__(self, model: newton.Model):
+        self.model = model
+        joints = closure_joints(model)
+        self.count = len(joints)
+        self.rows_per_world = 0
+        if not self.count:
+            return
+        jtype = model.joint_type.numpy()
+        parent = model.joint_parent.numpy()
+        kinematic = (model.body_flags.numpy() & int(newton.BodyFlags.KINEMATIC)) != 0
+        body_art = _body_articulation(model)
+        allowed = [int(t) for t in CLOSURE_TYPES]
+        world = np.maximum(model.joint_world.numpy(), 0)
+        per_world = np.zeros(max(int(model.world_count), 1), dtype=np.int64)
+        for j in joints:
+            if int(jtype[j]) not in allowed:
+                raise NotImplementedError(f"SolverSteel: loop-closing {joint_name(model, j)} has type "
+                                          f"{newton.JointType(int(jtype[j])).name}; only BALL, REVOLUTE and FIXED "
+                                          "joints close loops")
+            child = int(model.joint_child.numpy()[j])
+            p = int(parent[j])
+            if p >= 0 and body_art[p] != body_art[child] and not kinematic[p]:
+                raise NotImplementedError(f"SolverSteel: loop-closing {joint_name(model, j)} joins two dynamic "
+                                          "articulations (or a dynamic body outside them); its parent must be in "
+                                          "the child's articulation, a kinematic body or the world")
+            per_world[world[j]] += {int(newton.JointType.BALL): 3, int(newton.JointType.REVOLUTE): 5}.get(
+                int(jtype[j]), 6)
+        self.rows_per_world = int(per_world.max())
+        self.joints = wp.array(np.array(joints, dtype=np.int32), dtype=wp.int32, device=model.device)
+
+    def build(self, solver, state_in, dt: float) -> None:
+        if not self.count:
+            return
+        model, core, tables = self.model, solver.core, solver.tables
+        wp.launch(
+            _closure_rows,
+            dim=self.count,
+            inputs=[
+                float(dt),
+                float(solver.options.baumgarte),
+                self.joints,
+                model.joint_type,
+                model.joint_parent,
+                model.joint_child,
+                model.joint_X_p,
+                model.joint_X_c,
+                model.joint_axis,
+                model.joint_qd_start,
+                model.joint_enabled,
+                model.body_com,
+                core.plan.body_articulation,
+                core.plan.body_joint,
+                core.plan.joint_parent_joint,
+                core.plan.dof_start,
+                core.plan.dof_count_per_articulation,
+                core.plan.mass_start,
+                tables.articulation_row_world,
+                tables.articulation_is_global,
+                core.plan.joints.articulation_skip,
+                core.data.articulation_origin,
+                core.data.dof_S,
+                state_in.body_q,
+                state_in.body_qd,
+            ],
+            outputs=[solver.rows.buffers],
+            device=model.device,
+        )
+
+
+def _body_articulation(model: newton.Model) -> np.ndarray:
+    """The articulation of each body's inbound tree joint, -1 outside every articulation (host)."""
+    body_art = np.full(max(model.body_count, 1), -1, dtype=np.int64)
+    art = model.joint_articulation.numpy()
+    inside = art >= 0
+    body_art[model.joint_child.numpy()[inside]] = art[inside]
+    return body_art
+
+
+def closure_joints(model: newton.Model) -> list[int]:
+    """Joints outside every articulation whose child is articulated (host); also rejects disabled tree joints."""
+    if not model.joint_count:
+        return []
+    art = model.joint_articulation.numpy()
+    enabled = model.joint_enabled.numpy()
+    disabled_tree = np.nonzero((art >= 0) & ~enabled.astype(bool))[0]
+    if len(disabled_tree):
+        raise NotImplementedError(f"SolverSteel: {joint_name(model, int(disabled_tree[0]))} is an articulation "
+                                  "tree joint disabled at construction; only loop-closing joints may be disabled")
+    child = model.joint_child.numpy()
+    body_art = _body_articulation(model)
+    return [int(j) for j in np.nonzero(art < 0)[0] if body_art[child[j]] >= 0]
+
+
+def closure_rows_per_world(model: newton.Model) -> int:
+    """Rows the closures take in the fullest world (capacity sizing; 0 without closures)."""
+    return LoopClosures(model).rows_per_world
