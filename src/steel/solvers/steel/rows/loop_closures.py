@@ -35,9 +35,11 @@ import warp as wp
 import newton
 
 from ....articulation.checks import joint_name
+from ....articulation.joint_model import JointModel
 from ....articulation.kinematics import JOINT_FIXED, JOINT_REVOLUTE
 from ..data import FAMILY_ARTICULATED, ROW_BOX, RowBuffers
-from .common import add_point_jacobian, reserve_rows, side_offset, write_dof_row
+from .common import (JointRowModel, add_point_jacobian, joint_row_model, reserve_rows, side_offset,
+                     write_dof_row)
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -49,28 +51,14 @@ UNBOUNDED = 1.0e30  # [N·s or N·m·s] the box of a bilateral row
 def _closure_rows(
     dt: float,
     baumgarte: float,
-    # Closures:
-    closures: wp.array[wp.int32],
-    # Model:
-    joint_type: wp.array[int],
-    joint_parent: wp.array[int],
-    joint_child: wp.array[int],
-    joint_X_p: wp.array[wp.transform],
-    joint_X_c: wp.array[wp.transform],
-    joint_axis: wp.array[wp.vec3],
-    joint_qd_start: wp.array[int],
+    closures: wp.array[wp.int32],  # the closing joints
+    joints: JointModel,  # the model's joint arrays, read live (frames and axes may be edited in place)
+    m: JointRowModel,  # articulation tables
     joint_enabled: wp.array[bool],
-    body_com: wp.array[wp.vec3],
-    # Plan, core data and solver tables:
+    # Plan and core data:
     body_articulation: wp.array[int],
     body_joint: wp.array[int],
     joint_parent_joint: wp.array[int],
-    art_dof_start: wp.array[int],
-    art_dof_count: wp.array[int],
-    art_mass_start: wp.array[int],
-    art_row_world: wp.array[wp.int32],
-    art_is_global: wp.array[wp.int32],
-    articulation_skip: wp.array[wp.int32],
     articulation_origin: wp.array[wp.vec3],
     dof_S: wp.array[wp.spatial_vector],
     # Data in:
@@ -82,52 +70,53 @@ def _closure_rows(
     j = closures[wp.tid()]
     if not joint_enabled[j]:
         return
-    child = joint_child[j]
-    parent = joint_parent[j]
+    child = joints.child[j]
+    parent = joints.parent[j]
     art = body_articulation[child]
-    if articulation_skip[art] != 0:
+    if m.articulation_skip[art] != 0:
         return
-    jtype = joint_type[j]
+    jtype = joints.kind[j]
     count = 3
     if jtype == JOINT_REVOLUTE:
         count = 5
     elif jtype == JOINT_FIXED:
         count = 6
     global_entry = int(-1)
-    if art_is_global[art] != 0:
+    if m.art_is_global[art] != 0:
         global_entry = rows.constraint_overflow.shape[0] - 1
-    r0 = reserve_rows(rows, int(art_row_world[art]), FAMILY_ARTICULATED, count, global_entry)
+    r0 = reserve_rows(rows, int(m.art_row_world[art]), FAMILY_ARTICULATED, count, global_entry)
     if r0 < 0:
         return  # dropped whole; the world is flagged
-    X_wp = joint_X_p[j]
+    X_wp = joints.X_p[j]
     parent_inside = int(0)
     v_parent = wp.spatial_vector()  # the parent's velocity when it is outside the articulation (world: 0)
     if parent >= 0:
-        X_wp = body_q[parent] * joint_X_p[j]
+        X_wp = body_q[parent] * joints.X_p[j]
         if body_articulation[parent] == art:
             parent_inside = 1
         else:
             v_parent = body_qd[parent]
-    X_wc = body_q[child] * joint_X_c[j]
+    X_wc = body_q[child] * joints.X_c[j]
     p_p = wp.transform_get_translation(X_wp)
     p_c = wp.transform_get_translation(X_wc)
     q_p = wp.transform_get_rotation(X_wp)
     q_c = wp.transform_get_rotation(X_wc)
     origin = articulation_origin[art]
-    d0 = art_dof_start[art]
-    n = art_dof_count[art]
+    d0 = m.art_dof_start[art]
+    n = m.art_dof_count[art]
     # The parent's anchor velocity when it moves outside the articulation (a kinematic body).
     parent_com = wp.vec3(0.0)
     if parent >= 0:
-        parent_com = wp.transform_point(body_q[parent], body_com[parent])
+        parent_com = wp.transform_point(body_q[parent], joints.body_com[parent])
     v_anchor = wp.spatial_top(v_parent) + wp.cross(wp.spatial_bottom(v_parent), p_p - parent_com)
     w_parent = wp.spatial_bottom(v_parent)
-    a_p = wp.quat_rotate(q_p, joint_axis[joint_qd_start[j]])
+    hinge = joints.axis[joints.qd_start[j]]
+    a_p = wp.quat_rotate(q_p, hinge)
     b1 = wp.normalize(wp.cross(a_p, wp.vec3(1.0, 0.0, 0.0)))
     if wp.abs(a_p[0]) > 0.9:
         b1 = wp.normalize(wp.cross(a_p, wp.vec3(0.0, 1.0, 0.0)))
     b2 = wp.cross(a_p, b1)
-    axis_error = wp.cross(a_p, wp.quat_rotate(q_c, joint_axis[joint_qd_start[j]]))
+    axis_error = wp.cross(a_p, wp.quat_rotate(q_c, hinge))
     q_rel = wp.quat_inverse(q_p) * q_c
     rotation = 2.0 * wp.vec3(q_rel[0], q_rel[1], q_rel[2])
     if q_rel[3] < 0.0:
@@ -153,15 +142,15 @@ def _closure_rows(
             direction[i - 3] = 1.0
             error = rotation[i - 3]
             external = w_parent[i - 3]
-        write_dof_row(rows, r, d0, n, art_mass_start[art], d0, 0.0, ROW_BOX, -baumgarte * error / dt + external,
+        write_dof_row(rows, r, d0, n, m.art_mass_start[art], d0, 0.0, ROW_BOX, -baumgarte * error / dt + external,
                       external, UNBOUNDED, 0.0)
         rows.dof_start[r, 1] = -1  # a multi-DOF row: J qd by the general loop
         offset = side_offset(rows, r, 0)
         add_point_jacobian(rows, offset, child, p_c - origin, direction, 1.0, angular, d0, body_joint,
-                           joint_parent_joint, joint_qd_start, dof_S)
+                           joint_parent_joint, joints.qd_start, dof_S)
         if parent_inside != 0:
             add_point_jacobian(rows, offset, parent, p_p - origin, direction, -1.0, angular, d0, body_joint,
-                               joint_parent_joint, joint_qd_start, dof_S)
+                               joint_parent_joint, joints.qd_start, dof_S)
 
 
 class LoopClosures:
@@ -200,7 +189,7 @@ class LoopClosures:
     def build(self, solver, state_in, dt: float) -> None:
         if not self.count:
             return
-        model, core, tables = self.model, solver.core, solver.tables
+        model, core = self.model, solver.core
         wp.launch(
             _closure_rows,
             dim=self.count,
@@ -208,24 +197,12 @@ class LoopClosures:
                 float(dt),
                 float(solver.options.baumgarte),
                 self.joints,
-                model.joint_type,
-                model.joint_parent,
-                model.joint_child,
-                model.joint_X_p,
-                model.joint_X_c,
-                model.joint_axis,
-                model.joint_qd_start,
+                core.plan.joints,
+                joint_row_model(solver),
                 model.joint_enabled,
-                model.body_com,
                 core.plan.body_articulation,
                 core.plan.body_joint,
                 core.plan.joint_parent_joint,
-                core.plan.dof_start,
-                core.plan.dof_count_per_articulation,
-                core.plan.mass_start,
-                tables.articulation_row_world,
-                tables.articulation_is_global,
-                core.plan.joints.articulation_skip,
                 core.data.articulation_origin,
                 core.data.dof_S,
                 state_in.body_q,
