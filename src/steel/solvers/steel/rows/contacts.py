@@ -64,7 +64,7 @@ from .angular import angular_coefficients, angular_row, angular_row_count
 from .common import reserve_rows, side_offset, write_point_jacobian
 from .compliance import compliant_law
 from .friction_modes import MODE_INDEX, coupled_contact
-from .history import find_record
+from .history import CarriedRecord, find_record
 from ..sleeping import contact_sleep_inputs
 from .patches import region_roles
 from .shared_anchor import row_points
@@ -253,18 +253,15 @@ def _contact_rows(
     contact_anchor1_out: wp.array[wp.vec3],
     contact_release1_out: wp.array[wp.vec3],
     contact_age_out: wp.array[wp.int32],
-    contact_carried_out: wp.array[wp.int32],
-    carry_point0_out: wp.array[wp.vec3],
-    carry_point1_out: wp.array[wp.vec3],
-    carry_force_n_out: wp.array[float],
-    carry_force_t_out: wp.array[wp.vec3],
+    contact_carried_out: wp.array[CarriedRecord],
 ):
     c = wp.tid()  # one thread per contact slot
     contact_row_out[c] = -1
     contact_row_count_out[c] = 0
-    contact_carried_out[c] = 0
     if c >= contact_count[0]:
         return
+    carry = CarriedRecord()  # inactive unless this contact carries a record (rows/history.py)
+    contact_carried_out[c] = carry
     s0 = contact_shape0[c]
     s1 = contact_shape1[c]
     if s0 < 0 or s1 < 0:
@@ -308,15 +305,16 @@ def _contact_rows(
         found = find_record(s0 * shape_count + s1, contact_point0[c], contact_point1[c], history_count[0],
                             history_key, history_index, history_point0, history_point1)
         if found >= 0:
-            contact_carried_out[c] = 1
-            carry_point0_out[c] = history_point0[found]
-            carry_point1_out[c] = history_point1[found]
-            carry_force_n_out[c] = history_force_n[found]
-            carry_force_t_out[c] = history_force_t[found]
+            carry.active = 1
+            carry.point0 = history_point0[found]
+            carry.point1 = history_point1[found]
+            carry.force_n = history_force_n[found]
+            carry.force_t = history_force_t[found]
             contact_anchor0_out[c] = history_anchor0[found]
             contact_anchor1_out[c] = history_anchor1[found]
             contact_age_out[c] = history_age[found]
             contact_world_out[c] = world
+            contact_carried_out[c] = carry
         if sleep_mode == 2:
             return
 
@@ -642,10 +640,6 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             solver.contact_release1,
             solver.contact_age,
             solver.history.carried,
-            solver.history.carry_point0,
-            solver.history.carry_point1,
-            solver.history.carry_force_n,
-            solver.history.carry_force_t,
         ],
         device=model.device,
     )

@@ -41,6 +41,18 @@ MATCH_DISTANCE = wp.constant(0.02)  # [m] largest drift of a contact point betwe
 NO_KEY = wp.constant(2147483647)
 
 
+@wp.struct
+class CarriedRecord:
+    """A record carried unchanged through a step (sleeping), written per contact slot by the contact-row
+    kernel: one array of these rather than one per field, as the two kernels run over every slot."""
+
+    point0: wp.vec3
+    point1: wp.vec3
+    force_n: float
+    force_t: wp.vec3
+    active: wp.int32  # 1: the slot carries this record; the anchors and age are in the per-contact arrays
+
+
 class ContactHistory:
     """Sorted records of last step's contact forces (see the module docstring)."""
 
@@ -66,11 +78,7 @@ class ContactHistory:
         # Records carried unchanged through a step, per contact slot of that step: the contacts of
         # asleep articulations (sleeping.py) keep the record they had when they fell asleep, whether
         # their rows are skipped or solved, so a woken island resumes from the same history either way.
-        self.carried = wp.zeros(n, dtype=wp.int32, device=device)  # 1: slot c carries a record
-        self.carry_point0 = wp.zeros(n, dtype=wp.vec3, device=device)
-        self.carry_point1 = wp.zeros(n, dtype=wp.vec3, device=device)
-        self.carry_force_n = wp.zeros(n, dtype=float, device=device)
-        self.carry_force_t = wp.zeros(n, dtype=wp.vec3, device=device)
+        self.carried = wp.zeros(n, dtype=CarriedRecord, device=device)
 
     def clear(self) -> None:
         self.count.zero_()
@@ -131,11 +139,7 @@ def _record_contacts(
     contact_release1: wp.array[wp.vec3],
     contact_age: wp.array[wp.int32],
     rows: RowBuffers,
-    carried: wp.array[wp.int32],
-    carry_point0: wp.array[wp.vec3],
-    carry_point1: wp.array[wp.vec3],
-    carry_force_n: wp.array[float],
-    carry_force_t: wp.array[wp.vec3],
+    carried: wp.array[CarriedRecord],
     # Data out:
     key_out: wp.array[wp.int32],
     index_out: wp.array[wp.int32],
@@ -153,13 +157,14 @@ def _record_contacts(
     r = int(-1)
     if c < contact_count[0]:
         r = contact_row[c]
-        if carried[c] != 0:
+        carry = carried[c]
+        if carry.active != 0:
             # A contact of an asleep articulation: its record as found this step (contacts.py), unchanged.
             key_out[c] = contact_shape0[c] * shape_count + contact_shape1[c]
-            point0_out[c] = carry_point0[c]
-            point1_out[c] = carry_point1[c]
-            force_n_out[c] = carry_force_n[c]
-            force_t_out[c] = carry_force_t[c]
+            point0_out[c] = carry.point0
+            point1_out[c] = carry.point1
+            force_n_out[c] = carry.force_n
+            force_t_out[c] = carry.force_t
             anchor0_out[c] = contact_anchor0[c]
             anchor1_out[c] = contact_anchor1[c]
             world_out[c] = contact_world[c]
@@ -224,10 +229,6 @@ def record_contacts(solver, contacts, dt: float) -> None:
             solver.contact_age,
             solver.rows.buffers,
             hist.carried,
-            hist.carry_point0,
-            hist.carry_point1,
-            hist.carry_force_n,
-            hist.carry_force_t,
         ],
         outputs=[hist.key, hist.index, hist.point0, hist.point1, hist.force_n, hist.force_t, hist.anchor0,
                  hist.anchor1, hist.world, hist.age],
