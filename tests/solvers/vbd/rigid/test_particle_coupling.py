@@ -157,15 +157,18 @@ def test_cloth_on_a_box_loads_the_ground_with_both_weights():
 def test_cloth_on_a_box_with_hard_ground_contacts_converges_to_both_weights():
     """Hard (augmented-Lagrangian) ground contacts: (M + m) g within 1 % at 40 iterations (103.21 N for 102.91 N).
 
-    The multiplier of the box's ground contacts catches up with the cloth's load over the iterations;
-    at the default 10 the load still reads high (115 N, the box standing 0.4 mm deeper), which the
-    convergence of the hard body–body contacts, not the coupling, decides.
+    The multiplier of the box's ground contacts catches up with the cloth's load over the iterations.
+    At the default 10 the load still reads high, as on Newton's legacy path (``rigid_compliant_alm=False``,
+    the seed's formulation of hard contacts): ours 114.7 N, the legacy path 119.7 N; the bound is that
+    ours is off by no more than the legacy path.
     """
     model = _cloth_on_box()
     weight = (float(model.body_mass.numpy()[0]) + float(model.particle_mass.numpy().sum())) * G
-    solver, state, contacts, prev, _ = _run(model, SolverVBD, 200, iterations=40)
-    load = _ground_load(solver, state, contacts, prev)
+    load = _ground_load(*_run(model, SolverVBD, 200, iterations=40)[:4])
     assert abs(load - weight) < 0.01 * weight, (load, weight)
+    load = _ground_load(*_run(model, SolverVBD, 200)[:4])
+    legacy = _ground_load(*_run(model, newton.solvers.SolverVBD, 200, rigid_compliant_alm=False)[:4])
+    assert abs(load - weight) <= abs(legacy - weight), (load, legacy, weight)
 
 
 def test_heavy_box_on_a_pinned_hammock_sags_and_stops_as_the_reference():
