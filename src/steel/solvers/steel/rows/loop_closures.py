@@ -159,6 +159,7 @@ class LoopClosures:
     def __init__(self, model: newton.Model):
         self.model = model
         joints = closure_joints(model)
+        check_equality_constraints(model, joints)
         self.count = len(joints)
         self.rows_per_world = 0
         if not self.count:
@@ -240,3 +241,48 @@ def closure_joints(model: newton.Model) -> list[int]:
 def closure_rows_per_world(model: newton.Model) -> int:
     """Rows the closures take in the fullest world (capacity sizing; 0 without closures)."""
     return LoopClosures(model).rows_per_world
+
+
+# MuJoCo equality rows as Newton's MJCF/USD importers record them (model.mujoco.equality_constraint_*):
+# type CONNECT 0, WELD 1, JOINT 2; target kind NONE 0, a loop JOINT 1, a MIMIC constraint 2.
+EQ_CONNECT, EQ_WELD, EQ_JOINT = 0, 1, 2
+TARGET_JOINT, TARGET_MIMIC = 1, 2
+
+
+def check_equality_constraints(model: newton.Model, closures: list[int]) -> None:
+    """Every enabled imported MuJoCo equality must be enforced through what the importer converted it to.
+
+    CONNECT must target a BALL closure and WELD a FIXED closure (a BALL one with ``torquescale`` 0)
+    between the row's own bodies; JOINT must target a mimic constraint between the row's own joints.
+    Anything else raises ``NotImplementedError`` naming the row, rather than being ignored.
+    """
+    ns = getattr(model, "mujoco", None)
+    count = int(getattr(ns, "equality_constraint_count", 0) or 0) if ns is not None else 0
+    if not count:
+        return
+
+    def read(name):
+        return getattr(ns, f"equality_constraint_{name}").numpy()
+
+    kind, enabled, target_kind, target = read("type"), read("enabled"), read("target_kind"), read("target")
+    body1, body2, torquescale = read("body1"), read("body2"), read("torquescale")
+    joint1, joint2 = read("joint1"), read("joint2")
+    jtype, parent, child = model.joint_type.numpy(), model.joint_parent.numpy(), model.joint_child.numpy()
+    mimic_count = int(getattr(model, "constraint_mimic_count", 0) or 0)
+    for i in range(count):
+        if not enabled[i]:
+            continue
+        t, k = int(target[i]), int(kind[i])
+        ok = False
+        if int(target_kind[i]) == TARGET_JOINT and k in (EQ_CONNECT, EQ_WELD) and t in closures:
+            want = newton.JointType.FIXED if k == EQ_WELD and torquescale[i] != 0.0 else newton.JointType.BALL
+            ok = int(jtype[t]) == int(want) and {int(parent[t]), int(child[t])} == {int(body1[i]), int(body2[i])}
+        elif int(target_kind[i]) == TARGET_MIMIC and k == EQ_JOINT and 0 <= t < mimic_count:
+            pair = {int(model.constraint_mimic_joint0.numpy()[t]), int(model.constraint_mimic_joint1.numpy()[t])}
+            ok = pair == {int(joint1[i]), int(joint2[i])}
+        if not ok:
+            raise NotImplementedError(
+                f"SolverSteel: imported MuJoCo equality constraint {i} (type {k}, target kind {int(target_kind[i])}, "
+                f"target {t}) is not a loop-closing joint or mimic constraint between its own bodies or joints; "
+                "only those are enforced"
+            )
