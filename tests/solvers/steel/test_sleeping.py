@@ -376,6 +376,23 @@ def test_driven_or_sprung_articulation_stays_awake(gain):
     assert sim.step(50).all()
 
 
+def test_mimic_and_loop_closure_articulations_stay_awake():
+    """E5: an articulation bound by a mimic row (joint-owned or a legacy constraint) or owning a
+    loop-closing joint never sleeps, at rest with no load (hinges about the gravity axis, whose
+    mimic relation holds at q = 0; a four-bar without gravity); the hinges without a mimic sleep."""
+    from .test_loop_closures import _four_bar
+    from .test_mimic import _two_hinges
+
+    def sleeps(model):
+        sim = Sim(model)
+        return not sim.step(20).all()
+
+    assert sleeps(_two_hinges(owned=None))
+    assert not sleeps(_two_hinges(owned=(0.0, 2.0)))
+    assert not sleeps(_two_hinges(owned=None, legacy=(0.0, 2.0)))
+    assert not sleeps(_four_bar()[0])
+
+
 # -- islands and the cost of an all-asleep step -----------------------------------------------------------
 
 

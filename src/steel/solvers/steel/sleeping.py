@@ -74,6 +74,7 @@ import newton
 
 from .islands import Islands, label_islands, start_label
 from .model_diff import ModelSnapshot
+from .rows.loop_closures import closure_joints
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -82,11 +83,28 @@ BIG_TIME = 1.0e30  # [s] the island timer's identity for atomic_min
 
 def articulation_stays_awake(model: newton.Model, plan) -> np.ndarray:
     """Per articulation: 1 when a DOF has a drive gain (``joint_target_ke`` or ``joint_target_kd``)
-    or a passive spring (``joint_stiffness``); such articulations never sleep (seed 000)."""
+    or a passive spring (``joint_stiffness``) (seed 000), or when a mimic row (joint-owned or a
+    legacy mimic constraint, ``rows/mimic.py``) or a loop-closing joint (``rows/loop_closures.py``)
+    binds it: such articulations never sleep."""
     n = plan.articulation_count
     out = np.zeros(max(n, 1), dtype=np.int32)
     if model.joint_dof_count == 0:
         return out
+    joint_art = model.joint_articulation.numpy()
+    bound = [j for j in np.nonzero(model.joint_mimic_joint.numpy() >= 0)[0]] if model.joint_mimic_joint is not None \
+        else []
+    legacy = getattr(model, "constraint_mimic_joint0", None)
+    if legacy is not None:
+        bound += [int(j) for j in legacy.numpy() if j >= 0]
+    for j in bound:
+        if joint_art[j] >= 0:
+            out[joint_art[j]] = 1
+    body_art = plan.body_articulation_np
+    parent, child = model.joint_parent.numpy(), model.joint_child.numpy()
+    for j in closure_joints(model):
+        for b in (parent[j], child[j]):
+            if b >= 0 and body_art[b] >= 0:
+                out[body_art[b]] = 1
     active = ((model.joint_target_ke.numpy() != 0.0) | (model.joint_target_kd.numpy() != 0.0)
               | (model.joint_stiffness.numpy() != 0.0))
     dof_articulation = _dof_articulation(model)
