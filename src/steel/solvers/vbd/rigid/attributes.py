@@ -17,7 +17,8 @@ import newton
 
 NAMESPACE = "vbd"
 # Positive Dahl defaults of the deprecated compatibility mode: maximum persistent strain [rad] and
-# memory decay length (non-dimensional); chosen here, documented in register_vbd_attributes.
+# saturation bend [rad] (as the seed's revision of Newton's SolverVBD registers them); documented in
+# register_vbd_attributes.
 DAHL_EPS_MAX_DEFAULT = 0.5
 DAHL_TAU_DEFAULT = 1.0
 
