@@ -46,8 +46,10 @@ def _cable(points, cls=SolverVBD, dahl=None, gravity=-G, **rod_kw):
     return b.finalize(device="cpu")
 
 
-def _run(model, steps, cls=SolverVBD, torque=None, record=None, force=None, **options):
-    """Step ``steps`` times; ``torque(i)`` / ``force(i)`` give a world torque [N·m] / force [N] on the last body."""
+def _run(model, steps, cls=SolverVBD, torque=None, record=None, force=None, record_solver=None, **options):
+    """Step ``steps`` times; ``torque(i)`` / ``force(i)`` give a world torque [N·m] / force [N] on the last body.
+
+    Records ``record(state)`` after each step, or ``record_solver(solver)`` when given."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         solver = cls(model, **options)
@@ -63,7 +65,9 @@ def _run(model, steps, cls=SolverVBD, torque=None, record=None, force=None, **op
             s0.body_f.assign(f)
         solver.step(s0, s1, None, None, DT)
         s0, s1 = s1, s0
-        if record is not None:
+        if record_solver is not None:
+            out.append(record_solver(solver))
+        elif record is not None:
             out.append(record(s0))
     return s0, out, solver
 
@@ -291,19 +295,7 @@ class TestDahlFriction(unittest.TestCase):
 
         steps = int(3.5 / DT)
         if record is not None:
-            rows = []
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                solver = cls(model)
-            s0, s1 = model.state(), model.state()
-            for i in range(steps):
-                f = np.zeros((model.body_count, 6), np.float32)
-                f[-1, 3:] = torque_at(i)
-                s0.body_f.assign(f)
-                solver.step(s0, s1, None, None, DT)
-                s0, s1 = s1, s0
-                rows.append(record(solver))
-            return np.array(rows)
+            return np.array(_run(model, steps, cls=cls, torque=torque_at, record_solver=record)[1])
         _, bends, _ = _run(model, steps, torque=torque_at, record=bend)
         return np.array([torque_at(i)[1] for i in range(steps)]), np.array(bends)
 
