@@ -5,7 +5,9 @@ Cases (scenes from :mod:`steel.particle_scenes`; every case runs both solvers ba
 
 * ``cloth_hang`` at 16², 32² and 64² quads: how the cost grows with the vertex count;
 * ``cloth`` 32²: the cloth falling on a sphere with self-contact (collision pipeline every step);
-* ``soft_cube`` 6³ cells: a tetrahedral cube dropped on the ground.
+* ``soft_cube`` 6³ cells: a tetrahedral cube dropped on the ground;
+* ``cloth_boxes`` 32²: the cloth dropped over four free boxes on the ground (two-way body–particle
+  contact; the outcome adds the lowest box top [m]).
 
 Reported per case and solver: steps/s (one world), the ratio ours / Newton's, µs per vertex and
 step, Python-level launches per step, and the outcome after the timed steps: finite, the lowest
@@ -42,12 +44,13 @@ import newton
 
 from .measure import LaunchCounter
 
-CASES = (("cloth_hang", 16), ("cloth_hang", 32), ("cloth_hang", 64), ("cloth", 32), ("soft_cube", 6))
+CASES = (("cloth_hang", 16), ("cloth_hang", 32), ("cloth_hang", 64), ("cloth", 32), ("soft_cube", 6),
+         ("cloth_boxes", 32))
 SOLVERS = ("newton.SolverVBD", "steel.SolverVBD")
 DEFAULT_STEPS = 60
-# The draped cloth reaches the sphere after ~120 steps: time at least 0.5 s so contact, self-contact
-# and folding are in the measured window and the outcome.
-MIN_STEPS = {"cloth": 300}
+# The draped cloth reaches the sphere (the boxes) after ~120 steps: time at least 0.5 s so contact,
+# self-contact and folding are in the measured window and the outcome.
+MIN_STEPS = {"cloth": 300, "cloth_boxes": 300}
 DEFAULT_WARMUP = 10
 
 
@@ -88,6 +91,11 @@ def _outcome(sc, state) -> dict:
         out["energy_J"] = mechanical_energy(sc.model, state)
         tris = sc.tri_indices
         out["self_intersections"] = len(edge_triangle_intersections(x, tris)) if len(tris) else 0
+        if sc.model.body_count:
+            from steel.particle_scenes import BOX_HALF  # noqa: PLC0415
+
+            top = state.body_q.numpy()[:, 2] + BOX_HALF  # box centre + half edge (cloth_boxes) [m]
+            out["lowest_box_top_m"] = float(top.min())
     return out
 
 
@@ -179,8 +187,9 @@ def _outcome_text(o: dict) -> str:
         return ""
     if not o.get("finite"):
         return "NaN"
+    boxes = f", lowest box top {o['lowest_box_top_m']:.4f} m" if "lowest_box_top_m" in o else ""
     return (f"lowest z {o['lowest_z_m']:.3f} m, energy {o['energy_J']:.2f} J, "
-            f"self-intersections {o['self_intersections']}")
+            f"self-intersections {o['self_intersections']}{boxes}")
 
 
 def markdown_lines(entries: list[VBDEntry], steps: int, warmup: int) -> list[str]:
@@ -188,11 +197,11 @@ def markdown_lines(entries: list[VBDEntry], steps: int, warmup: int) -> list[str
     lines = [
         "## SolverVBD (particles)",
         "",
-        f"One world, {steps} timed steps (`cloth`: {MIN_STEPS['cloth']}) after {warmup} warm-up steps, best of the "
+        f"One world, {steps} timed steps (`cloth`, `cloth_boxes`: {MIN_STEPS['cloth']}) after {warmup} warm-up steps, best of the "
         "repeats; both solvers get the "
         "scene's options (10 iterations; self-contact on the `cloth` scene). Ratio: ours / Newton's steps/s. "
-        "Outcome after the timed steps: lowest particle, kinetic + gravitational energy, self-intersecting "
-        "edge–triangle pairs (exact check).",
+        "Outcome after the timed steps: lowest particle, kinetic + gravitational energy (particles), "
+        "self-intersecting edge–triangle pairs (exact check); `cloth_boxes` also the lowest box top.",
         "",
         "| scene | size | particles | solver | steps/s | ratio | µs / vertex-step | launches/step | outcome |",
         "|---|---:|---:|---|---:|---:|---:|---:|---|",

@@ -6,7 +6,7 @@ use them (scenes, runners, guard) import them from here.
 """
 
 SCENES = ("tower", "humanoid", "ant", "chain", "cartpole")  # rigid scenes of steel.scenes
-PARTICLE_SCENES = ("cloth", "cloth_hang", "soft_cube")  # particle scenes of steel.particle_scenes
+PARTICLE_SCENES = ("cloth", "cloth_hang", "soft_cube", "cloth_boxes")  # particle scenes of steel.particle_scenes
 SOLVERS = ("steel", "featherstone", "vbd")  # solvers of steel.runner (vbd: also the particle scenes)
 VIEWERS = ("null", "usd", "gl")
 

@@ -1,4 +1,5 @@
-"""The shipped particle scenes for SolverVBD: a hanging cloth, a cloth draped over a sphere, a soft cube.
+"""The shipped particle scenes for SolverVBD: a hanging cloth, a cloth draped over a sphere, a soft cube,
+a cloth over free boxes.
 
 Each builder returns a :class:`ParticleScene`: the finalized, coloured Newton model, the time step
 and the solver options every VBD solver gets for it (ours and Newton's alike, so benchmarks compare
@@ -11,6 +12,8 @@ like with like). The cloth's side ``n`` (quads per side) sets the size: ``(n + 1
   detection reach 10 mm).
 * ``soft_cube``: a 0.5 m tetrahedral cube (``n`` cells per side, rubber-like, E ≈ 1 MPa,
   ν = 0.3) dropped 0.1 m onto the ground.
+* ``cloth_boxes``: the same cloth dropped 0.2 m over four free 0.4 m boxes (32 kg each) standing on
+  the ground: particles and bodies push each other in the same solve (two-way coupling).
 """
 
 from __future__ import annotations
@@ -84,16 +87,21 @@ def build_cloth_drape(n: int = 32, device=None, self_contact: bool = True) -> Pa
                        radius=SPHERE_RADIUS)
     half = 0.5 * CLOTH_SIDE
     _cloth(b, n, wp.vec3(-half, -half, 2.0 * SPHERE_RADIUS + DROP_HEIGHT), wp.quat_identity(), False, 0.005)
+    opts = {"iterations": ITERATIONS}
+    if self_contact:
+        opts.update(particle_enable_self_contact=True, particle_self_contact_radius=0.005,
+                    particle_self_contact_margin=0.01)
+    return _cloth_contact_scene("cloth", b, device, opts)
+
+
+def _cloth_contact_scene(name: str, b: newton.ModelBuilder, device, opts: dict) -> ParticleScene:
+    """Colour and finalize a cloth-with-contacts scene; particle contacts ke 1e4 N/m, kd 1e-2 N·s/m, mu 0.5."""
     b.color(include_bending=True)
     model = b.finalize(device=device)
     model.soft_contact_ke = 1.0e4
     model.soft_contact_kd = 1.0e-2
     model.soft_contact_mu = 0.5
-    opts = {"iterations": ITERATIONS}
-    if self_contact:
-        opts.update(particle_enable_self_contact=True, particle_self_contact_radius=0.005,
-                    particle_self_contact_margin=0.01)
-    return ParticleScene("cloth", model, solver_options=opts, contacts=True)
+    return ParticleScene(name, model, solver_options=opts, contacts=True)
 
 
 def build_soft_cube(n: int = 4, device=None) -> ParticleScene:
@@ -115,6 +123,24 @@ def build_soft_cube(n: int = 4, device=None) -> ParticleScene:
     return ParticleScene("soft_cube", model, solver_options={"iterations": ITERATIONS}, contacts=True)
 
 
+BOX_HALF = 0.2  # [m] half edge of the cloth_boxes boxes
+BOX_DENSITY = 500.0  # [kg/m³]: 32 kg per box
+
+
+def build_cloth_boxes(n: int = 32, device=None) -> ParticleScene:
+    """An ``n x n`` cloth dropped over four free boxes on the ground (two-way body–particle contact)."""
+    b = newton.ModelBuilder()
+    stiff = newton.ModelBuilder.ShapeConfig(ke=1.0e5, mu=0.5)  # ground and boxes: mm-scale rest depth
+    b.add_ground_plane(cfg=stiff)
+    box = newton.ModelBuilder.ShapeConfig(ke=1.0e5, mu=0.5, density=BOX_DENSITY)
+    for x, y in ((-0.4, -0.4), (0.4, -0.4), (-0.4, 0.4), (0.4, 0.4)):
+        body = b.add_body(xform=wp.transform(wp.vec3(x, y, BOX_HALF), wp.quat_identity()))
+        b.add_shape_box(body, hx=BOX_HALF, hy=BOX_HALF, hz=BOX_HALF, cfg=box)
+    half = 0.5 * CLOTH_SIDE
+    _cloth(b, n, wp.vec3(-half, -half, 2.0 * BOX_HALF + DROP_HEIGHT), wp.quat_identity(), False, 0.01)
+    return _cloth_contact_scene("cloth_boxes", b, device, {"iterations": ITERATIONS})
+
+
 def build_particle_scene(name: str, size: int | None = None, device=None) -> ParticleScene:
     """Scene ``name`` (see :data:`PARTICLE_SCENES`) with ``size`` quads (cloth) or cells (cube) per side."""
     if name == "cloth":
@@ -123,4 +149,6 @@ def build_particle_scene(name: str, size: int | None = None, device=None) -> Par
         return build_cloth_hang(size or 32, device)
     if name == "soft_cube":
         return build_soft_cube(size or 4, device)
+    if name == "cloth_boxes":
+        return build_cloth_boxes(size or 32, device)
     raise KeyError(f"unknown particle scene {name!r}; choose from {', '.join(PARTICLE_SCENES)}")
