@@ -223,6 +223,28 @@ def test_written_state_wakes_only_the_articulation_written(array):
     assert sim.step().tolist() == [False, True]
 
 
+def test_wake_crosses_last_steps_island_edges():
+    """E4: two boxes resting side by side, touching (one island), sleep; box 0 is then moved 1 m away
+    (a written joint_q). Box 1 keeps its ground support and no contact reaches it any more, yet it
+    wakes in that step through last step's island edge; it sleeps again after the quiet time."""
+    builder = newton.ModelBuilder(gravity=(0.0, 0.0, -G))
+    for x in (0.0, 0.2):
+        b = builder.add_body(xform=wp.transform(wp.vec3(x, 0.0, 0.1), wp.quat_identity()))
+        builder.add_shape_box(b, hx=0.1, hy=0.1, hz=0.1)
+    builder.add_ground_plane()
+    sim = Sim(builder.finalize(device="cpu"))
+    sim.step()
+    labels = sim.solver.sleep.islands.articulation_label.numpy()
+    assert labels[0] == labels[1], "the touching boxes should form one island"
+    sim.step_until_asleep()
+    q = sim.s0.joint_q.numpy().copy()
+    q[0] -= 1.0  # box 0: 1 m along -x, body_q too, so collision sees it there
+    sim.s0.joint_q.assign(q)
+    newton.eval_fk(sim.model, sim.s0.joint_q, sim.s0.joint_qd, sim.s0)
+    assert sim.step().tolist() == [True, True]
+    assert sim.step_until_asleep() == float32_sleep_step(DT, QUIET)
+
+
 @pytest.mark.parametrize("body", [0, 1])
 def test_body_f_wakes_only_the_body_it_pushes(body):
     """E4: body_f on one body wakes its island; the other island sleeps on."""

@@ -14,6 +14,10 @@ Graph, rebuilt every step from the step's contacts:
   whatever it touches, so a robot arm and the boxes it holds form one island;
 * a support that moves (a kinematic body whose articulation's ``joint_qd`` is not zero) also sets
   ``articulation_wake`` of what touches it: sleeping's wake reason "contact with a moving body".
+* last step's islands are edges too: each articulation is joined to the member its last label
+  named (``articulation_previous``), so articulations that parted this step (a box pulled away
+  from the one it leaned on) still wake, and share support, together for one more step. Without
+  contacts (``contacts=None``) no pass runs and every articulation is its own island.
 
 Labels: every articulation starts with its own index and its own support (fixed base); the
 caller does this in its first kernel of the step with :func:`start_label`. Each pass then runs one
@@ -35,6 +39,7 @@ member touches a support or is fixed-base.
 
 from __future__ import annotations
 
+import numpy as np
 import warp as wp
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
@@ -48,8 +53,11 @@ def start_label(
     # Data out:
     articulation_label_out: wp.array[wp.int32],
     articulation_supported_out: wp.array[wp.int32],
+    articulation_previous_out: wp.array[wp.int32],
 ):
-    """Articulation ``a`` before the first pass: its own label, supported when fixed-base."""
+    """Articulation ``a`` before the first pass: its own label, supported when fixed-base; last
+    step's label is kept as ``articulation_previous``."""
+    articulation_previous_out[a] = articulation_label_out[a]
     articulation_label_out[a] = a
     articulation_supported_out[a] = articulation_fixed_base[a]
 
@@ -110,6 +118,7 @@ def _propagate(
     articulation_start: wp.array[int],
     joint_qd_start: wp.array[int],
     joint_qd: wp.array[float],
+    articulation_previous: wp.array[wp.int32],
     # Data in/out:
     articulation_label: wp.array[wp.int32],
     articulation_supported: wp.array[wp.int32],
@@ -140,6 +149,18 @@ def _propagate(
                 _raise_support(a0, articulation_supported, changed)
                 _raise_support(a1, articulation_supported, changed)
     if i < articulation_count:
+        # Last step's island is an edge too (to the member its label named), so members that
+        # parted this step still wake together: a box pulled away wakes the one it leaned on.
+        p = articulation_previous[i]
+        if p != i:
+            low = wp.min(articulation_label[i], articulation_label[p])
+            if wp.atomic_min(articulation_label, i, low) > low:
+                changed[0] = 1
+            if wp.atomic_min(articulation_label, p, low) > low:
+                changed[0] = 1
+            if articulation_supported[i] != 0 or articulation_supported[p] != 0:
+                _raise_support(i, articulation_supported, changed)
+                _raise_support(p, articulation_supported, changed)
         r = articulation_label[i]
         up = articulation_label[r]
         if up < r:
@@ -165,7 +186,9 @@ class Islands:
     def __init__(self, articulation_fixed_base: wp.array, device):
         n = max(articulation_fixed_base.shape[0], 1)
         self.articulation_fixed_base = articulation_fixed_base
-        self.articulation_label = wp.zeros(n, dtype=wp.int32, device=device)
+        # Every articulation its own island before the first step (the first "previous" labels).
+        self.articulation_label = wp.array(np.arange(n, dtype=np.int32), dtype=wp.int32, device=device)
+        self.articulation_previous = wp.array(np.arange(n, dtype=np.int32), dtype=wp.int32, device=device)
         self.articulation_supported = wp.zeros(n, dtype=wp.int32, device=device)
         self.changed = wp.zeros(1, dtype=wp.int32, device=device)
         self.count = articulation_fixed_base.shape[0]
@@ -185,7 +208,7 @@ def label_islands(solver, islands: Islands, contacts, joint_qd, articulation_wak
         return
     inputs = [n, model.shape_body, tables.body_responds, plan.body_articulation, contacts.rigid_contact_count,
               contacts.rigid_contact_shape0, contacts.rigid_contact_shape1, model.articulation_start,
-              model.joint_qd_start, joint_qd]
+              model.joint_qd_start, joint_qd, islands.articulation_previous]
     outputs = [islands.articulation_label, islands.articulation_supported, islands.changed, articulation_wake]
     dim = max(contacts.rigid_contact_max, n)
 

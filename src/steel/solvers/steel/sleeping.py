@@ -166,6 +166,7 @@ class SleepArrays:
     # Islands of this step (islands.py):
     articulation_fixed_base: wp.array[wp.int32]  # (n,)
     articulation_label: wp.array[wp.int32]  # (n,)
+    articulation_previous: wp.array[wp.int32]  # last step's label  (n,)
     articulation_supported: wp.array[wp.int32]  # equal across an island  (n,)
     # Sleep state:
     articulation_asleep: wp.array[wp.int32]  # (n,)
@@ -220,6 +221,7 @@ class SleepState:
         arrays.world_overflow = solver.rows.constraint_overflow
         arrays.articulation_fixed_base = self.islands.articulation_fixed_base
         arrays.articulation_label = self.islands.articulation_label
+        arrays.articulation_previous = self.islands.articulation_previous
         arrays.articulation_supported = self.islands.articulation_supported
         arrays.articulation_asleep = wp.zeros(n, dtype=wp.int32, device=dev)
         arrays.articulation_timer = wp.zeros(n, dtype=wp.float32, device=dev)
@@ -347,7 +349,8 @@ def _begin_step(
             wake = _gravity_changed(i, gravity, sl.gravity_seen)
         sl.world_wake[i] = wake
     if i < articulation_count:
-        start_label(i, sl.articulation_fixed_base, sl.articulation_label, sl.articulation_supported)
+        start_label(i, sl.articulation_fixed_base, sl.articulation_label, sl.articulation_supported,
+                    sl.articulation_previous)
         sl.island_awake[i] = 0
         sl.island_timer[i] = BIG_TIME  # every index is reset; labels are a subset of indices
         wake = int(0)
