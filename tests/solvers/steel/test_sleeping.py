@@ -286,6 +286,19 @@ def test_moving_kinematic_support_wakes_what_rests_on_it():
     assert sim.s0.body_q.numpy()[box, 0] - x0 == pytest.approx(0.5 * 0.31 - 0.25 / (2 * G), abs=0.005)
 
 
+def test_moving_surface_wakes_what_rests_on_it():
+    """E4: a box asleep on a conveyor mesh at rest wakes in the step its surface starts moving (1 m/s)."""
+    from .test_surface_velocity import _belt
+
+    model = _belt(speed=0.0)
+    sim = Sim(model)
+    sim.step_until_asleep()
+    assert not sim.step().any()
+    mesh = next(m for m in model.shape_source if m is not None and getattr(m, "mesh", None) is not None)
+    mesh.mesh.velocities.assign(np.tile(np.array([1.0, 0.0, 0.0], dtype=np.float32), (4, 1)))
+    assert sim.step().all()
+
+
 @pytest.mark.parametrize("skip", [True, False])
 def test_body_parent_f_of_an_asleep_body_keeps_its_last_awake_value(skip):
     """E7: body_parent_f of a hanging pendulum keeps, bit for bit, the value of its last awake step

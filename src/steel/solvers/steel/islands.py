@@ -12,7 +12,8 @@ Graph, rebuilt every step from the step's contacts:
   anything: a fixed table separates the boxes on it into separate islands;
 * a fixed-base articulation with responding joints supports itself (its root is welded) and joins
   whatever it touches, so a robot arm and the boxes it holds form one island;
-* a support that moves (a kinematic body whose articulation's ``joint_qd`` is not zero) also sets
+* a support that moves (a kinematic body whose articulation's ``joint_qd`` is not zero) or a contact
+  with a moving surface (a nonzero ``Contacts.rigid_contact_surface_velocity``) also sets
   ``articulation_wake`` of what touches it: sleeping's wake reason "contact with a moving body".
 * last step's islands are edges too: each articulation is joined to the member its last label
   named (``articulation_previous``), so articulations that parted this step (a box pulled away
@@ -41,6 +42,8 @@ from __future__ import annotations
 
 import numpy as np
 import warp as wp
+
+from .rows.surface_velocity import surface_velocity_arrays
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -119,6 +122,8 @@ def _propagate(
     joint_qd_start: wp.array[int],
     joint_qd: wp.array[float],
     articulation_previous: wp.array[wp.int32],
+    surface_velocity_enabled: int,
+    contact_surface_velocity: wp.array[wp.vec3],
     # Data in/out:
     articulation_label: wp.array[wp.int32],
     articulation_supported: wp.array[wp.int32],
@@ -138,6 +143,12 @@ def _propagate(
             _raise_support(a1, articulation_supported, changed)
             if _moving_support(contact_shape0[i], shape_body, body_articulation, articulation_start, joint_qd_start,
                                joint_qd) != 0:
+                articulation_wake[a1] = 1
+        if surface_velocity_enabled != 0 and wp.length_sq(contact_surface_velocity[i]) > 0.0:
+            # A moving surface (a conveyor mesh) moves what it touches: wake reason "moving body".
+            if a0 >= 0:
+                articulation_wake[a0] = 1
+            if a1 >= 0:
                 articulation_wake[a1] = 1
         if a0 >= 0 and a1 >= 0 and a0 != a1:
             low = wp.min(articulation_label[a0], articulation_label[a1])
@@ -208,7 +219,8 @@ def label_islands(solver, islands: Islands, contacts, joint_qd, articulation_wak
         return
     inputs = [n, model.shape_body, tables.body_responds, plan.body_articulation, contacts.rigid_contact_count,
               contacts.rigid_contact_shape0, contacts.rigid_contact_shape1, model.articulation_start,
-              model.joint_qd_start, joint_qd, islands.articulation_previous]
+              model.joint_qd_start, joint_qd, islands.articulation_previous,
+              *surface_velocity_arrays(solver, contacts)]
     outputs = [islands.articulation_label, islands.articulation_supported, islands.changed, articulation_wake]
     dim = max(contacts.rigid_contact_max, n)
 
