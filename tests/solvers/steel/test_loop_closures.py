@@ -174,3 +174,47 @@ def test_an_mjcf_connect_equality_matches_mujoco_c():
     model.mujoco.equality_constraint_target_kind.assign(np.array([0], dtype=np.int32))
     with pytest.raises(NotImplementedError, match="equality constraint 0"):
         SolverSteel(model)
+
+
+def test_a_tree_joint_disabled_later_is_reported_until_its_world_is_reset():
+    """Disabling the crank's tree joint after construction (notify JOINT_PROPERTIES) flags world 0 for
+    check_constraint_capacity (RuntimeError); a reset of the world clears it; the closure's own enable flag
+    flags nothing."""
+    model, closure = _four_bar()
+    solver = SolverSteel(model)
+    enabled = model.joint_enabled.numpy()
+    enabled[closure] = False
+    model.joint_enabled.assign(enabled)
+    solver.notify_model_changed(newton.ModelFlags.JOINT_PROPERTIES)
+    solver.check_constraint_capacity()  # a released closure is no error
+    enabled[0] = False
+    model.joint_enabled.assign(enabled)
+    solver.notify_model_changed(newton.ModelFlags.JOINT_PROPERTIES)
+    s0, s1 = model.state(), model.state()
+    solver.step(s0, s1, None, None, DT)
+    with pytest.raises(RuntimeError, match="world 0|global entry"):
+        solver.check_constraint_capacity()
+    solver.reset(s1)
+    solver.check_constraint_capacity()
+
+
+def test_settings_of_a_loop_revolute_dof_warn_that_they_are_ignored():
+    """A closure has no coordinate: damping and a limit on the loop REVOLUTE DOF warn at construction and on
+    an eager DOF notify; the plain four-bar does not warn."""
+    import warnings  # noqa: PLC0415
+
+    model, closure = _four_bar()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", newton.NewtonWarning)
+        solver = SolverSteel(model)
+    d = int(model.joint_qd_start.numpy()[closure])
+    damping = model.joint_damping.numpy()
+    damping[d] = 0.1
+    model.joint_damping.assign(damping)
+    with pytest.warns(newton.NewtonWarning, match="joint 3.*joint_damping.*ignored"):
+        solver.notify_model_changed(newton.ModelFlags.JOINT_DOF_PROPERTIES)
+    upper = model.joint_limit_upper.numpy()
+    upper[d] = 0.5
+    model.joint_limit_upper.assign(upper)
+    with pytest.warns(newton.NewtonWarning, match="joint_limit_upper"):
+        SolverSteel(model)

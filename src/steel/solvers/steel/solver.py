@@ -41,7 +41,8 @@ from .rows.history import ContactHistory, forget_worlds, record_contacts
 from .rows.drives import build_drive_rows
 from .rows.joint_friction import JointFriction, check_joint_friction_options
 from .rows.joint_rows import build_joint_rows
-from .rows.loop_closures import LoopClosures, check_equality_constraints, closure_joints
+from .rows.loop_closures import (LoopClosures, check_equality_constraints, closure_joints, flag_disabled_tree_joints,
+                                 warn_ignored_dof_settings)
 from .rows.mimic import Mimic, empty_mimic_model
 from .rows.shared_anchor import warn_shared_anchor_patches
 from .rows.torsion import check_torsion_options
@@ -488,6 +489,11 @@ class SolverSteel(SolverBase, SteelCoupling):
             self.attributes.refresh()
         if flags & int(newton.ModelFlags.SHAPE_PROPERTIES):
             self.shape_attributes.refresh()
+        if flags & int(newton.ModelFlags.JOINT_PROPERTIES):
+            flag_disabled_tree_joints(self.model, self.rows.constraint_overflow)  # rows/loop_closures.py
+        if self.closures.count and flags & (int(newton.ModelFlags.JOINT_PROPERTIES)
+                                            | int(newton.ModelFlags.JOINT_DOF_PROPERTIES)):
+            warn_ignored_dof_settings(self.model, self.closures.joint_list)
         if flags & int(newton.ModelFlags.CONSTRAINT_PROPERTIES):
             check_equality_constraints(self.model, closure_joints(self.model))  # rows/loop_closures.py
         if self.joint_friction is not None and flags & (int(newton.ModelFlags.JOINT_DOF_PROPERTIES)

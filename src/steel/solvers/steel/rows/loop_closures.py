@@ -22,12 +22,18 @@ closure (``Model.joint_enabled`` false) builds none.
 
 Construction raises ``NotImplementedError`` naming the joint for another joint type or a parent in
 another dynamic articulation (or a dynamic body outside every articulation), and for a tree joint
-disabled at construction. A closure has no coordinate: the limits, drives and ``joint_f`` of a
-loop REVOLUTE DOF are ignored. Not built: the warnings about them, the short way for hinge axes
-more than 90 degrees apart, and bilateral pre-elimination.
+disabled at construction; a tree joint disabled later flags its world on ``notify_model_changed``
+(JOINT_PROPERTIES), which ``check_constraint_capacity`` reports until the world is reset, while steps go
+on treating it as a joint. A closure has no coordinate: the limits, drive gains, damping, armature and
+``joint_f`` of a loop REVOLUTE DOF are ignored, with a ``NewtonWarning`` at construction and on eager
+joint or DOF notifications (also for a zero or non-finite axis). Imported MuJoCo equality rows are
+checked by :func:`check_equality_constraints`. Not built: the short way for hinge axes more than 90
+degrees apart, and bilateral pre-elimination.
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import warp as wp
@@ -186,6 +192,8 @@ class LoopClosures:
                 int(jtype[j]), 6)
         self.rows_per_world = int(per_world.max())
         self.joints = wp.array(np.array(joints, dtype=np.int32), dtype=wp.int32, device=model.device)
+        self.joint_list = joints
+        warn_ignored_dof_settings(model, joints)
 
     def build(self, solver, state_in, dt: float) -> None:
         if not self.count:
@@ -221,6 +229,47 @@ def _body_articulation(model: newton.Model) -> np.ndarray:
     inside = art >= 0
     body_art[model.joint_child.numpy()[inside]] = art[inside]
     return body_art
+
+
+def warn_ignored_dof_settings(model: newton.Model, closures: list[int]) -> None:
+    """Warn about what a loop-closing REVOLUTE joint's DOF carries and the rows ignore (it has no coordinate):
+    limits other than the builder's +-1e10, drive gains, damping, armature; and a zero or non-finite axis."""
+    jtype, qd_start = model.joint_type.numpy(), model.joint_qd_start.numpy()
+    names = ("joint_limit_lower", "joint_limit_upper", "joint_target_ke", "joint_target_kd", "joint_damping",
+             "joint_armature")
+    arrays = {name: getattr(model, name).numpy() for name in names}
+    axes = model.joint_axis.numpy()
+    for j in closures:
+        if int(jtype[j]) != int(newton.JointType.REVOLUTE):
+            continue
+        d = int(qd_start[j])
+        ignored = [name for name, values in arrays.items()
+                   if (name.startswith("joint_limit") and abs(float(values[d])) < 1.0e10)
+                   or (not name.startswith("joint_limit") and float(values[d]) != 0.0)]
+        axis = axes[d]
+        if not np.all(np.isfinite(axis)) or float(np.linalg.norm(axis)) == 0.0:
+            ignored.append(f"joint_axis {axis.tolist()} (zero or non-finite: the hinge rows are not defined)")
+        if ignored:
+            warnings.warn(f"SolverSteel: loop-closing {joint_name(model, j)} has no coordinate; its "
+                          f"{', '.join(ignored)} are ignored", newton.NewtonWarning, stacklevel=4)
+
+
+def flag_disabled_tree_joints(model: newton.Model, overflow: wp.array) -> None:
+    """Flag the worlds of tree joints disabled after construction (``notify_model_changed``, host).
+
+    A tree joint cannot be released (the articulation keeps it); steps go on ignoring
+    ``joint_enabled`` there and :meth:`~steel.solvers.SolverSteel.check_constraint_capacity` reports the
+    world until it is reset.
+    """
+    if not model.joint_count:
+        return
+    disabled = np.nonzero((model.joint_articulation.numpy() >= 0) & ~model.joint_enabled.numpy().astype(bool))[0]
+    if not len(disabled):
+        return
+    flags = overflow.numpy()
+    worlds = model.joint_world.numpy()[disabled]
+    flags[np.where(worlds >= 0, worlds, len(flags) - 1)] = True
+    overflow.assign(flags)
 
 
 def closure_joints(model: newton.Model) -> list[int]:
