@@ -286,6 +286,56 @@ def test_moving_kinematic_support_wakes_what_rests_on_it():
     assert sim.s0.body_q.numpy()[box, 0] - x0 == pytest.approx(0.5 * 0.31 - 0.25 / (2 * G), abs=0.005)
 
 
+def test_lost_support_wakes():
+    """E4: a box asleep on a kinematic slab at rest wakes in the step the slab is moved away from
+    under it (a teleport: joint_q and body_q written, joint_qd still zero, so the box loses its
+    only support rather than touching a moving body)."""
+    builder = newton.ModelBuilder(gravity=(0.0, 0.0, -G))
+    slab = builder.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, 0.55), wp.quat_identity()), is_kinematic=True)
+    builder.add_shape_box(slab, hx=0.5, hy=0.5, hz=0.05)
+    box = builder.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, 0.7), wp.quat_identity()))
+    builder.add_shape_box(box, hx=0.1, hy=0.1, hz=0.1)
+    builder.add_ground_plane()
+    sim = Sim(builder.finalize(device="cpu"))
+    for _ in range(60):
+        if not sim.step()[box]:
+            break
+    assert not sim.step()[box]
+    q = sim.s0.joint_q.numpy().copy()
+    q[0] += 5.0  # the slab's FREE joint: 5 m along x
+    sim.s0.joint_q.assign(q)
+    newton.eval_fk(sim.model, sim.s0.joint_q, sim.s0.joint_qd, sim.s0)
+    assert sim.step()[box]
+    assert not sim.solver.sleep.islands.articulation_supported.numpy()[box]
+
+
+@pytest.mark.filterwarnings("ignore:SolverSteel dropped constraint rows")
+def test_lost_row_capacity_wakes():
+    """E4: a box asleep alone on the ground wakes when its world drops rows: two more boxes land
+    1 m to either side and the world's free-body rows, sized to the resting box's own, overflow."""
+    builder = newton.ModelBuilder(gravity=(0.0, 0.0, -G))
+    for x, z in [(0.0, 0.1), (-1.0, 0.5), (1.0, 0.5)]:
+        b = builder.add_body(xform=wp.transform(wp.vec3(x, 0.0, z), wp.quat_identity()))
+        builder.add_shape_box(b, hx=0.1, hy=0.1, hz=0.1)
+    builder.add_ground_plane()
+    model = builder.finalize(device="cpu")
+    probe = Sim(model)
+    probe.step()
+    resting_rows = int(probe.solver.rows.world_row_count.numpy()[0, 1])  # box 0's; the others are in the air
+    assert resting_rows > 0
+    sim = Sim(model, free_body_constraint_max=resting_rows)
+    woke = None
+    for i in range(60):
+        awake = sim.step()
+        if i > 2 and not awake[0] and woke is None:
+            woke = False  # box 0 fell asleep while the others fall
+        if woke is False and awake[0]:
+            woke = True
+            break
+    assert woke, "box 0 did not fall asleep and wake"
+    assert sim.solver.constraint_overflow.numpy()[0]
+
+
 def test_moving_surface_wakes_what_rests_on_it():
     """E4: a box asleep on a conveyor mesh at rest wakes in the step its surface starts moving (1 m/s)."""
     from .test_surface_velocity import _belt
