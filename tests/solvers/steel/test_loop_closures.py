@@ -218,3 +218,24 @@ def test_settings_of_a_loop_revolute_dof_warn_that_they_are_ignored():
     model.joint_limit_upper.assign(upper)
     with pytest.warns(newton.NewtonWarning, match="joint_limit_upper"):
         SolverSteel(model)
+
+
+def test_a_revolute_closure_179_degrees_off_realigns_the_short_way():
+    """A link on a world BALL joint, closed by a REVOLUTE (axis z) whose child frame is turned 179 degrees about x:
+    the hinge rows take back the rotation angle itself, 20 % per step (Baumgarte 0.2), so after 40 steps the axis
+    is within 1e-3 rad of z (179 deg x 0.8^40 = 4e-4 rad). An error of sin(angle) starts from sin(179 deg) and
+    leaves it 85 degrees off at that step (measured with that error)."""
+    b = newton.ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    link = b.add_link(mass=1.0, inertia=wp.mat33(np.eye(3) * 0.01))
+    b.add_articulation([b.add_joint_ball(-1, link)])
+    turned = wp.quat_from_axis_angle(wp.vec3(1.0, 0.0, 0.0), float(np.radians(179.0)))
+    b.add_joint_revolute(-1, link, axis=(0, 0, 1), child_xform=wp.transform(wp.vec3(0.0, 0.0, 0.0), turned))
+    model = b.finalize(device="cpu")
+    solver = SolverSteel(model)
+    s0, s1 = model.state(), model.state()
+    for _ in range(40):
+        solver.step(s0, s1, None, None, DT)
+        s0, s1 = s1, s0
+    pose = s0.body_q.numpy()[0]
+    axis = np.array(wp.quat_rotate(wp.quat(*pose[3:]), wp.quat_rotate(turned, wp.vec3(0.0, 0.0, 1.0))))
+    assert np.arccos(np.clip(axis[2], -1.0, 1.0)) < 1e-3, axis

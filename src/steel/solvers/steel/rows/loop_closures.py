@@ -9,8 +9,9 @@ the closure), the rows are (Baumgarte position bias ``-baumgarte C / dt``; veloc
 * pin, all three types: the relative velocity of the two anchors along world x, y, z,
   ``C = p_c - p_p`` [m];
 * REVOLUTE: the relative angular velocity about two directions ``b1``, ``b2`` normal to the parent's
-  hinge axis ``a_p``, ``C_i = (a_p x a_c) . b_i`` [rad for small errors], which keeps the child's axis on
-  the parent's hinge line and leaves the rotation about it free;
+  hinge axis ``a_p``, ``C_i = theta n . b_i`` [rad] with ``theta n`` the rotation taking ``a_p`` onto the
+  child's ``a_c`` the short way (``n`` along ``a_p x a_c``), which keeps the child's axis on the parent's
+  hinge line and leaves the rotation about it free;
 * FIXED: the relative angular velocity along world x, y, z, ``C`` the rotation vector of
   ``q_wp^-1 q_wc`` (the short way) in world axes.
 
@@ -27,8 +28,7 @@ disabled at construction; a tree joint disabled later flags its world on ``notif
 on treating it as a joint. A closure has no coordinate: the limits, drive gains, damping, armature and
 ``joint_f`` of a loop REVOLUTE DOF are ignored, with a ``NewtonWarning`` at construction and on eager
 joint or DOF notifications (also for a zero or non-finite axis). Imported MuJoCo equality rows are
-checked by :func:`check_equality_constraints`. Not built: the short way for hinge axes more than 90
-degrees apart, and bilateral pre-elimination.
+checked by :func:`check_equality_constraints`. Not built: bilateral pre-elimination.
 """
 
 from __future__ import annotations
@@ -122,7 +122,14 @@ def _closure_rows(
     if wp.abs(a_p[0]) > 0.9:
         b1 = wp.normalize(wp.cross(a_p, wp.vec3(0.0, 1.0, 0.0)))
     b2 = wp.cross(a_p, b1)
-    axis_error = wp.cross(a_p, wp.quat_rotate(q_c, hinge))
+    # The rotation vector taking the parent's hinge axis onto the child's, the short way: its angle, not
+    # its sine, so an axis 179 degrees off is turned back by 179 degrees rather than pushed to 180.
+    a_c = wp.quat_rotate(q_c, hinge)
+    sine = wp.cross(a_p, a_c)
+    angle = wp.atan2(wp.length(sine), wp.dot(a_p, a_c))
+    axis_error = b1 * angle  # exactly opposite axes: any normal direction will do
+    if wp.length(sine) > 1.0e-12:
+        axis_error = wp.normalize(sine) * angle
     q_rel = wp.quat_inverse(q_p) * q_c
     rotation = 2.0 * wp.vec3(q_rel[0], q_rel[1], q_rel[2])
     if q_rel[3] < 0.0:
