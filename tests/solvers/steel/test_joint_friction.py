@@ -179,3 +179,20 @@ def test_usd_reads_the_load_coefficient_only_when_authored_and_the_old_spelling_
     assert stage({"physxJoint:jointFriction": 0.5})[0] == 0.0
     with pytest.warns(newton.NewtonDeprecationWarning, match="jointFrictionLoadCoefficient"):
         assert stage({"newton:steel:joint_friction_load_coefficient": 0.125})[0] == pytest.approx(0.125)
+
+
+def test_ball_joint_dofs_are_independent_boxes():
+    """A BALL joint with 1 N·m of friction per DOF and a sphere-like body (inertia 0.2 kg·m² about its COM at
+    the pivot), torque (1.5, 0.5, -2.0) N·m: the x and z axes slide by (|tau| - 1)/I, y sticks; after 0.1 s the
+    angular velocity is (0.25, 0, -0.5) rad/s within 1e-5 relative (the box per DOF, not a cone)."""
+    b = newton.ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    link = b.add_link(mass=1.0, inertia=wp.mat33(np.eye(3) * 0.2))
+    b.add_articulation([b.add_joint_ball(-1, link, friction=1.0)])
+    model = b.finalize(device="cpu")
+    solver = SolverSteel(model, enable_joint_friction=True)
+    control = model.control()
+    control.joint_f.assign(np.array([1.5, 0.5, -2.0], dtype=np.float32))
+    qd = _step(model, solver, control, 24).joint_qd.numpy()
+    expected = np.array([0.5, 0.0, -1.0]) / 0.2 * 24 * DT
+    assert abs(qd[1]) < 1e-8
+    assert np.allclose(qd[[0, 2]], expected[[0, 2]], rtol=1e-5), qd
