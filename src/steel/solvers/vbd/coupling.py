@@ -33,9 +33,9 @@ records past the capacity are counted (:meth:`BodyParticleCoupling.check_overflo
 atomics: on the CPU the order is the record order; on CUDA it may vary, and with it the float32
 rounding of a body's sum.
 
-Contact damping is absolute (``kd`` [N·s/m], not scaled by ``ke``), and the stiffness is the mixed
-``ke`` at every iteration: the AVBD penalty ramp (``rigid_avbd_beta`` > 0 seeded by
-``rigid_contact_k_start``) is not applied to body–particle contacts (the solver refuses that pairing).
+Contact damping is absolute (``kd`` [N·s/m], not scaled by ``ke`` nor by the ramp). The stiffness
+is the mixed ``ke``, or with a linear AVBD beta > 0 the per-contact penalty ``k`` ramped over the
+iterations (:func:`.particles.contacts.ramp_contacts`), the same ``k`` on both sides.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ import warp as wp
 
 import newton
 
-from .particles.contacts import ContactData, contact_force_hessian, contact_frame
+from .particles.contacts import ContactData, contact_force_hessian, contact_frame, contact_material
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -69,7 +69,7 @@ def _reaction_on_body(pc: ParticleContactsOnBodies, c: int, x_com: wp.vec3, dt: 
     p = pc.particle[c]
     point, normal, disp = contact_frame(pc.contacts, c)
     f, h = contact_force_hessian(pc.particle_q[p], pc.particle_q_prev[p], point, normal, disp,
-                                 pc.contacts.material[c], pc.contacts.friction_epsilon, dt)
+                                 contact_material(pc.contacts, c), pc.contacts.friction_epsilon, dt)
     r = point - x_com
     s = wp.skew(r)
     return -f, wp.cross(r, -f), h, -h * s, -s * h * s
@@ -117,22 +117,6 @@ def coupled_bodies(model, dynamic: np.ndarray) -> np.ndarray:
     return coupled & dynamic
 
 
-def check_coupling_options(model, opts, dynamic: np.ndarray) -> None:
-    """Refuse a penalty ramp on body–particle contacts (not built); raised before anything is allocated.
-
-    With ``rigid_avbd_beta`` (or ``rigid_avbd_linear_beta``) > 0 the seed ramps these contacts from
-    ``rigid_contact_k_start``; here they always use the full stiffness, so that choice would be ignored.
-    """
-    if opts.integrate_with_external_rigid_solver or not model.body_count:
-        return
-    beta = opts.rigid_avbd_beta if opts.rigid_avbd_linear_beta is None else opts.rigid_avbd_linear_beta
-    if beta > 0.0 and coupled_bodies(model, dynamic).any():
-        name = "rigid_avbd_beta" if opts.rigid_avbd_linear_beta is None else "rigid_avbd_linear_beta"
-        raise NotImplementedError(
-            f"SolverVBD option {name}={beta!r} with particles colliding with dynamic bodies: the penalty ramp of "
-            "body–particle contacts is not implemented (they use the full contact stiffness; set the linear beta to 0)")
-
-
 def no_particle_contacts(body_count: int, device) -> ParticleContactsOnBodies:
     """A struct with no coupled contacts (every body's count 0), for steps without coupling."""
     pc = ParticleContactsOnBodies()
@@ -147,6 +131,8 @@ def no_particle_contacts(body_count: int, device) -> ParticleContactsOnBodies:
     cd.body = pc.record_count
     cd.point = cd.normal = cd.disp = pc.particle_q
     cd.material = wp.zeros(1, dtype=wp.vec4, device=device)
+    cd.k = wp.zeros(1, dtype=float, device=device)
+    cd.ramp = 0
     cd.body_q = wp.zeros(1, dtype=wp.transform, device=device)
     cd.friction_epsilon = 0.0
     pc.contacts = cd

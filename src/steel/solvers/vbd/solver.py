@@ -12,7 +12,7 @@ import newton
 from newton.solvers import SolverBase
 
 from ..inputs import check_state
-from .coupling import BodyParticleCoupling, check_coupling_options, coupled_bodies
+from .coupling import BodyParticleCoupling, coupled_bodies
 from .collision import Frequency, Slot, check_pipeline, check_schedule_change, contacts_before_step, detect_after_init
 from .options import SIGNATURE, build_options
 from .particles.contacts import prepare_contacts
@@ -80,8 +80,8 @@ class SolverVBD(SolverBase):
         ValueError: a model with particles but no ``particle_color_groups``; an invalid option value
             or one option under both of its spellings (the message names it).
         TypeError: an unknown option or a value of the wrong type.
-        NotImplementedError: an unsupported joint (named), a penalty ramp (linear beta > 0) with
-            particles touching dynamic bodies, or a later-revision option selecting an unbuilt feature.
+        NotImplementedError: an unsupported joint (named), or a later-revision option selecting an
+            unbuilt feature.
     """
 
     JointSlot = JointSlot
@@ -126,8 +126,9 @@ class SolverVBD(SolverBase):
         [N·s/m, N·m·s/rad]: structural damping. Body–body contacts (see
         :mod:`steel.solvers.vbd.rigid.contacts`): ``rigid_contact_hard`` (True: augmented Lagrangian;
         False: penalty with the shapes' ke/kd), ``rigid_avbd_contact_alpha`` (None = alpha),
-        ``rigid_contact_k_start`` [N/m] (ramp seed), ``rigid_body_contact_buffer_size`` (64, contacts
-        per body; more are dropped and counted, :meth:`check_rigid_contact_overflow`),
+        ``rigid_contact_k_start`` [N/m] (ramp seed, also of every particle–shape contact),
+        ``rigid_body_contact_buffer_size`` (64, contacts per body; more are dropped and counted,
+        :meth:`check_rigid_contact_overflow`),
         ``rigid_contact_history`` (False; restores λ and k through ``Contacts.rigid_contact_match_index``).
         ``rigid_body_particle_contact_buffer_size`` (256): particle contacts listed per coupled body; a body
         with more scans every record instead (none lost; counted, :meth:`check_body_particle_contact_overflow`).
@@ -149,11 +150,13 @@ class SolverVBD(SolverBase):
         opts, extras = build_options(**options)  # validate everything before allocating anything
         check_pipeline(extras.get("collision_pipeline"))
         _check_model(model, opts.integrate_with_external_rigid_solver)
-        check_coupling_options(model, opts, dynamic_bodies(model))
         super().__init__(model, **{k: extras[k] for k in _BASE_OPTIONS if k in extras})
         self.options = opts
         self.extras = extras
-        self.work = ParticleWork(model, opts.friction_epsilon) if model.particle_count else None
+        # Particle–shape contacts ramp their penalty with the linear AVBD beta, as Newton's solver does (all shapes).
+        beta = opts.rigid_avbd_beta if opts.rigid_avbd_linear_beta is None else opts.rigid_avbd_linear_beta
+        self.work = (ParticleWork(model, opts.friction_epsilon, beta, opts.rigid_contact_k_start)
+                     if model.particle_count else None)
         self.self_contact = SelfContact(model, opts) if opts.particle_enable_self_contact and self.work else None
         # The tile kernel is specialized here to the element families present (spec VB2); on a CPU
         # without Warp's CPU blocks it would be the general loop plus tile overhead (see solve_tile).
@@ -428,7 +431,6 @@ class SolverVBD(SolverBase):
         joint = flags & int(mf.JOINT_PROPERTIES)
         if body:
             _check_model(self.model, self.options.integrate_with_external_rigid_solver)
-            check_coupling_options(self.model, self.options, dynamic_bodies(self.model))
         if (body or joint) and not self.options.integrate_with_external_rigid_solver:
             modes = self.rigid.joints.hard.numpy() if self.rigid is not None else None
             self.rigid = RigidWork(self.model, self.options) if dynamic_bodies(self.model).any() else None

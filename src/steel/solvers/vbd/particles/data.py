@@ -16,6 +16,7 @@ contact_normal           contact normal out of the shape, world; coupled: body f
 contact_disp             shape point's displacement over the step [m]; coupled: its   (soft_contact_max,)
                          world position at the step's start [m]
 contact_material         (ke [N/m], kd [N·s/m], mu, particle radius + shape margin)   (soft_contact_max,)
+contact_k                ramped penalty stiffness [N/m] (with a linear AVBD beta > 0)  (soft_contact_max,)
 contact_overflow         contacts dropped because a particle's list was full          (1,)
 =======================  ==========================================================  ======================
 """
@@ -39,7 +40,7 @@ def _or_empty(arr, dtype, device, ndim: int = 1, width: int = 1):
 class ParticleWork:
     """Work buffers and the element/contact structs the vertex solve reads (see the module table)."""
 
-    def __init__(self, model, friction_epsilon: float):
+    def __init__(self, model, friction_epsilon: float, ramp_beta: float = 0.0, ramp_k_start: float = 0.0):
         dev = model.device
         n = max(int(model.particle_count), 1)
         self.device = dev
@@ -60,6 +61,10 @@ class ParticleWork:
                               wp.zeros(1, dtype=wp.int32, device=dev))
         self.contact_capacity = 0
         self.friction_epsilon = float(friction_epsilon)
+        # Penalty ramp of particle–shape contacts (rigid_avbd_linear_beta / rigid_contact_k_start); 0 = off.
+        self.ramp_beta = float(ramp_beta)
+        self.ramp_k_start = float(ramp_k_start)
+        self.ramp_records = None  # (count, particle, capacity) of this step's Contacts, set by prepare_contacts
         # First iterate of a step: (False, default) the inertial target y, where newton.solvers.SolverVBD
         # starts, or (True) the paper's adaptive initialization; see predict.py for the measured choice.
         self.adaptive_init = False
@@ -74,6 +79,7 @@ class ParticleWork:
         self.contact_normal = wp.zeros(capacity, dtype=wp.vec3, device=dev)
         self.contact_disp = wp.zeros(capacity, dtype=wp.vec3, device=dev)
         self.contact_material = wp.zeros(capacity, dtype=wp.vec4, device=dev)
+        self.contact_k = wp.zeros(capacity, dtype=float, device=dev)
         data = ContactData()
         data.particle_contact_count = self.particle_contact_count
         data.particle_contact = self.particle_contact
@@ -83,6 +89,8 @@ class ParticleWork:
         data.normal = self.contact_normal
         data.disp = self.contact_disp
         data.material = self.contact_material
+        data.k = self.contact_k
+        data.ramp = int(self.ramp_beta > 0.0)
         data.friction_epsilon = self.friction_epsilon
         self.contact_data = data
 

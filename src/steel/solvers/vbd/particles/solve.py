@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from .contacts import ContactData, contact_force_hessian, contact_frame
+from .contacts import ContactData, contact_force_hessian, contact_frame, contact_material, ramp_contacts
 from .elastic import bending_force_hessian, spring_force_hessian, tet_force_hessian
 from .elastic import triangle_snh_force_hessian as triangle_force_hessian  # the membrane law Newton uses
 from .predict import particle_is_free
@@ -177,7 +177,7 @@ def finish_vertex_step(
     for k in range(count):
         c = contacts.particle_contact[i, k]
         point, normal, disp = contact_frame(contacts, c)
-        fc, hc = contact_force_hessian(x, x_prev, point, normal, disp, contacts.material[c],
+        fc, hc = contact_force_hessian(x, x_prev, point, normal, disp, contact_material(contacts, c),
                                        contacts.friction_epsilon, dt)
         f += fc
         h += hc
@@ -235,6 +235,7 @@ def sweep_particles(model, state_out, work, iteration: int, dt: float, self_cont
         from .solve_tile import launch_solve_colour_tile  # noqa: PLC0415 (it imports this module)
     if self_contact is not None:
         self_contact.before_iteration(state_out.particle_q, iteration)
+    ramp_contacts(model, state_out, work)
     for group in model.particle_color_groups:
         if group.shape[0] == 0:
             continue
