@@ -201,3 +201,20 @@ def test_a_non_finite_or_negative_time_step_is_rejected_before_any_change():
         with pytest.raises(ValueError, match="dt"):
             solver.step(state, state, None, None, bad)
     np.testing.assert_array_equal(state.joint_q.numpy(), before)
+
+
+def test_a_loop_closing_joint_is_named_in_the_construction_warning():
+    """A joint outside every articulation (here a revolute pin closing a two-link loop to the world) is not part
+    of the reduced-coordinate tree: the one construction warning names it instead of dropping it silently."""
+    b = newton.ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    inertia = wp.mat33(np.eye(3) * 1e-4)
+    upper = b.add_link(mass=0.1, inertia=inertia)
+    lower = b.add_link(mass=0.1, inertia=inertia, xform=wp.transform(wp.vec3(0.0, 0.0, -0.5)))
+    j0 = b.add_joint_revolute(-1, upper, axis=(0.0, 1.0, 0.0))
+    j1 = b.add_joint_revolute(upper, lower, axis=(0.0, 1.0, 0.0), parent_xform=wp.transform(wp.vec3(0.0, 0.0, -0.5)))
+    b.add_articulation([j0, j1])
+    b.add_joint_revolute(-1, lower, axis=(0.0, 1.0, 0.0), parent_xform=wp.transform(wp.vec3(0.0, 0.0, -1.0)),
+                         child_xform=wp.transform(wp.vec3(0.0, 0.0, -0.5)), label="pin")
+    messages = _warnings_of_construction_and_steps(b.finalize(device="cpu"))
+    assert len(messages) == 1
+    assert "1 joint(s) outside every articulation" in messages[0] and "joint 2 ('pin')" in messages[0]

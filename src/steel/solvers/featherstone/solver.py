@@ -295,7 +295,9 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
 
         Newton 1.8 stores MuJoCo equality constraints as ``mujoco:equality_constraint`` custom-frequency
         rows (``model.mujoco.equality_constraint_*``, e.g. from an MJCF ``<equality>`` block), and the
-        deprecated sparse mimic constraints as ``model.constraint_mimic_*``.
+        deprecated sparse mimic constraints as ``model.constraint_mimic_*``. Joints outside every
+        articulation (``joint_articulation == -1``: loop closures) are not part of any tree the
+        reduced coordinates run over.
         """
         ignored = []
         if getattr(model, "constraint_mimic_count", 0):
@@ -303,6 +305,14 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
         equality_count = _equality_constraint_count(model)
         if equality_count:
             ignored.append(f"{equality_count} MuJoCo equality constraint(s)")
+        loose = np.nonzero(model.joint_articulation.numpy() < 0)[0] if model.joint_count else []
+        if len(loose):
+            # Reduced coordinates run over the articulation trees: a joint outside every articulation
+            # (a loop closure, or an MJCF connect/weld converted to one) holds nothing.
+            labels = list(getattr(model, "joint_label", None) or [])
+            named = ", ".join(f"{j} ('{labels[j]}')" if j < len(labels) else str(j) for j in loose[:3])
+            more = f" and {len(loose) - 3} more" if len(loose) > 3 else ""
+            ignored.append(f"{len(loose)} joint(s) outside every articulation (loop closures: joint {named}{more})")
         if ignored:
             warnings.warn(
                 "SolverFeatherstone ignores " + " and ".join(ignored) + "; use joint-owned mimics "
