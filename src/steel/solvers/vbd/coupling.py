@@ -23,8 +23,12 @@ to ``p`` is minus the one with respect to ``x``, and both share the 3x3 Hessian 
 
 One iteration of the coupled step sweeps the particle colours, then the body colours
 (:mod:`.solver`), so each side sees the other's latest iterate; the forces the two sides apply are
-then equal and opposite at the poses they are evaluated at, and total momentum is kept up to the
-Gauss-Seidel lag between the two sweeps.
+equal and opposite at the poses they are evaluated at, and total momentum is kept up to the
+Gauss-Seidel lag between the two sweeps. Newton's SolverVBD sweeps the bodies first: with that order
+ours reproduces its results (a cloth thrown at a free box: box 0.2293 m/s and total momentum +2.3 %,
+both to the printed digits; a cloth on a box on soft ground: the ground load 103.86 N against its
+103.77 N, particle depths equal to 1e-9 m). That order was rejected because particles first is closer
+to the known answers: momentum +0.9 % and the load 103.22 N for ``(M + m) g`` = 102.91 N.
 
 Per-body lists: :func:`.particles.contacts.prepare_contacts` files each coupled contact its particle
 kept in its body's list (``rigid_body_particle_contact_buffer_size`` slots). A body with more contacts
