@@ -286,10 +286,9 @@ def test_moving_kinematic_support_wakes_what_rests_on_it():
     assert sim.s0.body_q.numpy()[box, 0] - x0 == pytest.approx(0.5 * 0.31 - 0.25 / (2 * G), abs=0.005)
 
 
-def test_lost_support_wakes():
-    """E4: a box asleep on a kinematic slab at rest wakes in the step the slab is moved away from
-    under it (a teleport: joint_q and body_q written, joint_qd still zero, so the box loses its
-    only support rather than touching a moving body)."""
+def box_asleep_on_kinematic_slab():
+    """A box asleep on a kinematic slab at rest 0.5 m above the ground: ``(sim, box)``; the slab is
+    body 0, its FREE joint coordinates and DOFs come first."""
     builder = newton.ModelBuilder(gravity=(0.0, 0.0, -G))
     slab = builder.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, 0.55), wp.quat_identity()), is_kinematic=True)
     builder.add_shape_box(slab, hx=0.5, hy=0.5, hz=0.05)
@@ -301,6 +300,14 @@ def test_lost_support_wakes():
         if not sim.step()[box]:
             break
     assert not sim.step()[box]
+    return sim, box
+
+
+def test_lost_support_wakes():
+    """E4: a box asleep on a kinematic slab at rest wakes in the step the slab is moved away from
+    under it (a teleport: joint_q and body_q written, joint_qd still zero, so the box loses its
+    only support rather than touching a moving body)."""
+    sim, box = box_asleep_on_kinematic_slab()
     q = sim.s0.joint_q.numpy().copy()
     q[0] += 5.0  # the slab's FREE joint: 5 m along x
     sim.s0.joint_q.assign(q)

@@ -2,10 +2,11 @@
 
 Sleeping's wake reason "notify_model_changed for its properties" wakes only the islands whose
 joints, DOFs, bodies or shapes changed. For each notify flag this module knows the model arrays it
-covers (Newton's and the ``steel:`` custom attributes) and the entity each is indexed by; it keeps
-a host copy of each array, and on a notify compares the flagged arrays with their copies row by
-row, bitwise (a NaN written over a NaN is no change; any other write that changes a bit is), then
-renews the copies. A changed row maps to the articulation that owns it:
+covers (Newton's and the ``steel:`` custom attributes; a joint friction edit is ``joint_friction`` or
+``steel:joint_friction_load_coefficient``) and the entity each is indexed by; it keeps a host copy
+of each array, and on a notify compares the flagged arrays with their copies row by row, bitwise (a
+NaN written over a NaN is no change; any other write that changes a bit is), then renews the copies.
+A changed row maps to the articulation that owns it:
 
 * a body or shape to its body's articulation; a joint, DOF or coordinate to its joint's;
 * a changed row owned by static geometry, a kinematic or non-responding body, a prescribed DOF or
@@ -24,6 +25,7 @@ import numpy as np
 import newton
 
 from .attributes import NAMESPACE, RIGID_BODY_ATTRIBUTES, SHAPE_ATTRIBUTES
+from .rows.joint_friction import LOAD_ATTRIBUTE
 
 _F = newton.ModelFlags
 _DOF_FLAGS = int(_F.JOINT_DOF_PROPERTIES) | int(_F.JOINT_DOF_FORCE_PROPERTIES) | int(_F.JOINT_DOF_INERTIAL_PROPERTIES)
@@ -34,7 +36,8 @@ GROUPS = {
     _DOF_FLAGS: [(name, "dof") for name in (
         "joint_axis", "joint_armature", "joint_target_ke", "joint_target_kd", "joint_target_mode", "joint_damping",
         "joint_stiffness", "joint_friction", "joint_limit_lower", "joint_limit_upper", "joint_limit_ke",
-        "joint_limit_kd", "joint_effort_limit", "joint_velocity_limit")],
+        "joint_limit_kd", "joint_effort_limit", "joint_velocity_limit")]
+    + [(f"steel:{LOAD_ATTRIBUTE}", "dof")],  # joint friction's load coefficient: a friction edit
     int(_F.JOINT_REFERENCE_POSE_PROPERTIES): [("joint_rest_q", "coord")],
     _BODY_FLAGS: [(name, "body") for name in ("body_mass", "body_inertia", "body_com", "body_inv_mass",
                                                "body_inv_inertia", "body_flags")]

@@ -9,7 +9,8 @@ A step with sleeping on (:func:`step_with_sleeping`), in order:
 1. :func:`begin_step`, one kernel: the wake events that read the input (``joint_q`` or
    ``body_q`` of an asleep articulation differ from what it published or its ``joint_qd`` is not
    zero: the user wrote the state; nonzero or non-finite ``State.body_f`` / ``Control.joint_f``;
-   a changed ``Model.gravity``, which wakes its world), one function each, and the start of the
+   a changed ``Model.gravity``, which wakes its world; contacts the producer dropped, which wake
+   every world and keep it awake while they are dropped), one function each, and the start of the
    island labels.
 2. Islands of this step's contacts (:func:`.islands.label_islands`), then
    :func:`collect_island_awake`: an island is awake when any member is awake (contact with an
@@ -24,16 +25,18 @@ A step with sleeping on (:func:`step_with_sleeping`), in order:
    :func:`update_sleep`: each member of an awake
    island advances its timer by ``dt`` when its bodies are quiet (``|v| < sleep_linear_threshold``
    [m/s] and ``|w| < sleep_angular_threshold`` [rad/s], COM velocity of the input state), the
-   island is supported, the articulation may sleep (no drive gains, no passive springs:
-   :func:`articulation_stays_awake`) and its world has not overflowed; otherwise the timer restarts
-   at 0. The timer is float32 and accumulates ``dt`` as float32, as the reference's does, so "quiet
-   for ``sleep_quiet_time``" means the first step ``n`` at which ``sum(float32(dt), n times) >=
-   sleep_quiet_time`` (0.5 s at 1/240 s: step 121, since 120 float32 additions give 0.49999997 s).
+   island is supported, the articulation may sleep (no drive gains, augmented or drive rows alike;
+   no passive springs: :func:`articulation_stays_awake`), its world has not overflowed and no
+   contact was dropped; otherwise the timer restarts at 0. The timer is float32 and accumulates
+   ``dt`` as float32, as the reference's does, so "quiet for ``sleep_quiet_time``" means the first
+   step ``n`` at which ``sum(float32(dt), n times) >= sleep_quiet_time`` (0.5 s at 1/240 s: step
+   121, since 120 float32 additions give 0.49999997 s).
    An island whose smallest member timer reaches the quiet time falls asleep *in that step*: its
    output is its input pose with zero velocity, recorded as its frozen state.
 4. The solve (stages 1-6 of the step) runs unless no articulation is awake after that decision
    (``wp.capture_if`` again; skipped, the output is :func:`publish_frozen`'s), and
-   :func:`freeze_outputs` writes the frozen state over every asleep articulation's output.
+   :func:`freeze_outputs` writes the frozen state over every asleep articulation's output (with
+   ``sleep_skip_constraints=False``, unless its solved output is not finite: then it wakes).
    With ``sleep_skip_constraints`` the solve of a partly awake world leaves the asleep islands out:
    ``JointModel.articulation_skip`` is ``articulation_asleep`` itself, so forward kinematics,
    RNEA/CRBA, the predicted and finished velocities, the integration and the joint-limit rows skip
@@ -172,7 +175,7 @@ class SleepArrays:
     articulation_asleep: wp.array[wp.int32]  # (n,)
     articulation_timer: wp.array[wp.float32]  # quiet time [s]  (n,)
     articulation_wake: wp.array[wp.int32]  # asleep and asked to wake by this step's input  (n,)
-    world_wake: wp.array[wp.int32]  # gravity of the world changed this step  (world,)
+    world_wake: wp.array[wp.int32]  # its gravity changed or contacts were dropped this step  (world,)
     gravity_seen: wp.array[wp.vec3]  # gravity at the last step [m/s^2]  (world,)
     island_awake: wp.array[wp.int32]  # at labels: the island is awake or wakes this step  (n,)
     island_timer: wp.array[wp.float32]  # at labels: smallest member timer [s]  (n,)
@@ -202,6 +205,7 @@ class SleepState:
         self.snapshot = ModelSnapshot(solver, _dof_articulation(model), _coord_articulation(model))
         # Stand-ins for absent optional inputs (gravity, body_f, joint_f) and outputs, never read or written:
         self.no_float = wp.zeros(1, dtype=float, device=dev)
+        self.no_int32 = wp.zeros(1, dtype=wp.int32, device=dev)
         self.no_vec3 = wp.zeros(1, dtype=wp.vec3, device=dev)
         self.no_spatial = wp.zeros(1, dtype=wp.spatial_vector, device=dev)
         self.no_transform = wp.zeros(1, dtype=wp.transform, device=dev)
@@ -319,6 +323,15 @@ def _gravity_changed(w: int, gravity: wp.array[wp.vec3], gravity_seen: wp.array[
     return 1
 
 
+@wp.func
+def _contacts_dropped(contact_count: wp.array[wp.int32], contact_max: int, reduction_overflow: wp.array[wp.int32]):
+    """The contact producer reported dropped contacts this step: Newton's rigid contact count past the
+    buffer's capacity (its overflow sentinel: the count keeps growing while the writes stop) or the
+    contact reduction's overflow flag. The buffer is shared by every world, so which world lost them is
+    not known: every world counts as having lost contact capacity."""
+    return contact_count[0] > contact_max or reduction_overflow[0] != 0
+
+
 @wp.kernel
 def _begin_step(
     articulation_count: int,
@@ -326,9 +339,13 @@ def _begin_step(
     gravity_count: int,
     check_body_f: int,
     check_joint_f: int,
+    contact_max: int,
     sl: SleepArrays,
     # Model:
     gravity: wp.array[wp.vec3],
+    # Contacts:
+    contact_count: wp.array[wp.int32],
+    reduction_overflow: wp.array[wp.int32],
     # Data in:
     joint_q: wp.array[float],
     joint_qd: wp.array[float],
@@ -347,6 +364,8 @@ def _begin_step(
         wake = int(0)
         if i < gravity_count:
             wake = _gravity_changed(i, gravity, sl.gravity_seen)
+        if _contacts_dropped(contact_count, contact_max, reduction_overflow):
+            wake = 1  # lost contact capacity: no island of the world may sleep this step
         sl.world_wake[i] = wake
     if i < articulation_count:
         start_label(i, sl.articulation_fixed_base, sl.articulation_label, sl.articulation_supported,
@@ -360,17 +379,24 @@ def _begin_step(
         sl.articulation_wake[i] = wake
 
 
-def begin_step(solver, sleep: SleepState, state_in, control) -> None:
-    """Wake events that read the input (written state, applied forces, changed gravity) and the
-    start of this step's island labels, in one launch. Runs before forward kinematics of the input."""
+def begin_step(solver, sleep: SleepState, state_in, control, contacts) -> None:
+    """Wake events that read the input (written state, applied forces, changed gravity, contacts the
+    producer dropped) and the start of this step's island labels, in one launch. Runs before forward
+    kinematics of the input."""
     model = solver.model
+    has_contacts = contacts is not None and contacts.rigid_contact_max > 0
+    # Newton keeps the reduction's overflow flag on the contact buffer (contact_counters[2]).
+    reduction_overflow = getattr(contacts, "_reduction_overflow", None) if has_contacts else None
     gravity = model.gravity if sleep.gravity_seen is not None else None
     gravity_count = min(gravity.shape[0], sleep.world_count) if gravity is not None else 0
     body_f = state_in.body_f if model.body_count and state_in.body_f is not None else None
     joint_f = control.joint_f if model.joint_dof_count and control is not None else None
     wp.launch(_begin_step, dim=max(sleep.articulation_count, sleep.world_count),
               inputs=[sleep.articulation_count, sleep.world_count, gravity_count, int(body_f is not None),
-                      int(joint_f is not None), sleep.arrays, gravity if gravity is not None else sleep.no_vec3,
+                      int(joint_f is not None), int(contacts.rigid_contact_max) if has_contacts else 0, sleep.arrays,
+                      gravity if gravity is not None else sleep.no_vec3,
+                      contacts.rigid_contact_count if has_contacts else sleep.no_int32,
+                      reduction_overflow if reduction_overflow is not None else sleep.no_int32,
                       state_in.joint_q, state_in.joint_qd, state_in.body_q,
                       body_f if body_f is not None else sleep.no_spatial,
                       joint_f if joint_f is not None else sleep.no_float],
@@ -568,14 +594,67 @@ def publish_frozen(solver, sleep: SleepState, state_in, state_out) -> None:
     _launch_publish(solver, sleep, state_in, state_out, copy_others=True)
 
 
+@wp.kernel
+def _freeze_finite_trials(
+    sl: SleepArrays,
+    # Data in/out (the solved trial state):
+    joint_q: wp.array[float],
+    joint_qd: wp.array[float],
+    body_q: wp.array[wp.transform],
+    body_qd: wp.array[wp.spatial_vector],
+):
+    a = wp.tid()  # one thread per articulation
+    if sl.articulation_asleep[a] == 0:
+        return
+    finite = int(1)
+    for j in range(sl.articulation_start[a], sl.articulation_start[a + 1]):
+        for c in range(sl.joint_q_start[j], sl.joint_q_start[j + 1]):
+            if not wp.isfinite(joint_q[c]):
+                finite = 0
+        for d in range(sl.joint_qd_start[j], sl.joint_qd_start[j + 1]):
+            if not wp.isfinite(joint_qd[d]):
+                finite = 0
+        b = sl.joint_child[j]
+        x = body_q[b]
+        for k in range(7):
+            if not wp.isfinite(x[k]):
+                finite = 0
+        if not wp.isfinite(body_qd[b]):
+            finite = 0
+    if finite == 0:
+        # A non-finite trial is not hidden by freezing: the articulation wakes and publishes it.
+        sl.articulation_asleep[a] = 0
+        sl.articulation_timer[a] = 0.0
+        return
+    for j in range(sl.articulation_start[a], sl.articulation_start[a + 1]):
+        for c in range(sl.joint_q_start[j], sl.joint_q_start[j + 1]):
+            joint_q[c] = sl.frozen_joint_q[c]
+        for d in range(sl.joint_qd_start[j], sl.joint_qd_start[j + 1]):
+            joint_qd[d] = 0.0
+        b = sl.joint_child[j]
+        body_q[b] = sl.frozen_body_q[b]
+        body_qd[b] = wp.spatial_vector()
+
+
 def freeze_outputs(solver, sleep: SleepState, state_out) -> None:
     """After a solve: write the frozen state of every asleep articulation over its output.
 
     ``body_q`` is written from the frozen copy rather than by forward kinematics of the frozen
     ``joint_q``: both are bitwise equal (the copy was made by the same kinematics), and the copy
-    saves a kinematics pass.
+    saves a kinematics pass. With ``sleep_skip_constraints=False`` the asleep articulations were
+    solved too, and one whose solved (trial) output is not finite wakes and publishes it rather than
+    the frozen state (spec: a non-finite trial output is not hidden by freezing); its island wakes
+    with it in the next step.
     """
-    _launch_publish(solver, sleep, state_out, state_out, copy_others=False)
+    if sleep.skip_constraints:
+        _launch_publish(solver, sleep, state_out, state_out, copy_others=False)
+        return
+    model = solver.model
+    nc, nd, nb = model.joint_coord_count, model.joint_dof_count, model.body_count
+    wp.launch(_freeze_finite_trials, dim=sleep.articulation_count,
+              inputs=[sleep.arrays, state_out.joint_q if nc else sleep.no_float,
+                      state_out.joint_qd if nd else sleep.no_float, state_out.body_q if nb else sleep.no_transform,
+                      state_out.body_qd if nb else sleep.no_spatial], device=model.device)
 
 
 def _launch_publish(solver, sleep: SleepState, state_in, state_out, copy_others: bool) -> None:
@@ -677,7 +756,7 @@ def step_with_sleeping(solver, sleep: SleepState, state_in, state_out, control, 
         else:
             solve()  # keep every row and the dynamics; only the published state freezes
 
-    begin_step(solver, sleep, state_in, control)
+    begin_step(solver, sleep, state_in, control, contacts)
     if sleep.articulation_count:
         label_islands(solver, sleep.islands, contacts, state_in.joint_qd, sleep.arrays.articulation_wake)
         collect_island_awake(solver, sleep)
