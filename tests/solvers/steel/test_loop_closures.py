@@ -23,9 +23,11 @@ def _rocker_angle(theta: float) -> float:
     return float(np.arctan2(c[1], c[0] - GROUND))
 
 
-def _four_bar(theta0=1.0):
+def _four_bar(theta0=1.0, follower=None, followers=1):
     """Crank from the origin, coupler on the crank, rocker from (0.35, 0, 0), all hinged about -y in the x-z plane;
-    a REVOLUTE joint outside the tree pins the coupler's end to the rocker's. No gravity; the crank has damping."""
+    a REVOLUTE joint outside the tree pins the coupler's end to the rocker's. No gravity; the crank has damping.
+    ``follower`` (c0, c1): ``followers`` more links hinged to the world at x = 0.8, 1.0, ... m, in the same
+    articulation, whose joints each mimic the crank's, ``q = c0 + c1 q_crank`` (they start on the relation)."""
     b = newton.ModelBuilder(gravity=(0.0, 0.0, 0.0))
     inertia = wp.mat33(np.eye(3) * 1e-4)
     psi = _rocker_angle(theta0)
@@ -43,8 +45,15 @@ def _four_bar(theta0=1.0):
     j0 = b.add_joint_revolute(-1, crank, axis=axis)
     j1 = b.add_joint_revolute(crank, coupler, axis=axis, parent_xform=wp.transform(wp.vec3(CRANK, 0.0, 0.0)))
     j2 = b.add_joint_revolute(-1, rocker, axis=axis, parent_xform=wp.transform(wp.vec3(GROUND, 0.0, 0.0)))
-    b.add_articulation([j0, j1, j2])
-    b.joint_q[:] = [theta0, phi - theta0, psi]
+    joints, q = [j0, j1, j2], [theta0, phi - theta0, psi]
+    for i in range(followers if follower is not None else 0):
+        x = 0.8 + 0.2 * i
+        q.append(follower[0] + follower[1] * theta0)
+        arm = b.add_link(mass=0.1, inertia=inertia, com=wp.vec3(0.05, 0, 0), xform=pose((x, 0, 0), q[-1]))
+        joints.append(b.add_joint_revolute(-1, arm, axis=axis, parent_xform=wp.transform(wp.vec3(x, 0.0, 0.0))))
+        b.set_joint_mimic(joints[-1], j0, coeffs=follower)
+    b.add_articulation(joints)
+    b.joint_q[:] = q
     b.joint_damping[0] = 0.005  # [N·m·s/rad]: 0.01 N·m then turns the crank at about 2 rad/s
     closure = b.add_joint_revolute(coupler, rocker, axis=axis, parent_xform=wp.transform(wp.vec3(COUPLER, 0.0, 0.0)),
                                    child_xform=wp.transform(wp.vec3(ROCKER, 0.0, 0.0)))

@@ -116,7 +116,6 @@ class SteelOptions:
 NOT_IMPLEMENTED = (
     "propagation_constraint_max",
     "row_watermark",
-    "enable_bilateral_preelimination",
     "parallel_tree",
     "reuse_kinematics",
     "use_parallel_streams",

@@ -70,61 +70,17 @@ import warp as wp
 
 from .data import (ROW_CLAMP, ROW_COUPLED, ROW_DRIVE, ROW_FRICTION, ROW_FROZEN, ROW_PATCH, ROW_ROLLING, ROW_SPIN,
                    ROW_TORSION, RowBuffers)
-from .rows.common import dof_row_dof, is_boxed, reserved_end, side_offset, side_response, side_velocity
+from .rows.common import apply_impulse as _apply
+from .rows.common import block_entry as _block
+from .rows.common import ensure_response as _ensure_response
+from .rows.common import is_boxed, reserved_end
+from .rows.common import row_velocity as _row_velocity
 from .rows.friction_modes import MODE_INDEX, coupled_contact_impulse
 from .rows.patches import patch_bound
+from .rows.preelimination import preeliminate
 from .rows.torsion import torsion_bound
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
-
-
-@wp.func(inline=True)
-def _row_velocity(rows: RowBuffers, r: int, joint_qd: wp.array[float]):
-    dof = dof_row_dof(rows, r)
-    if dof >= 0:
-        # A one-DOF joint row: J qd is its sign times qd_dof (most velocity-limit and limit rows never act,
-        # and this is all they cost per pass).
-        return rows.J[side_offset(rows, r, 0) + dof - rows.dof_start[r, 0]] * joint_qd[dof]
-    v = float(0.0)
-    for s in range(2):
-        if rows.dof_count[r, s] > 0:
-            v += side_velocity(rows, r, s, joint_qd)
-    return v
-
-
-@wp.func(inline=True)
-def _apply(rows: RowBuffers, r: int, impulse: float, joint_qd: wp.array[float]):
-    for s in range(2):
-        n = rows.dof_count[r, s]
-        offset = side_offset(rows, r, s)
-        d0 = rows.dof_start[r, s]
-        for k in range(n):
-            joint_qd[d0 + k] = joint_qd[d0 + k] + rows.Y[offset + k] * impulse
-
-
-@wp.func(inline=True)
-def _ensure_response(
-    rows: RowBuffers,
-    r: int,
-    cfm: float,
-    use_tree: int,
-    dof_parent: wp.array[int],
-    mass_factor: wp.array[float],
-):
-    """Form ``Y = H^-1 J^T`` and ``1 / (J Y + cfm)`` of row ``r`` the first time it needs them."""
-    if rows.inv_mass[r] >= 0.0:
-        return
-    jy = float(0.0)
-    for s in range(2):
-        n = rows.dof_count[r, s]
-        if n > 0:
-            if rows.mass_start[r, s] >= 0:
-                jy += side_response(rows, r, s, use_tree, dof_parent, mass_factor)
-            else:
-                offset = side_offset(rows, r, s)
-                for k in range(n):
-                    rows.Y[offset + k] = 0.0
-    rows.inv_mass[r] = 1.0 / (jy + cfm)
 
 
 @wp.func(inline=True)
@@ -226,18 +182,6 @@ def _is_sliding_friction(rows: RowBuffers, r: int):
 def _is_coupled(rows: RowBuffers, r: int):
     """Unit row ``r`` is solved together with the tangent pair that follows it (a coupled ``friction_mode``)."""
     return r + 1 < reserved_end(rows, r) and rows.kind[r + 1] == ROW_COUPLED
-
-
-@wp.func(inline=True)
-def _block(rows: RowBuffers, i: int, j: int):
-    """``J_i Y_j`` [1/kg]: one entry of the Delassus block of rows that act on the same DOFs (no cfm)."""
-    v = float(0.0)
-    for s in range(2):
-        oi = side_offset(rows, i, s)
-        oj = side_offset(rows, j, s)
-        for k in range(rows.dof_count[i, s]):
-            v += rows.J[oi + k] * rows.Y[oj + k]
-    return v
 
 
 @wp.func(inline=True)
@@ -623,6 +567,9 @@ def _sweep(
     use_tree: int,
     dof_parent: wp.array[int],
     mass_factor: wp.array[float],
+    # enable_bilateral_preelimination in effect, bilateral_preelimination_include_mimics:
+    bilateral: int,
+    include_mimics: int,
     # Data in/out: the rows (impulses, responses and sweep scratch written), then the velocities.
     rows: RowBuffers,
     joint_qd: wp.array[float],
@@ -633,6 +580,8 @@ def _sweep(
     # contact_friction_position_iterations: sliding friction is solved from iteration friction_start
     # on, and held at zero (its warm start too) before it.
     _warm_start(rows, base, unit_count, int(friction_start == 0), cfm, use_tree, dof_parent, mass_factor, joint_qd)
+    if bilateral != 0:
+        preeliminate(rows, world, base, include_mimics, cfm, use_tree, dof_parent, mass_factor, joint_qd)
     _run_passes(rows, base, unit_count, 0, iterations, schedule, friction_start, friction_mode, relaxation, cfm,
                 use_tree, dof_parent, mass_factor, joint_qd)
 
@@ -714,7 +663,8 @@ def sweep(solver, joint_qd: wp.array) -> None:
         dim=rows.world_count,
         inputs=[int(solver.options.iterations), SCHEDULE_INDEX[solver.options.row_schedule],
                 _friction_start(solver.options),
-                MODE_INDEX[solver.options.friction_mode], *_factor_inputs(solver)],
+                MODE_INDEX[solver.options.friction_mode], *_factor_inputs(solver), int(solver.preeliminate),
+                int(solver.options.bilateral_preelimination_include_mimics)],
         outputs=[rows.buffers, joint_qd],
         device=solver.model.device,
     )

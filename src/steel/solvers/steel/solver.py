@@ -44,6 +44,7 @@ from .rows.joint_rows import build_joint_rows
 from .rows.loop_closures import (LoopClosures, check_equality_constraints, closure_joints, flag_disabled_tree_joints,
                                  warn_ignored_dof_settings)
 from .rows.mimic import Mimic, empty_mimic_model
+from .rows.preelimination import check_preelimination_options, preelimination_plan, warn_body_parent_f_once
 from .rows.shared_anchor import warn_shared_anchor_patches
 from .rows.torsion import check_torsion_options
 from .rows.velocity_limits import velocity_limits_fused
@@ -124,10 +125,12 @@ class SolverSteel(SolverBase, SteelCoupling):
         if self.shape_attributes.patch_torsion_enabled:
             check_torsion_options(opts)
         check_joint_friction_options(opts)
+        check_preelimination_options(opts)  # rows/preelimination.py
         self.joint_friction = JointFriction(self) if opts.enable_joint_friction else None  # rows/joint_friction.py
         self.mimic = Mimic(model) if Mimic.present(model) else None  # rows/mimic.py
         self.no_mimic = empty_mimic_model(model.device)
         self.closures = LoopClosures(model)  # rows/loop_closures.py
+        self.preeliminate = preelimination_plan(model, opts, self.closures.joint_list if self.closures.count else [])
         _warn_cross_world_global_bodies(model, self.tables)
         warn_mass_ratio(model, opts.iterations, self.tables.body_responds_np.astype(bool))
         free = self.tables.articulation_is_free_body_np
@@ -314,6 +317,7 @@ class SolverSteel(SolverBase, SteelCoupling):
             wp.copy(self.qd_position, self.qd)
             velocity_sweep(self, self.qd)
         # 5. Observables and contact history of this step (before an in-place output overwrites the input).
+        warn_body_parent_f_once(self, observables)  # rows/preelimination.py
         write_observables(self, observables, contacts, state_in, dt)
         if contacts is not None and contacts.rigid_contact_max > 0:
             record_contacts(self, contacts, dt)

@@ -148,6 +148,69 @@ def side_velocity(rows: RowBuffers, r: int, s: int, joint_qd: wp.array[float]):
 
 
 @wp.func(inline=True)
+def row_velocity(rows: RowBuffers, r: int, joint_qd: wp.array[float]):
+    """``J qd`` of row ``r`` [m/s or rad/s]."""
+    dof = dof_row_dof(rows, r)
+    if dof >= 0:
+        # A one-DOF joint row: J qd is its sign times qd_dof (most velocity-limit and limit rows never act,
+        # and this is all they cost per pass).
+        return rows.J[side_offset(rows, r, 0) + dof - rows.dof_start[r, 0]] * joint_qd[dof]
+    v = float(0.0)
+    for s in range(2):
+        if rows.dof_count[r, s] > 0:
+            v += side_velocity(rows, r, s, joint_qd)
+    return v
+
+
+@wp.func(inline=True)
+def apply_impulse(rows: RowBuffers, r: int, impulse: float, joint_qd: wp.array[float]):
+    """``qd += Y impulse``: row ``r``'s impulse [N·s or N·m·s] on the joint velocities."""
+    for s in range(2):
+        n = rows.dof_count[r, s]
+        offset = side_offset(rows, r, s)
+        d0 = rows.dof_start[r, s]
+        for k in range(n):
+            joint_qd[d0 + k] = joint_qd[d0 + k] + rows.Y[offset + k] * impulse
+
+
+@wp.func(inline=True)
+def ensure_response(
+    rows: RowBuffers,
+    r: int,
+    cfm: float,
+    use_tree: int,
+    dof_parent: wp.array[int],
+    mass_factor: wp.array[float],
+):
+    """Form ``Y = H^-1 J^T`` and ``1 / (J Y + cfm)`` of row ``r`` the first time it needs them."""
+    if rows.inv_mass[r] >= 0.0:
+        return
+    jy = float(0.0)
+    for s in range(2):
+        n = rows.dof_count[r, s]
+        if n > 0:
+            if rows.mass_start[r, s] >= 0:
+                jy += side_response(rows, r, s, use_tree, dof_parent, mass_factor)
+            else:
+                offset = side_offset(rows, r, s)
+                for k in range(n):
+                    rows.Y[offset + k] = 0.0
+    rows.inv_mass[r] = 1.0 / (jy + cfm)
+
+
+@wp.func(inline=True)
+def block_entry(rows: RowBuffers, i: int, j: int):
+    """``J_i Y_j`` [1/kg]: one entry of the Delassus block of rows that act on the same DOFs (no cfm)."""
+    v = float(0.0)
+    for s in range(2):
+        oi = side_offset(rows, i, s)
+        oj = side_offset(rows, j, s)
+        for k in range(rows.dof_count[i, s]):
+            v += rows.J[oi + k] * rows.Y[oj + k]
+    return v
+
+
+@wp.func(inline=True)
 def write_dof_row(
     rows: RowBuffers,
     r: int,
@@ -188,6 +251,7 @@ def write_dof_row(
     rows.regularization[r] = 0.0
     rows.compliance[r] = compliance
     rows.mu[r] = bound
+    rows.dir[r] = wp.vec3(0.0)  # no world direction (a connect row writes its own: rows/preelimination.py)
     rows.impulse[r] = 0.0  # cold start
     rows.preload[r] = 0.0
     rows.contact[r] = -1

@@ -28,7 +28,8 @@ disabled at construction; a tree joint disabled later flags its world on ``notif
 on treating it as a joint. A closure has no coordinate: the limits, drive gains, damping, armature and
 ``joint_f`` of a loop REVOLUTE DOF are ignored, with a ``NewtonWarning`` at construction and on eager
 joint or DOF notifications (also for a zero or non-finite axis). Imported MuJoCo equality rows are
-checked by :func:`check_equality_constraints`. Not built: bilateral pre-elimination.
+checked by :func:`check_equality_constraints`. ``enable_bilateral_preelimination`` solves an articulation's
+closure (and mimic) rows as one block before the sweep (``rows/preelimination.py``).
 """
 
 from __future__ import annotations
@@ -158,6 +159,7 @@ def _closure_rows(
         write_dof_row(rows, r, d0, n, m.art_mass_start[art], d0, 0.0, ROW_BOX, -baumgarte * error / dt + external,
                       external, UNBOUNDED, 0.0)
         rows.dof_start[r, 1] = -1  # a multi-DOF row: J qd by the general loop
+        rows.dir[r] = direction  # marks a connect row for pre-elimination (rows/preelimination.py)
         offset = side_offset(rows, r, 0)
         add_point_jacobian(rows, offset, child, p_c - origin, direction, 1.0, angular, d0, body_joint,
                            joint_parent_joint, joints.qd_start, dof_S)
