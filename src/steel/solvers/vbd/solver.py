@@ -11,7 +11,7 @@ import warp as wp
 import newton
 from newton.solvers import SolverBase
 
-from ..inputs import check_state
+from ..inputs import check_particle_only_soft_contacts, check_state
 from .coupling import BodyParticleCoupling, coupled_bodies
 from .collision import Frequency, Slot, check_pipeline, check_schedule_change, contacts_before_step, detect_after_init
 from .options import SIGNATURE, build_options
@@ -238,6 +238,7 @@ class SolverVBD(SolverBase):
         check_state(model, state_in, "state_in", particles=True)
         check_state(model, state_out, "state_out", particles=True)
         contacts = contacts_before_step(self, state_in, contacts, dt)
+        check_particle_only_soft_contacts(contacts, "SolverVBD")
         coupling = self.coupling
         if work is not None:
             predict_particles(model, state_in, state_out, work, dt)
