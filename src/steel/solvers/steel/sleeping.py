@@ -86,7 +86,7 @@ BIG_TIME = 1.0e30  # [s] the island timer's identity for atomic_min
 
 def articulation_stays_awake(model: newton.Model, plan) -> np.ndarray:
     """Per articulation: 1 when a DOF has a drive gain (``joint_target_ke`` or ``joint_target_kd``)
-    or a passive spring (``joint_stiffness``) (seed 000), or when a mimic row (joint-owned or a
+    or a passive spring (``joint_stiffness``, as the seed asks), or when a mimic row (joint-owned or a
     legacy mimic constraint, ``rows/mimic.py``) or a loop-closing joint (``rows/loop_closures.py``)
     binds it: such articulations never sleep."""
     n = plan.articulation_count

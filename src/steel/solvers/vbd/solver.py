@@ -158,7 +158,7 @@ class SolverVBD(SolverBase):
         self.work = (ParticleWork(model, opts.friction_epsilon, beta, opts.rigid_contact_k_start)
                      if model.particle_count else None)
         self.self_contact = SelfContact(model, opts) if opts.particle_enable_self_contact and self.work else None
-        # The tile kernel is specialized here to the element families present (spec VB2); on a CPU
+        # The tile kernel is specialized here to the element families present; on a CPU
         # without Warp's CPU blocks it would be the general loop plus tile overhead (see solve_tile).
         tile = opts.particle_enable_tile_solve and self.work is not None and tile_solve_pays_off(model.device)
         self._tile_families = active_families(self.work.elements) if tile else None

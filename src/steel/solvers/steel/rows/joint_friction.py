@@ -13,7 +13,7 @@ The bound per DOF [N or N·m] is
 
     mu_dof = joint_friction + c (|F| + |T|)
 
-with ``c`` the ``steel:joint_friction_load_coefficient`` (seed 004; PhysX's articulation joint
+with ``c`` the ``steel:joint_friction_load_coefficient`` (from the seed; PhysX's articulation joint
 friction before 5.6) and ``F`` [N], ``T`` [N·m] the force and the torque about the child body's COM
 that the joint transmits to its child's subtree under the step's free dynamics: the RNEA backward
 pass (Featherstone, *Rigid Body Dynamics Algorithms*, 2008, sec. 5.3) with the accelerations of the

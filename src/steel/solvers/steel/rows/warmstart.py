@@ -1,4 +1,4 @@
-"""Contact warm start by contact identity (``contact_warmstart``, spec C14).
+"""Contact warm start by contact identity (``contact_warmstart``).
 
 With ``contact_warmstart=True`` each contact starts its normal and friction rows from the impulses
 its predecessor carried last step, found through the collision pipeline's contact matching

@@ -30,7 +30,7 @@ right Cauchy-Green tensor ``C = F^T F``), with dissipation potential
 
 whose force ``-dD/dx`` is a Kelvin-Voigt stress ``k_d * (c(x) - c(p))/dt`` in that measure. Any
 rigid translation or rotation taking ``p`` to ``x`` leaves ``c`` unchanged, so it is not damped
-(spec VB1), and ``D`` is a genuine potential in ``x``, so the damped vertex step stays a
+and ``D`` is a genuine potential in ``x``: the damped vertex step stays a
 descent step. Its Hessian contribution is ``(k_d/dt) * measure * J^T J`` with ``J = dc/dx_v``
 (Gauss-Newton: the term in ``c(x) - c(p)`` times the curvature of ``c`` is dropped; it vanishes
 at ``x = p``). ``dt <= 0`` or ``k_d <= 0`` switch damping off. All damping coefficients are

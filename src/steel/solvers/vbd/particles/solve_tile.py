@@ -34,7 +34,7 @@ steps/s on the cloth, 145 against 170 on the tet cube). With ``enable_cpu_blocks
 real (fibers) and the tile kernel runs, which is how the tests exercise its gather on a CPU; it is
 ~10x slower there (7 steps/s on that cloth), which only a test wants.
 
-Specialized at construction (spec VB2): the kernel is compiled only with the element families the
+Specialized at construction: the kernel is compiled only with the element families the
 model has active entries for (a tet-only model compiles without triangle, edge and spring code),
 so adding elements of a new family, or giving stiffness to elements that had none, needs a new
 solver (the adjacency tables are built once anyway, see :mod:`.adjacency`).
