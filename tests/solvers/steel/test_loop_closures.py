@@ -23,11 +23,12 @@ def _rocker_angle(theta: float) -> float:
     return float(np.arctan2(c[1], c[0] - GROUND))
 
 
-def _four_bar(theta0=1.0, follower=None, followers=1):
+def _four_bar(theta0=1.0, follower=None, followers=1, ground=False):
     """Crank from the origin, coupler on the crank, rocker from (0.35, 0, 0), all hinged about -y in the x-z plane;
     a REVOLUTE joint outside the tree pins the coupler's end to the rocker's. No gravity; the crank has damping.
     ``follower`` (c0, c1): ``followers`` more links hinged to the world at x = 0.8, 1.0, ... m, in the same
-    articulation, whose joints each mimic the crank's, ``q = c0 + c1 q_crank`` (they start on the relation)."""
+    articulation, whose joints each mimic the crank's, ``q = c0 + c1 q_crank`` (they start on the relation).
+    ``ground``: gravity, a ground plane at z = 0 and a 3 cm sphere 0.1 m along each link."""
     b = newton.ModelBuilder(gravity=(0.0, 0.0, 0.0))
     inertia = wp.mat33(np.eye(3) * 1e-4)
     psi = _rocker_angle(theta0)
@@ -57,6 +58,11 @@ def _four_bar(theta0=1.0, follower=None, followers=1):
     b.joint_damping[0] = 0.005  # [N·m·s/rad]: 0.01 N·m then turns the crank at about 2 rad/s
     closure = b.add_joint_revolute(coupler, rocker, axis=axis, parent_xform=wp.transform(wp.vec3(COUPLER, 0.0, 0.0)),
                                    child_xform=wp.transform(wp.vec3(ROCKER, 0.0, 0.0)))
+    if ground:
+        b.gravity = (0.0, 0.0, -9.81)
+        for body in (crank, coupler, rocker):
+            b.add_shape_sphere(body, xform=wp.transform(wp.vec3(0.1, 0.0, 0.0), wp.quat_identity()), radius=0.03)
+        b.add_ground_plane()
     return b.finalize(device="cpu"), closure
 
 
