@@ -115,7 +115,7 @@ def test_a_velocity_limit_holds_under_a_large_effort():
 @pytest.mark.parametrize(("fraction", "velocities"), [
     (0.5, [0.8333, 1.6667, 2.0, 2.0]),  # rows from the step whose input speed reaches 1 rad/s
     (0.9, [0.8333, 1.6667, 2.5, 2.0]),  # the crossing step (input 1.67 < 1.8) runs free, the next is clamped
-    (float("inf"), [0.8333, 1.6667, 2.5, 3.3333]),  # never
+    (float("inf"), [0.8333, 1.6667, 2.5, 2.8333]),  # no rows; the prescale takes the 2.5 input to 2 (reference)
 ])
 def test_velocity_limit_rows_start_at_the_activation_fraction_one_step_late(fraction, velocities):
     """The gate samples the input velocity: 0.8333 rad/s per step toward a 2 rad/s limit."""
@@ -162,13 +162,14 @@ def _launches(model, solver, control, monkeypatch):
 
 
 def test_joint_rows_cost_one_launch_and_nothing_when_off(monkeypatch):
-    """Limits, joint friction and velocity limits share one launch over the joints; drive rows add one; the
-    plain step launches neither (the options off cost nothing)."""
+    """Limits, joint friction and velocity limits share one launch over the joints; drive rows add one and the
+    velocity-limit prescale one; the plain step launches none of them (the options off cost nothing)."""
     model = _hinge(target_kd=50.0, effort_limit=1000.0)
     control = model.control()
     plain = _launches(model, SolverSteel(model), control, monkeypatch)
     full = _launches(model, SolverSteel(model, drive_mode="rows", enable_joint_limits=True, enable_joint_friction=True,
                                          enable_joint_velocity_limits=True), control, monkeypatch)
-    assert not any("rows" in k for k in plain), plain
-    assert len(full) == len(plain) + 2, (plain, full)
+    assert not any("rows" in k or "prescale" in k for k in plain), plain
+    assert len(full) == len(plain) + 3, (plain, full)
+    assert sum("_prescale" in k for k in full) == 1, full
     assert sum("_joint_rows" in k for k in full) == 1 and sum("_drive_rows" in k for k in full) == 1, full

@@ -331,7 +331,8 @@ OPTION_HELP = {
     "enable_joint_limits": "joint position limits as one-sided rows (off in the reference; `steel run` turns it on)",
     "joint_limit_activation_gap": "distance from a limit at which its row is created [m or rad] (inf: always)",
     "enable_joint_velocity_limits": "Model.joint_velocity_limit [m/s or rad/s] of PRISMATIC/REVOLUTE/D6 DOFs as a "
-                                    "row pair per DOF (rows/velocity_limits.py)",
+                                    "row pair per DOF, after rescaling articulations already over a limit "
+                                    "(rows/velocity_limits.py)",
     "velocity_limit_activation_fraction": "create a DOF's velocity-limit rows only while |qd| >= fraction * limit "
                                           "on the input velocity (inf: never)",
     "fuse_joint_velocity_limits": "with drive_mode='rows': a driven DOF's velocity limit is a clamp after each "

@@ -111,8 +111,9 @@ def _joint_forces(
         dof_diag_out[d] = diag
 
 
-def eval_joint_forces(solver, state, control, dt: float) -> None:
-    """Explicit joint forces and implicit diagonal terms into ``solver.dof_f``/``solver.dof_diag``."""
+def eval_joint_forces(solver, state, control, dt: float, joint_qd: wp.array) -> None:
+    """Explicit joint forces and implicit diagonal terms into ``solver.dof_f``/``solver.dof_diag``, at the step's
+    input velocity ``joint_qd`` (``state.joint_qd`` or its velocity-limit prescale)."""
     model = solver.model
     if model.joint_count == 0:
         return
@@ -135,7 +136,7 @@ def eval_joint_forces(solver, state, control, dt: float) -> None:
             model.joint_rest_q,
             solver.tables.dof_is_kinematic,
             state.joint_q,
-            state.joint_qd,
+            joint_qd,
             control.joint_f,
             control.joint_target_q,
             control.joint_target_qd,

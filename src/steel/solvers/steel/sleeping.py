@@ -749,7 +749,8 @@ def step_with_sleeping(solver, sleep: SleepState, state_in, state_out, control, 
 
     def some_island_awake():
         wake_islands(solver, sleep)
-        solver.core.kinematics(state_in.joint_q, state_in.joint_qd, state_in.body_q, state_in.body_qd)
+        solver.core.kinematics(state_in.joint_q, solver.input_velocity(state_in, prescale=True), state_in.body_q,
+                               state_in.body_qd)
         update_sleep(solver, sleep, state_in, dt)
         if sleep.skip_constraints:
             wp.capture_if(sleep.any_awake, on_true=solve, on_false=skip_solve)

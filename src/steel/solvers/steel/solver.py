@@ -47,7 +47,7 @@ from .rows.mimic import Mimic, empty_mimic_model
 from .rows.preelimination import check_preelimination_options, preelimination_plan, warn_body_parent_f_once
 from .rows.shared_anchor import warn_shared_anchor_patches
 from .rows.torsion import check_torsion_options
-from .rows.velocity_limits import velocity_limits_fused
+from .rows.velocity_limits import VelocityLimitPrescale, prescale_velocity_limits, velocity_limits_fused
 from .rows.warmstart import check_contacts as check_warm_start_contacts
 from .sleeping import (SleepState, check_sleeping_model, step_with_sleeping, wake_changed, wake_worlds,
                        write_body_awake)
@@ -187,6 +187,8 @@ class SolverSteel(SolverBase, SteelCoupling):
         self._status_snapshot = None  # (overflow flags, dropped counts) copied by snapshot_constraint_status
         self._status_snapshot_checked = False
         self.sleep = SleepState(self) if opts.enable_sleeping else None  # sleeping.py
+        # The rescaled input velocity (rows/velocity_limits.py); without velocity limits the input is read as is.
+        self.prescale = VelocityLimitPrescale(model, self.core.plan) if opts.enable_joint_velocity_limits else None
 
     @property
     def velocity_limits_fused(self) -> bool:
@@ -282,9 +284,11 @@ class SolverSteel(SolverBase, SteelCoupling):
 
         # 1. Kinematics of the input state (callers need no eval_fk before stepping).
         if not kinematics_done:
-            core.kinematics(state_in.joint_q, state_in.joint_qd, state_in.body_q, state_in.body_qd)
+            core.kinematics(state_in.joint_q, self.input_velocity(state_in, prescale=True), state_in.body_q,
+                            state_in.body_qd)
+        qd_in = self.input_velocity(state_in)
         # 2. Free dynamics: explicit joint forces, implicit terms, H, factor, predicted velocity.
-        eval_joint_forces(self, state_in, control, dt)
+        eval_joint_forces(self, state_in, control, dt, qd_in)
         refresh = self._refresh_mass_matrix or self._step_count % self.options.update_mass_matrix_interval == 0
 
         def rebuild():
@@ -298,7 +302,7 @@ class SolverSteel(SolverBase, SteelCoupling):
         else:
             core.dynamics(state_in.body_q, state_in.body_f, self.dof_f, self.dof_diag, compute_mass_matrix=False)
             wp.capture_if(flag_changed_diagonal(self), on_true=rebuild)  # a gain edit: fold the new diagonal
-        predict_velocity(self, state_in.joint_qd, dt)
+        predict_velocity(self, qd_in, dt)
         # 3. Rows: drives, contacts, then joint limits, joint friction and velocity limits.
         rows.begin_step()
         if self.options.drive_mode == "rows":
@@ -328,9 +332,17 @@ class SolverSteel(SolverBase, SteelCoupling):
             wp.copy(state_out.body_qd, state_in.body_qd)
         core.kinematics(state_out.joint_q, state_out.joint_qd, state_out.body_q, state_out.body_qd)
 
+    def input_velocity(self, state_in, *, prescale: bool = False) -> wp.array:
+        """The step's pre-dynamics joint velocity [m/s or rad/s]: ``state_in.joint_qd``, or with joint velocity
+        limits its rescaled copy (``prescale=True`` computes it first; rows/velocity_limits.py)."""
+        if self.prescale is None:
+            return state_in.joint_qd
+        return prescale_velocity_limits(self, state_in.joint_qd) if prescale else self.prescale.qd
+
     def qdd_solved_from(self, state_in, dt: float) -> None:
         """``self.qdd = (qd_solved - qd_in) / dt``: the accelerations the step applies [per s²]."""
-        wp.launch(_difference_quotient, dim=self.model.joint_dof_count, inputs=[self.qd, state_in.joint_qd, float(dt)],
+        wp.launch(_difference_quotient, dim=self.model.joint_dof_count,
+                  inputs=[self.qd, self.input_velocity(state_in), float(dt)],
                   outputs=[self.qdd], device=self.model.device)
 
     # -- capacity ---------------------------------------------------------------------------------

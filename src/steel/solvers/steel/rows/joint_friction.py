@@ -205,7 +205,8 @@ class JointFriction:
         if coefficient is None or coefficient.shape != (model.joint_dof_count,):
             raise ValueError(f"steel:{LOAD_ATTRIBUTE} must stay an array of one value per joint DOF "
                              f"({model.joint_dof_count})")
-        wp.launch(_free_accelerations, dim=model.joint_dof_count, inputs=[solver.qd, state_in.joint_qd, float(dt)],
-                  outputs=[self.qdd_free], device=model.device)
+        wp.launch(_free_accelerations, dim=model.joint_dof_count,
+                  inputs=[solver.qd, solver.input_velocity(state_in), float(dt)], outputs=[self.qdd_free],
+                  device=model.device)
         eval_body_parent_f(model, solver.core.plan, solver.core.data, state_in.body_q, self.qdd_free, self.body_load_f)
         return coefficient, self.body_load_f
