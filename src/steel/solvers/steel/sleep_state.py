@@ -55,16 +55,18 @@ def articulation_stays_awake(model: newton.Model, plan) -> np.ndarray:
 
 
 def _dof_articulation(model: newton.Model) -> np.ndarray:
-    out = np.full(max(model.joint_dof_count, 1), -1, dtype=np.int32)
-    starts, arts = model.joint_qd_start.numpy(), model.joint_articulation.numpy()
-    for j in range(model.joint_count):
-        out[starts[j]:starts[j + 1]] = arts[j]
-    return out
+    """Articulation of each DOF (-1: none)."""
+    return _entry_articulation(model, model.joint_qd_start, model.joint_dof_count)
 
 
 def _coord_articulation(model: newton.Model) -> np.ndarray:
-    out = np.full(max(model.joint_coord_count, 1), -1, dtype=np.int32)
-    starts, arts = model.joint_q_start.numpy(), model.joint_articulation.numpy()
+    """Articulation of each joint coordinate (-1: none)."""
+    return _entry_articulation(model, model.joint_q_start, model.joint_coord_count)
+
+
+def _entry_articulation(model: newton.Model, joint_start: wp.array, count: int) -> np.ndarray:
+    out = np.full(max(count, 1), -1, dtype=np.int32)
+    starts, arts = joint_start.numpy(), model.joint_articulation.numpy()
     for j in range(model.joint_count):
         out[starts[j]:starts[j + 1]] = arts[j]
     return out
