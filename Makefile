@@ -23,6 +23,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m benchmarks.run --out results/bench
+	$(PY) -m benchmarks.growth --quick --out results/bench
 
 clean:
 	rm -rf $(VENV) results build src/*.egg-info

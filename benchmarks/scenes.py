@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+import warp as wp
 
 import newton
 import newton.examples
@@ -64,6 +65,39 @@ class MjScene:
     qpos0: np.ndarray
     watched: list[int]
 
+
+
+# ----------------------------------------------------------------------------------------------
+# Pyramid of boxes (the growth benchmark)
+# ----------------------------------------------------------------------------------------------
+
+PYRAMID_GAP = 0.01  # horizontal gap [m] between neighbouring boxes of a level: side faces do not touch
+
+
+def pyramid_layout(levels: int) -> list[tuple[float, float, float]]:
+    """Centres [m] of a 2D pyramid of ``levels`` levels of cubes (half extent ``BOX_HALF``), bottom level
+    first: level ``i`` holds ``levels - i`` boxes, each straddling the gap between two below, faces
+    touching vertically; ``levels (levels + 1) / 2`` boxes in all."""
+    if isinstance(levels, bool) or not isinstance(levels, int) or levels < 1:
+        raise ValueError(f"levels must be a positive int, got {levels!r}")
+    pitch = 2.0 * BOX_HALF + PYRAMID_GAP
+    return [((j - 0.5 * (levels - 1 - i)) * pitch, 0.0, BOX_HALF + 2.0 * BOX_HALF * i)
+            for i in range(levels) for j in range(levels - i)]
+
+
+def build_pyramid(levels: int, world_count: int, device: str) -> Scene:
+    """:func:`pyramid_layout` of free boxes resting on a ground plane (mu 0.7), replicated; every box watched
+    (``"drift"``: the ideal is no drift and the lowest centre at ``BOX_HALF``)."""
+    robot = newton.ModelBuilder()
+    cfg = newton.ModelBuilder.ShapeConfig(mu=TOWER_MU)
+    for x, y, z in pyramid_layout(levels):
+        body = robot.add_body(xform=wp.transform(wp.vec3(x, y, z), wp.quat_identity()))
+        robot.add_shape_box(body, hx=BOX_HALF, hy=BOX_HALF, hz=BOX_HALF, cfg=cfg)
+    scene = newton.ModelBuilder()
+    scene.replicate(robot, world_count)
+    scene.add_ground_plane(cfg=cfg)
+    nb = robot.body_count
+    return Scene(f"pyramid{levels}", scene.finalize(device=device), world_count, DT, nb, list(range(nb)), "drift")
 
 
 # ----------------------------------------------------------------------------------------------

@@ -1,0 +1,49 @@
+"""Smoke test of the growth benchmark (benchmarks/growth.py): the pyramid scene and two steps of each solver."""
+
+import math
+
+import numpy as np
+import pytest
+
+from benchmarks import growth
+from benchmarks import scenes as sc
+
+
+@pytest.mark.parametrize("levels, boxes", [(10, 55), (20, 210), (30, 465)])
+def test_pyramid_layout_counts_and_rests_on_ground(levels, boxes):
+    centres = np.asarray(sc.pyramid_layout(levels))
+    assert len(centres) == boxes
+    # Bottom level on the ground (centre at one half extent), each level one box edge higher.
+    assert np.isclose(centres[:, 2].min(), sc.BOX_HALF)
+    assert np.isclose(centres[:, 2].max(), sc.BOX_HALF * (2 * levels - 1))
+    # Symmetric about x = 0, so the pyramid has no built-in lean.
+    assert abs(centres[:, 0].sum()) < 1e-9  # [m]
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, True, "10"])
+def test_pyramid_layout_rejects_bad_levels(bad):
+    with pytest.raises(ValueError, match="levels"):
+        sc.pyramid_layout(bad)
+
+
+def test_fit_exponent_recovers_known_slopes():
+    x = np.array([10.0, 100.0, 1000.0])
+    assert math.isclose(growth.fit_exponent(x, 3.0 * x), 1.0, abs_tol=1e-9)
+    assert math.isclose(growth.fit_exponent(x, 0.5 * x**2), 2.0, abs_tol=1e-9)
+    assert growth.fit_exponent([5.0, 5.0], [1.0, 2.0]) is None
+
+
+def test_two_steps_of_the_small_pyramid_both_solvers():
+    entries = [growth.measure("pyramid10", "pyramid", 1, which, "cpu", steps=2, warmup=0)
+               for which in ("reference", "ours")]
+    ref, ours = entries
+    # Every box resting on its support makes contacts; ours reserves rows for them and drops none.
+    assert ours.rows > ours.contacts > 55
+    assert ours.rows_dropped == 0
+    assert not any("overflow" in n.lower() for n in ref.notes), ref.notes
+    for e in entries:
+        assert e.step_ms > 0 and e.total_ms >= e.step_ms
+        assert not e.sanity["nan"]
+        # Two steps from rest: nothing moves more than 1 mm [m] (the pyramid starts in contact, at rest).
+        assert e.sanity["drift_max_m"] < 1e-3
+        assert abs(e.sanity["box_z_min_m"] - sc.BOX_HALF) < 1e-3
