@@ -10,12 +10,14 @@ import warp as wp
 
 import newton
 from newton.solvers import SolverBase
+from newton.solvers.experimental.coupled import CouplingInterface
 
 from ..inputs import check_particle_only_soft_contacts, check_state
 from .coupling import BodyParticleCoupling, coupled_bodies
 from .collision import Frequency, Slot, check_pipeline, check_schedule_change, contacts_before_step, detect_after_init
 from .options import SIGNATURE, build_options
 from .particles.contacts import prepare_contacts
+from .proxy_coupling import check_input_update, check_iteration_restarts, harvest_contact_feedback
 from .particles.data import ParticleWork
 from .particles.finish import finish_particles
 from .particles.predict import predict_particles
@@ -32,7 +34,7 @@ from .rigid.step import step_rigid
 _BASE_OPTIONS = ("collision_pipeline", "collision_frequency", "collision_frequency_type")
 
 
-class SolverVBD(SolverBase):
+class SolverVBD(SolverBase, CouplingInterface):
     """Vertex Block Descent for particles: cloth, springs and tetrahedral soft bodies.
 
     Each step minimizes the implicit-Euler variational energy one vertex at a time: a 3x3 Newton
@@ -438,6 +440,57 @@ class SolverVBD(SolverBase):
             self.coupling = self._coupling()
             if self.rigid is not None and modes is not None and self.rigid.joint_count:
                 self.rigid.joints.hard.assign(modes)
+
+    # -- proxy coupling (Newton's SolverCoupledProxy; see .proxy_coupling) --------------------------
+
+    def coupling_supports_inertial_property_refresh(self) -> bool:
+        """True: body masses and inertias are read from the model's arrays every step (no derived cache)."""
+        return True
+
+    def coupling_supports_full_surface_soft_contacts(self) -> bool:
+        """False: VBD consumes particle soft contacts only and refuses edge/face (full-surface) records."""
+        return False
+
+    def coupling_notify_iteration_restarts(self, enabled: bool) -> None:
+        """Refuse restarts (NotImplementedError) when VBD integrates bodies: their AVBD history is not rewound."""
+        check_iteration_restarts(enabled, self.rigid is not None)
+
+    def coupling_notify_input_state_update(self, state, flags, *, iteration_restart: bool = False,
+                                           dt: float = 0.0) -> None:
+        """Accept coupler edits of ``state`` (proxy poses, velocities, forces) before the next step.
+
+        No history needs converting: every step snapshots its input body and particle poses as the
+        step's start (the implicit-Euler inertial targets, contact displacements and the harvest's
+        ``particle_q_prev``), so edited poses take effect as they are. A reset restart (``dt == 0``)
+        clears the rigid history as :meth:`reset` does.
+        """
+        check_input_update(int(flags) if isinstance(flags, newton.StateFlags) else flags, dt)
+        if iteration_restart and self.rigid is not None:
+            reset_rigid_history(self.model, self.rigid, None)
+
+    def coupling_prepare_proxy_contacts(self, state, contacts, *, contacts_freshly_detected: bool = False):
+        """Keep every contact, proxy ones included (they stiffen the solve; the harvest leaves them out).
+
+        Fresh contacts refresh the body–body contact history as usual; re-used contacts in a later
+        pass of the same step are solved again without a history update (:meth:`set_rigid_history_update`).
+        """
+        del state
+        if self.rigid is not None and contacts is not None:
+            self.set_rigid_history_update(bool(contacts_freshly_detected))
+        return contacts
+
+    def coupling_harvest_proxy_wrenches(self, body_local_to_proxy_global, out_body_f, *, body_qd_before, state,
+                                        state_out, contacts, dt) -> None:
+        """Add the particle contacts' wrenches on proxy bodies [N, N·m] (contact-force based, see .proxy_coupling)."""
+        del body_qd_before, state, contacts
+        harvest_contact_feedback(self, state_out, dt, body_map=body_local_to_proxy_global, out_body_f=out_body_f)
+
+    def coupling_harvest_proxy_particle_forces(self, particle_local_to_proxy_global, out_particle_f, *,
+                                               particle_qd_before, state, state_out, contacts, dt) -> None:
+        """Add the contact forces of VBD-integrated bodies on proxy particles [N] (contact-force based)."""
+        del particle_qd_before, state, contacts
+        harvest_contact_feedback(self, state_out, dt, particle_map=particle_local_to_proxy_global,
+                                 out_particle_f=out_particle_f)
 
 
 def _check_model(model, external_bodies: bool) -> None:
