@@ -65,6 +65,9 @@ ROW_FROZEN = wp.constant(10)
 # A fused velocity limit (``rows/velocity_limits.py``): no impulse; the sweep clamps the velocity of its one DOF
 # to ``|qd| <= rows.mu[r]`` at the end of every iteration.
 ROW_CLAMP = wp.constant(11)
+# A velocity-limit row of an undriven DOF (``rows/velocity_limits.py``): unilateral like ``ROW_LIMIT``, but its
+# impulse only grows within a step (a pass never hands back what an earlier pass applied), as the reference's.
+ROW_SPEED_LIMIT = wp.constant(12)
 
 # A positive gap whose linearized end-of-step gap ``phi + dt J qd`` (under the position-solve velocity)
 # is at most this fraction of ``phi`` counts as closed in the velocity sweeps (``velocity_iterations``)

@@ -7,10 +7,12 @@ recomputed from the current velocities each time, only ``Y`` and the diagonal ``
 The sweep does not know which family a row came from; it distinguishes only
 
 * unilateral rows (contact normals, limits): ``lambda <- max(lambda + w (target - J qd) / (J Y + cfm), 0)``;
+  velocity-limit rows (``ROW_SPEED_LIMIT``) take ``max(..., lambda)`` instead: their impulse only grows;
 * boxed rows (joint friction, drive rows): the same step clamped to ``|lambda| <= mu`` instead; a drive
   row is soft (its spring-damper as ``compliance``) and, in velocity sweeps under
   ``velocity_drive_mode="freeze"``, keeps its impulse (``ROW_FROZEN``);
-* fused velocity limits (``ROW_CLAMP``): no impulse; the DOF's velocity is clamped after each pass;
+* fused velocity limits (``ROW_CLAMP``): no accumulated impulse; after each pass the impulse that puts the
+  DOF's velocity on its bound is applied through the articulation's mass matrix;
 * tail rows, which follow their unit's row and are bounded by its impulse: pairs (sliding
   friction, rolling friction) are updated from the same velocities (a Jacobi step within the
   pair) and projected onto the disk ``|lambda_t| <= mu lambda_n``, which keeps them isotropic
@@ -68,12 +70,12 @@ from __future__ import annotations
 
 import warp as wp
 
-from .data import (ROW_CLAMP, ROW_COUPLED, ROW_DRIVE, ROW_FRICTION, ROW_FROZEN, ROW_PATCH, ROW_ROLLING, ROW_SPIN,
-                   ROW_TORSION, RowBuffers)
+from .data import (ROW_CLAMP, ROW_COUPLED, ROW_DRIVE, ROW_FRICTION, ROW_FROZEN, ROW_PATCH, ROW_ROLLING,
+                   ROW_SPEED_LIMIT, ROW_SPIN, ROW_TORSION, RowBuffers)
 from .rows.common import apply_impulse as _apply
 from .rows.common import block_entry as _block
 from .rows.common import ensure_response as _ensure_response
-from .rows.common import is_boxed, reserved_end
+from .rows.common import is_boxed, reserved_end, side_offset
 from .rows.common import row_velocity as _row_velocity
 from .rows.friction_modes import MODE_INDEX, coupled_contact_impulse
 from .rows.patches import patch_bound
@@ -329,6 +331,9 @@ def _normal_step(
         new = old + relaxation * (rows.target[r] - v) * rows.inv_mass[r]
         if boxed:
             new = wp.clamp(new / (1.0 + g), -rows.mu[r], rows.mu[r])  # a two-sided bound (rows/joint_friction.py)
+        elif rows.kind[r] == ROW_SPEED_LIMIT:
+            new = wp.max(new, old)  # pushes only, never hands an impulse back (rows/velocity_limits.py)
+            residual = wp.max(residual, 0.0)
         else:
             new = wp.max(new, 0.0) / (1.0 + g)
         delta = new - old
@@ -495,14 +500,33 @@ def _iterate(
 
 
 @wp.func(inline=True)
-def _clamp_velocities(rows: RowBuffers, base: int, joint_qd: wp.array[float]):
-    """Fused velocity limits: each ``ROW_CLAMP`` entry's DOF velocity into ``[-mu, mu]`` (rows/velocity_limits.py)."""
+def _clamp_velocities(
+    rows: RowBuffers,
+    base: int,
+    cfm: float,
+    use_tree: int,
+    dof_parent: wp.array[int],
+    mass_factor: wp.array[float],
+    joint_qd: wp.array[float],
+):
+    """Fused velocity limits: each ``ROW_CLAMP`` entry's DOF velocity into ``[-mu, mu]`` (rows/velocity_limits.py).
+
+    The clamp is the impulse along the DOF that lands it exactly on the bound, ``(bound - qd_d) / Y_d``
+    (``Y = H^-1 e_d``, no cfm), applied through the articulation's mass matrix, so the DOFs coupled to it move
+    too (the reference's behaviour, measured); no impulse is accumulated.
+    """
     world = base // rows.world_row_capacity
     for i in range(wp.min(rows.world_row_count[world, 0], rows.articulation_capacity)):
         r = base + i
         if rows.kind[r] == ROW_CLAMP:
-            d = rows.dof_start[r, 0]
-            joint_qd[d] = wp.clamp(joint_qd[d], -rows.mu[r], rows.mu[r])
+            d = rows.dof_start[r, 1]
+            v = joint_qd[d]
+            bound = wp.clamp(v, -rows.mu[r], rows.mu[r])
+            if bound != v:
+                _ensure_response(rows, r, cfm, use_tree, dof_parent, mass_factor)
+                y = rows.Y[side_offset(rows, r, 0) + d - rows.dof_start[r, 0]]
+                if y > 0.0:
+                    _apply(rows, r, (bound - v) / y, joint_qd)
 
 
 @wp.func(inline=True)
@@ -550,7 +574,7 @@ def _run_passes(
         _iterate(rows, base, unit_count, it0 + k, units, friction, friction_mode, relaxation, cfm, use_tree,
                  dof_parent, mass_factor, joint_qd)
         if rows.clamp_rows != 0:
-            _clamp_velocities(rows, base, joint_qd)
+            _clamp_velocities(rows, base, cfm, use_tree, dof_parent, mass_factor, joint_qd)
 
 
 

@@ -189,6 +189,9 @@ class SolverSteel(SolverBase, SteelCoupling):
         self.sleep = SleepState(self) if opts.enable_sleeping else None  # sleeping.py
         # The rescaled input velocity (rows/velocity_limits.py); without velocity limits the input is read as is.
         self.prescale = VelocityLimitPrescale(model, self.core.plan) if opts.enable_joint_velocity_limits else None
+        # The input state's body twists as the step reads them [m/s, rad/s]: the kinematics of the input writes
+        # its poses into state_in.body_q but its twists here, so state_in.body_qd stays as given (the reference).
+        self.body_qd_in = wp.zeros(max(model.body_count, 1), dtype=wp.spatial_vector, device=model.device)
 
     @property
     def velocity_limits_fused(self) -> bool:
@@ -284,8 +287,7 @@ class SolverSteel(SolverBase, SteelCoupling):
 
         # 1. Kinematics of the input state (callers need no eval_fk before stepping).
         if not kinematics_done:
-            core.kinematics(state_in.joint_q, self.input_velocity(state_in, prescale=True), state_in.body_q,
-                            state_in.body_qd)
+            self.input_kinematics(state_in)
         qd_in = self.input_velocity(state_in)
         # 2. Free dynamics: explicit joint forces, implicit terms, H, factor, predicted velocity.
         eval_joint_forces(self, state_in, control, dt, qd_in)
@@ -308,7 +310,7 @@ class SolverSteel(SolverBase, SteelCoupling):
         if self.options.drive_mode == "rows":
             build_drive_rows(self, state_in.joint_q, control, dt)  # first: the last rows to be dropped
         if contacts is not None and contacts.rigid_contact_max > 0:
-            build_contact_rows(self, contacts, state_in.body_q, state_in.body_qd, dt)
+            build_contact_rows(self, contacts, state_in.body_q, self.body_qd_in, dt)
             if self.options.contact_compliance:
                 self.compliance.count(self, contacts)  # an eager step raises here on invalid input
         build_joint_rows(self, state_in, dt)  # limits, mimics, joint friction, velocity limits: one launch
@@ -329,8 +331,16 @@ class SolverSteel(SolverBase, SteelCoupling):
         finish_step(self, state_in, state_out, dt, self.qd_position)
         if state_out is not state_in and self.model.body_count:
             wp.copy(state_out.body_q, state_in.body_q)  # bodies outside every articulation pass through
-            wp.copy(state_out.body_qd, state_in.body_qd)
+            wp.copy(state_out.body_qd, self.body_qd_in)
         core.kinematics(state_out.joint_q, state_out.joint_qd, state_out.body_q, state_out.body_qd)
+
+    def input_kinematics(self, state_in) -> None:
+        """Forward kinematics of the input: poses into ``state_in.body_q``, twists into ``self.body_qd_in``
+        (from the rescaled velocity with velocity limits); ``state_in.joint_q/joint_qd/body_qd`` stay as given."""
+        if self.model.body_count:
+            wp.copy(self.body_qd_in, state_in.body_qd)  # bodies outside every articulation keep their twist
+        self.core.kinematics(state_in.joint_q, self.input_velocity(state_in, prescale=True), state_in.body_q,
+                             self.body_qd_in)
 
     def input_velocity(self, state_in, *, prescale: bool = False) -> wp.array:
         """The step's pre-dynamics joint velocity [m/s or rad/s]: ``state_in.joint_qd``, or with joint velocity

@@ -12,7 +12,8 @@ import warp as wp
 
 from ....articulation.factor import factor_solve
 from ....articulation.spatial import point_velocity
-from ..data import FAMILY_FREE_BODY, ROW_BOX, ROW_CLAMP, ROW_DRIVE, ROW_FROZEN, ROW_LIMIT, RowBuffers
+from ..data import (FAMILY_FREE_BODY, ROW_BOX, ROW_CLAMP, ROW_DRIVE, ROW_FROZEN, ROW_LIMIT, ROW_SPEED_LIMIT,
+                    RowBuffers)
 
 
 @wp.func(inline=True)
@@ -264,7 +265,7 @@ def write_dof_row(
 def dof_row_dof(rows: RowBuffers, r: int):
     """The DOF of a one-DOF row written by :func:`write_dof_row` (``J = ±e_dof``), else -1."""
     k = rows.kind[r]
-    one_dof_kind = k == ROW_LIMIT or k == ROW_BOX or k == ROW_DRIVE or k == ROW_FROZEN or k == ROW_CLAMP
+    one_dof_kind = k == ROW_LIMIT or k == ROW_SPEED_LIMIT or k == ROW_BOX or k == ROW_DRIVE or k == ROW_FROZEN or k == ROW_CLAMP
     if one_dof_kind and rows.dof_count[r, 1] == 0:
         return rows.dof_start[r, 1]
     return -1

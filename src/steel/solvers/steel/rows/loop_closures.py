@@ -224,7 +224,7 @@ class LoopClosures:
                 core.data.articulation_origin,
                 core.data.dof_S,
                 state_in.body_q,
-                state_in.body_qd,
+                solver.body_qd_in,
             ],
             outputs=[solver.rows.buffers],
             device=model.device,

@@ -1,16 +1,23 @@
 """Joint velocity limits (``enable_joint_velocity_limits``): a unilateral row pair per limited DOF.
 
 A PRISMATIC, REVOLUTE or D6 DOF with a finite positive ``Model.joint_velocity_limit`` ``v`` [m/s or rad/s]
-gets the rows ``qd >= -v`` and ``-qd >= -v`` (``ROW_LIMIT``: impulses ``>= 0``, no position bias, the
-same target in the velocity sweeps), solved with the articulated response like a joint limit one
-derivative down, so the limit holds against any effort or impact the other rows leave. Rows are
+gets the rows ``qd >= -v`` and ``-qd >= -v`` (``ROW_SPEED_LIMIT``: impulses ``>= 0``, no position bias,
+the same target in the velocity sweeps), solved with the articulated response like a joint limit one
+derivative down, so the limit holds against any effort or impact the other rows leave. Unlike a joint
+limit's, a velocity-limit row's impulse never shrinks within a step: a pass applies only the push that
+brings the DOF back under its limit and never hands back what an earlier pass applied (measured on the
+reference: two coaxial hinges, limits 2 rad/s, driven to (3, -4) rad/s by effort, end at (1.5, -2) after
+1 and after 12 iterations, where releasing the first row's impulse would reach (2, -2)). Rows are
 created only while ``|qd| >= velocity_limit_activation_fraction * v`` on the step's input velocity
 (``inf``: never), so a DOF that crosses the threshold inside a step is clamped one step later.
 
 With ``drive_mode="rows"`` and ``fuse_joint_velocity_limits`` (the default) a driven DOF (positive
 ``joint_target_ke`` or ``joint_target_kd``) takes no row pair: it gets one ``ROW_CLAMP`` entry
-instead, and the sweep clamps the DOF's velocity to ``[-v, v]`` at the end of every iteration, after
-the drive and contact rows (``pgs.py``). Undriven limited DOFs keep their rows.
+instead, and at the end of every iteration, after the drive and contact rows, the sweep applies the
+impulse along the DOF that puts its velocity on ``[-v, v]``, through the articulation's mass matrix
+(``pgs.py``), so the DOFs coupled to it move as well (measured on the reference: a two-link chain
+with the driven DOF at 5 rad/s and limit 2 ends one iteration at (2, 4) from (5, 1), not (2, 1)).
+Undriven limited DOFs keep their rows.
 
 Before anything else reads the step's input velocity, :func:`prescale_velocity_limits` rescales each
 articulation whose limited DOFs already exceed a limit: every PRISMATIC, REVOLUTE and D6 DOF of the
@@ -18,9 +25,8 @@ articulation (prescribed DOFs, and driven DOFs while the clamp is fused, excepte
 the one ratio ``min(v / |qd|)`` over its DOFs with a positive limit, so the motion keeps its
 direction in joint space. The rescaled velocity replaces the input for the kinematics, dynamics,
 prediction and ``body_parent_f`` (whose accelerations start from it, so the prescale transmits no
-parent wrench); ``state_in.joint_qd`` is left as given and the row gate above still samples it, while
-``state_in.body_qd`` receives the rescaled twists. A
-limit ``<= 0`` (or NaN) limits nothing, here and for the rows. The rows are built in the joint-row
+parent wrench); ``state_in.joint_qd`` and ``state_in.body_qd`` are left as given (the rescaled twists go to
+the solver's ``body_qd_in``) and the row gate above still samples the input. A limit ``<= 0`` (or NaN) limits nothing, here and for the rows. The rows are built in the joint-row
 launch of :mod:`.joint_rows`.
 """
 
@@ -30,7 +36,7 @@ import numpy as np
 import warp as wp
 
 from ....articulation.kinematics import JOINT_D6, JOINT_PRISMATIC, JOINT_REVOLUTE
-from ..data import FAMILY_ARTICULATED, ROW_CLAMP, ROW_LIMIT, RowBuffers
+from ..data import FAMILY_ARTICULATED, ROW_CLAMP, ROW_SPEED_LIMIT, RowBuffers
 from .common import JointRowModel, reserve_rows, write_dof_row
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
@@ -63,8 +69,10 @@ def velocity_limit_rows_of_joint(
         if fused != 0 and (joint_target_ke[dof] > 0.0 or joint_target_kd[dof] > 0.0):
             r = reserve_rows(rows, owner[1], FAMILY_ARTICULATED, 1, owner[2])
             if r >= 0:
-                # A clamp entry on the DOF alone: the sweep sets qd into [-limit, limit] after each iteration.
-                write_dof_row(rows, r, dof, 1, m.art_mass_start[art], dof, 1.0, ROW_CLAMP, 0.0, 0.0, limit, 0.0)
+                # A clamp entry: after each iteration the sweep applies the impulse that puts qd into
+                # [-limit, limit] through the articulation's response, like the reference.
+                write_dof_row(rows, r, m.art_dof_start[art], m.art_dof_count[art], m.art_mass_start[art], dof, 1.0,
+                              ROW_CLAMP, 0.0, 0.0, limit, 0.0)
             continue
         r = reserve_rows(rows, owner[1], FAMILY_ARTICULATED, 2, owner[2])
         if r < 0:
@@ -72,7 +80,7 @@ def velocity_limit_rows_of_joint(
         for side in range(2):
             sign = 1.0 - 2.0 * float(side)  # qd >= -limit, then -qd >= -limit
             write_dof_row(rows, r + side, m.art_dof_start[art], m.art_dof_count[art], m.art_mass_start[art], dof,
-                          sign, ROW_LIMIT, -limit, -limit, 0.0, 0.0)
+                          sign, ROW_SPEED_LIMIT, -limit, -limit, 0.0, 0.0)
 
 
 def velocity_limits_fused(options) -> bool:
