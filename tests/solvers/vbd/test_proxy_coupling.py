@@ -159,3 +159,40 @@ def test_iteration_restarts_refused_with_vbd_bodies():
     # The proxy box is a body VBD integrates: its AVBD history is not rewound on a restart.
     with pytest.raises(NotImplementedError, match="iteration restarts"):
         _scene(SolverVBD, iterations=2)
+
+
+def _particle_proxy_run(vbd_cls, steps=120):
+    """Three XPBD particles (0.1 kg, 2 m/s down) thrown at a 0.8 kg box VBD integrates; VBD holds them as proxies."""
+    b = newton.ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    box = b.add_body(xform=wp.transform((X0, 0.0, 0.0), wp.quat_identity()), mass=1.0)
+    b.add_shape_box(box, hx=0.1, hy=0.1, hz=0.1, cfg=newton.ModelBuilder.ShapeConfig(density=100.0))
+    pts = [b.add_particle((X0 + dx, dy, 0.2), (0.0, 0.0, -CLOTH_SPEED), mass=0.1, radius=0.02)
+           for dx, dy in ((0.0, 0.0), (0.05, 0.05), (-0.05, 0.03))]
+    b.color()
+    m = b.finalize(device="cpu")
+    m.soft_contact_ke, m.soft_contact_kd, m.soft_contact_mu = 1e4, 0.0, 0.0
+    solver = SolverCoupledProxy(model=m, entries=[
+        SolverCoupledProxy.Entry(name="xpbd", solver=lambda v: newton.solvers.SolverXPBD(model=v), particles=pts),
+        SolverCoupledProxy.Entry(name="vbd", solver=lambda v: vbd_cls(model=v, iterations=20), bodies=[box]),
+    ], coupling=SolverCoupledProxy.Config(
+        proxies=[SolverCoupledProxy.Proxy(source="xpbd", destination="vbd", particles=pts)]))
+    s0, s1, ctrl = m.state(), m.state(), m.control()
+    pipe = newton.CollisionPipeline(m)
+    c = pipe.contacts()
+    for _ in range(steps):
+        pipe.collide(s0, c)
+        solver.step(s0, s1, ctrl, c, DT)
+        s0, s1 = s1, s0
+    return _momentum(m, s0), s0.body_qd.numpy()[0]
+
+
+def test_proxy_particles_side_by_side_with_newton_vbd():
+    # The proxy-particle path (force harvested on proxy particles from a body VBD integrates), side by
+    # side with Newton's SolverVBD in the same coupled run: box velocity and total momentum within 1 %
+    # (measured 0.07 % and 0.04 %). Neither keeps the coupled momentum here (both end near -0.274 of
+    # -0.6 kg m/s): the loss is the same for both, so it is compared, not asserted against p0.
+    p_ref, qd_ref = _particle_proxy_run(newton.solvers.SolverVBD)
+    p_ours, qd_ours = _particle_proxy_run(SolverVBD)
+    assert qd_ours[2] < -0.1  # the box was pushed down [m/s]
+    assert abs(qd_ours[2] - qd_ref[2]) <= 0.01 * abs(qd_ref[2]), (qd_ours, qd_ref)
+    assert abs(p_ours[2] - p_ref[2]) <= 0.01 * abs(p_ref[2]), (p_ours, p_ref)
