@@ -62,8 +62,8 @@ ROW_TORSION = wp.constant(7)
 ROW_BOX = wp.constant(8)
 ROW_DRIVE = wp.constant(9)
 ROW_FROZEN = wp.constant(10)
-# A fused velocity limit (``rows/velocity_limits.py``): no impulse; the sweep clamps the velocity of its one DOF
-# to ``|qd| <= rows.mu[r]`` at the end of every iteration.
+# A fused velocity limit (``rows/velocity_limits.py``): no accumulated impulse; at the end of every iteration the
+# sweep applies the impulse that puts its DOF's velocity on ``|qd| <= rows.mu[r]``, through the articulation.
 ROW_CLAMP = wp.constant(11)
 # A velocity-limit row of an undriven DOF (``rows/velocity_limits.py``): unilateral like ``ROW_LIMIT``, but its
 # impulse only grows within a step (a pass never hands back what an earlier pass applied), as the reference's.
