@@ -6,15 +6,17 @@ with its own entities, and hands back the force its entities put on each proxy o
 
 Feedback here is **contact-force based**, not the coupler's default momentum estimate
 ``m Δv / dt``: VBD also resolves proxy–proxy and proxy–static contacts inside its solve (they make the
-coupled solve stiffer), and those must not reach the source. So the harvest sums only the particle–shape
-contact forces between a proxy and a non-proxy entity VBD integrates, evaluated with the same contact
+coupled solve stiffer), and those must not reach the source. So the harvest sums only the contact
+forces between a proxy and a non-proxy entity VBD integrates, evaluated with the same contact
 law as the solve (:func:`.particles.contacts.contact_force_hessian`: penalty normal force, absolute
 damper and IPC-smoothed friction; Chen et al., "Vertex Block Descent", ACM TOG 43(4) 2024, sec. 3.7)
 at the step's final iterate:
 
 * proxy body ``b`` touched by a non-proxy particle: the reaction ``-f`` at the shape point ``p`` and the
   torque ``(p - x_com) × (-f)`` about the body's COM [N, N·m], in Newton's ``(force, torque)`` order;
-* proxy particle touching a non-proxy body VBD integrates: the contact force ``f`` on it [N].
+* proxy particle touching a non-proxy body VBD integrates: the contact force ``f`` on it [N];
+* proxy body touching a non-proxy body VBD integrates: the body–body contact force of
+  :meth:`SolverVBD.collect_rigid_contact_forces` and its torque about the proxy's COM.
 
 Contacts against static, kinematic or externally integrated shapes are proxy–static and give nothing.
 """
@@ -83,6 +85,62 @@ def _harvest_particle_contacts(
             g = particle_map[p]
             if g >= 0:
                 wp.atomic_add(out_particle_f, g, f)
+
+
+@wp.kernel
+def _harvest_body_contacts(
+    count: wp.array[wp.int32],
+    body0: wp.array[wp.int32],
+    body1: wp.array[wp.int32],
+    point0: wp.array[wp.vec3],
+    point1: wp.array[wp.vec3],
+    force_on_body1: wp.array[wp.vec3],
+    body_q: wp.array[wp.transform],
+    body_com: wp.array[wp.vec3],
+    body_inv_mass: wp.array[float],
+    body_flags: wp.array[wp.int32],
+    body_proxy_flag: int,
+    body_map: wp.array[int],
+    out_body_f: wp.array[wp.spatial_vector],
+):
+    i = wp.tid()  # one thread per reported body–body contact
+    if i >= count[0]:
+        return
+    b0 = body0[i]
+    b1 = body1[i]
+    if b0 < 0 or b1 < 0 or body_inv_mass[b0] == 0.0 or body_inv_mass[b1] == 0.0:
+        return  # against a static or kinematic body: proxy-static, no feedback
+    proxy0 = (body_flags[b0] & body_proxy_flag) != 0
+    proxy1 = (body_flags[b1] & body_proxy_flag) != 0
+    if proxy0 == proxy1:
+        return  # proxy-proxy (or no proxy)
+    f1 = force_on_body1[i]
+    if proxy0:
+        g = body_map[b0]
+        if g >= 0:
+            x_com = wp.transform_point(body_q[b0], body_com[b0])
+            wp.atomic_add(out_body_f, g, wp.spatial_vector(-f1, wp.cross(point0[i] - x_com, -f1)))
+    else:
+        g = body_map[b1]
+        if g >= 0:
+            x_com = wp.transform_point(body_q[b1], body_com[b1])
+            wp.atomic_add(out_body_f, g, wp.spatial_vector(f1, wp.cross(point1[i] - x_com, f1)))
+
+
+def harvest_body_contact_feedback(solver, state, state_out, contacts, dt: float, body_map, out_body_f) -> None:
+    """Add the body–body contact wrenches between proxy and non-proxy VBD bodies (after the particle harvest).
+
+    Forces come from :meth:`SolverVBD.collect_rigid_contact_forces` with the step's input poses
+    ``state.body_q`` as the previous poses (the coupler wrote the proxies' rows there).
+    """
+    model = solver.model
+    if solver.rigid is None or contacts is None or not model.body_count or not body_map.shape[0]:
+        return
+    b0, b1, p0, p1, f1, count = solver.collect_rigid_contact_forces(state_out.body_q, state.body_q, contacts, dt)
+    wp.launch(_harvest_body_contacts, dim=f1.shape[0],
+              inputs=[count, b0, b1, p0, p1, f1, state_out.body_q, model.body_com, model.body_inv_mass,
+                      model.body_flags, int(newton.BodyFlags.PROXY), body_map],
+              outputs=[out_body_f], device=model.device)
 
 
 def harvest_contact_feedback(solver, state_out, dt: float, body_map=None, out_body_f=None, particle_map=None,

@@ -17,7 +17,8 @@ from .coupling import BodyParticleCoupling, coupled_bodies
 from .collision import Frequency, Slot, check_pipeline, check_schedule_change, contacts_before_step, detect_after_init
 from .options import SIGNATURE, build_options
 from .particles.contacts import prepare_contacts
-from .proxy_coupling import check_input_update, check_iteration_restarts, harvest_contact_feedback
+from .proxy_coupling import (check_input_update, check_iteration_restarts, harvest_body_contact_feedback,
+                             harvest_contact_feedback)
 from .particles.data import ParticleWork
 from .particles.finish import finish_particles
 from .particles.predict import predict_particles
@@ -481,9 +482,10 @@ class SolverVBD(SolverBase, CouplingInterface):
 
     def coupling_harvest_proxy_wrenches(self, body_local_to_proxy_global, out_body_f, *, body_qd_before, state,
                                         state_out, contacts, dt) -> None:
-        """Add the particle contacts' wrenches on proxy bodies [N, N·m] (contact-force based, see .proxy_coupling)."""
-        del body_qd_before, state, contacts
+        """Write the contact wrenches on proxy bodies [N, N·m]: particle and body–body contacts (see .proxy_coupling)."""
+        del body_qd_before
         harvest_contact_feedback(self, state_out, dt, body_map=body_local_to_proxy_global, out_body_f=out_body_f)
+        harvest_body_contact_feedback(self, state, state_out, contacts, dt, body_local_to_proxy_global, out_body_f)
 
     def coupling_harvest_proxy_particle_forces(self, particle_local_to_proxy_global, out_particle_f, *,
                                                particle_qd_before, state, state_out, contacts, dt) -> None:
