@@ -209,10 +209,11 @@ def exponents(entries: list[GrowthEntry]) -> dict:
     return out
 
 
-def stand(levels: int, seconds: float, device: str, report_every: float = 1.0) -> dict:
-    """Step the ``levels`` pyramid with ours for ``seconds`` [s] simulated; drift, lowest centre, sink [m]."""
+def stand(levels: int, seconds: float, device: str, which: str = "ours", report_every: float = 1.0) -> dict:
+    """Step the ``levels`` pyramid with ``which`` solver for ``seconds`` [s] simulated; drift, lowest centre,
+    sink [m]."""
     scene = sc.build_pyramid(levels, 1, device)
-    solver = make_solver("ours", scene.model)
+    solver = make_solver(which, scene.model)
     pipeline, contacts, s0, s1, control, start = _setup(scene)
     steps = int(round(seconds / scene.dt))
     every = max(int(round(report_every / scene.dt)), 1)
@@ -229,13 +230,14 @@ def stand(levels: int, seconds: float, device: str, report_every: float = 1.0) -
             if not res["nan"]:
                 res["sink_max_m"] = float((start[..., 2] - pos[..., 2]).max())
             res["time_s"] = k * scene.dt
-            print(f"  stand pyramid{levels}: t {res['time_s']:.2f} s, {res['text']}, "
+            print(f"  stand pyramid{levels} {which}: t {res['time_s']:.2f} s, {res['text']}, "
                   f"sink max {res.get('sink_max_m', float('nan')) * 1e3:.2f} mm "
                   f"({time.perf_counter() - t0:.0f} s wall)", flush=True)
             if res["nan"]:
                 break
+    dropped = int(solver.rows.world_rows_dropped.numpy().sum()) if which == "ours" else None
     res.update(levels=levels, boxes=scene.bodies_per_world, seconds=seconds, wall_s=time.perf_counter() - t0,
-               dropped_rows=int(solver.rows.world_rows_dropped.numpy().sum()))
+               solver=which, dropped_rows=dropped)
     return res
 
 
@@ -278,13 +280,14 @@ def _exp(v) -> str:
     return "n/a" if v is None else f"{v:.2f}"
 
 
-def markdown(entries: list[GrowthEntry], exps: dict, stand_res: dict | None, command: str) -> str:
-    """The table, the exponents and the stand check as markdown."""
+def _table(entries: list[GrowthEntry], exps: dict) -> list[str]:
+    """The per-case table and the fitted exponents as markdown lines."""
     lines = ["| case | worlds | boxes | rows | contacts | reference step [ms] | ours step [ms] | "
              "reference collide+step [ms] | ours collide+step [ms] | ratio (ref/ours, collide+step) | "
              "ours outcome | reference outcome |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     by = {(e.case, e.worlds, e.solver): e for e in entries}
+    nan = float("nan")
     for e in entries:
         if e.solver != "ours":
             continue
@@ -293,23 +296,31 @@ def markdown(entries: list[GrowthEntry], exps: dict, stand_res: dict | None, com
         drop = f" ({e.rows_dropped} dropped)" if e.rows_dropped else ""
         lines.append(
             f"| {e.case} | {e.worlds} | {e.boxes} | {e.rows}{drop} | {e.contacts} | "
-            f"{r.step_ms if r else float('nan'):.2f} | {e.step_ms:.2f} | {r.total_ms if r else float('nan'):.2f} | "
+            f"{r.step_ms if r else nan:.2f} | {e.step_ms:.2f} | {r.total_ms if r else nan:.2f} | "
             f"{e.total_ms:.2f} | {ratio} | {e.sanity.get('text', '')} | {r.sanity.get('text', '') if r else ''} |")
     lines += ["", "Fitted exponent of time per step (log-log least squares; 1 = linear):", "",
               "| solver, timing | pyramid vs rows | towers vs worlds | towers vs rows |", "|---|---:|---:|---:|"]
     for key, v in exps.items():
         lines.append(f"| {key} | {_exp(v['pyramid_vs_rows'])} | {_exp(v['towers_vs_worlds'])} | "
                      f"{_exp(v['towers_vs_rows'])} |")
+    return lines
+
+
+def markdown(entries: list[GrowthEntry], exps: dict, stand_res: dict | None, command: str) -> str:
+    """The table, the exponents (when cases ran) and the stand check as markdown."""
+    lines = _table(entries, exps) if entries else []
     if stand_res:
-        lines += ["", f"Stand check, ours, pyramid of {stand_res['levels']} levels ({stand_res['boxes']} boxes), "
+        lines += ["", f"Stand check, {stand_res['solver']}, pyramid of {stand_res['levels']} levels "
+                  f"({stand_res['boxes']} boxes), "
                   f"{stand_res.get('time_s', 0):.1f} s simulated: {stand_res.get('text', '')}, sink max "
                   f"{stand_res.get('sink_max_m', float('nan')) * 1e3:.2f} mm, dropped rows "
-                  f"{stand_res['dropped_rows']} ({stand_res['wall_s']:.0f} s wall)."]
+                  f"{'n/a' if stand_res['dropped_rows'] is None else stand_res['dropped_rows']} "
+                  f"({stand_res['wall_s']:.0f} s wall)."]
     notes = sorted({f"{e.case} x{e.worlds} {e.solver}: {n}" for e in entries for n in e.notes})
     if notes:
         lines += ["", "Notes:", ""] + [f"- {n}" for n in notes]
     lines += ["", f"Command: `{command}`"]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines).lstrip("\n") + "\n"
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -323,6 +334,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="10 timed steps, 3 warmup, 1 repeat (make bench)")
     p.add_argument("--stand", type=float, default=0.0, help="simulated seconds of the stand check of the "
                    "largest pyramid with ours (default 0: skipped)")
+    p.add_argument("--stand-solver", choices=tuple(SOLVERS), default="ours", help="solver of the stand check")
     p.add_argument("--stand-only", action="store_true", help="run only the stand check (needs --stand)")
     p.add_argument("--device", default=None, help="Warp device (default: Warp's preferred device)")
     p.add_argument("--out", default=None, help="directory for growth.json, growth.md and growth.png")
@@ -347,10 +359,11 @@ def main(argv=None) -> int:
     device = args.device or str(wp.get_preferred_device())
     command = (f"python -m benchmarks.growth --levels {args.levels} --tower-worlds {args.tower_worlds} "
                f"--steps {args.steps} --warmup {args.warmup} --repeats {args.repeats} --stand {args.stand:g} "
+               f"--stand-solver {args.stand_solver}{' --stand-only' if args.stand_only else ''} "
                f"--device {device}" + (f" --out {args.out}" if args.out else ""))
     t0 = time.perf_counter()
     entries = [] if args.stand_only else run(levels, tower_worlds, device, args.steps, args.warmup, args.repeats, t0)
-    stand_res = stand(max(levels), args.stand, device) if args.stand > 0 else None
+    stand_res = stand(max(levels), args.stand, device, args.stand_solver) if args.stand > 0 else None
     exps = exponents(entries)
     md = markdown(entries, exps, stand_res, command)
     print()

@@ -47,3 +47,14 @@ def test_two_steps_of_the_small_pyramid_both_solvers():
         # Two steps from rest: nothing moves more than 1 mm [m] (the pyramid starts in contact, at rest).
         assert e.sanity["drift_max_m"] < 1e-3
         assert abs(e.sanity["box_z_min_m"] - sc.BOX_HALF) < 1e-3
+
+
+@pytest.mark.parametrize("which", ["ours", "reference"])
+def test_stand_check_reports_a_resting_small_pyramid(which):
+    res = growth.stand(3, 6 * sc.DT, "cpu", which)
+    assert res["solver"] == which and res["boxes"] == 6
+    assert not res["nan"] and math.isclose(res["time_s"], 6 * sc.DT)
+    # Six steps from rest: nothing drifts or sinks by 1 mm [m]; ours reports its (zero) dropped rows.
+    assert res["drift_max_m"] < 1e-3 and abs(res["sink_max_m"]) < 1e-3
+    assert res["dropped_rows"] == (0 if which == "ours" else None)
+    assert "Stand check, " + which in growth.markdown([], {}, res, "cmd")
