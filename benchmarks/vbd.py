@@ -18,12 +18,15 @@ Rigid cases (Augmented VBD; scenes from :mod:`steel.scenes`, coloured; every sol
 ``rigid_contact_history=True`` and the pipeline ``contact_matching="latest"``): the four towers in
 1 and 16 worlds (timed after ``TOWER_WARMUP`` steps, once they have landed: a resting, contact-rich
 state), a stack of 20 boxes (contact ke 1e6 N/m ramped by ``rigid_avbd_beta=1e5``), a 20-link BALL chain
-holding a 1000 kg block on hard joints (ceilings ``rigid_joint_*_ke=1e6``). Three
+holding a 1000 kg block on hard joints (ceilings ``rigid_joint_*_ke=1e6``), and the cable pile of
+``steel run cable_pile`` (four crossed layers of four 40-segment cables, Newton's cable-pile example's
+material and 5 iterations; timed after ``PILE_WARMUP`` steps, once it has landed). Three
 solvers interleaved per repeat: Newton's SolverVBD at its default (``rigid_compliant_alm=True``),
 Newton's on its legacy path (``rigid_compliant_alm=False``, the formulation ours follows) and ours.
 Reported: world-steps/s, the ratio to Newton's default, launches per step and the outcome after the
 timed steps: the largest sink of a box below its ideal stacked height [mm] and sideways drift [mm];
-for the chain the block's drop below its rest position [mm] (the chain's stretch).
+for the chain the block's drop below its rest position [mm] (the chain's stretch); for the pile the
+lowest and highest segment centre [mm] (a settled pile of four layers of 24 mm cables is under 96 mm).
 
 Run alone: ``python -m benchmarks.vbd --steps 60 --repeats 2`` (particles) and
 ``python -m benchmarks.vbd --rigid --steps 120 --repeats 1`` (rigid); ``make bench`` runs both after the
@@ -224,7 +227,7 @@ def as_dicts(entries: list[VBDEntry] | list[RigidEntry]) -> list[dict]:
 # Rigid bodies (Augmented VBD)
 # ----------------------------------------------------------------------------------------------
 
-RIGID_CASES = (("tower", 1), ("tower", 16), ("stack", 1), ("heavy_chain", 1))
+RIGID_CASES = (("tower", 1), ("tower", 16), ("stack", 1), ("heavy_chain", 1), ("cable_pile", 1))
 # label -> options on top of the shared ones; the first is the ratio's reference.
 RIGID_SOLVERS = {
     "newton.SolverVBD": {},
@@ -236,10 +239,13 @@ RIGID_SOLVERS = {
 RIGID_OPTIONS = {"rigid_contact_history": True}
 # Per scene, for every solver: the stack ramps its stiff contacts (ke 1e6 N/m from k_start by 1e5 per
 # iteration); the chain's hard joints get ceilings of 1e6 (the default 1e5 lets the block drop ~0.2 m).
+# The cable pile runs Newton's cable-pile example's 5 iterations.
 RIGID_SCENE_OPTIONS = {"stack": {"rigid_avbd_beta": 1.0e5},
-                       "heavy_chain": {"rigid_joint_linear_ke": 1.0e6, "rigid_joint_angular_ke": 1.0e6}}
+                       "heavy_chain": {"rigid_joint_linear_ke": 1.0e6, "rigid_joint_angular_ke": 1.0e6},
+                       "cable_pile": {"iterations": 5}}
 RIGID_DEFAULT_STEPS = 120
 TOWER_WARMUP = 1200  # [steps] 2 s: the towers have landed and the impacts have been pushed out
+PILE_WARMUP = 600  # [steps] 1 s: the cables have landed (about 0.6 s) and lie still
 
 
 @dataclass
@@ -261,7 +267,8 @@ class RigidEntry:
 def _rigid_scene(scene: str, worlds: int, device: str):
     from steel import scenes  # noqa: PLC0415
 
-    builders = {"tower": scenes.build_tower, "stack": scenes.build_box_stack, "heavy_chain": scenes.build_heavy_chain}
+    builders = {"tower": scenes.build_tower, "stack": scenes.build_box_stack, "heavy_chain": scenes.build_heavy_chain,
+                "cable_pile": scenes.build_cable_pile}
     return builders[scene](worlds, device, color=True)
 
 
@@ -279,6 +286,9 @@ def _rigid_outcome(sc, state, start_q) -> dict:
     if not np.isfinite(q).all():
         return {"finite": False}
     start = start_q.reshape(sc.world_count, sc.bodies_per_world, 7)
+    if sc.metric == "pile":
+        return {"finite": True, "lowest_mm": 1000.0 * float(q[:, :, 2].min()),
+                "highest_mm": 1000.0 * float(q[:, :, 2].max())}
     if sc.metric == "stretch":
         block = sc.watched[0]
         return {"finite": True, "stretch_mm": 1000.0 * float((start[:, block, 2] - q[:, block, 2]).max())}
@@ -311,7 +321,7 @@ def measure_rigid(label: str, scene: str, worlds: int, device: str, steps: int, 
 def rigid_steps(scene: str, worlds: int, steps: int) -> tuple[int, int]:
     """(timed steps, warm-up steps) of a case: 16 worlds time a quarter of the steps; towers land first."""
     timed = max(steps // 4, 20) if worlds > 1 else steps
-    return timed, TOWER_WARMUP if scene == "tower" else DEFAULT_WARMUP
+    return timed, {"tower": TOWER_WARMUP, "cable_pile": PILE_WARMUP}.get(scene, DEFAULT_WARMUP)
 
 
 def run_rigid(device: str, steps: int = RIGID_DEFAULT_STEPS, repeats: int = 1, cases=RIGID_CASES,
@@ -349,6 +359,8 @@ def _rigid_outcome_text(o: dict) -> str:
         return ""
     if not o.get("finite"):
         return "NaN"
+    if "highest_mm" in o:
+        return f"segments between {o['lowest_mm']:.1f} and {o['highest_mm']:.1f} mm high"
     if "stretch_mm" in o:
         return f"block drop {o['stretch_mm']:.2f} mm"
     return f"sink {o['sink_mm']:.1f} mm, drift {o['drift_mm']:.2f} mm"
@@ -368,12 +380,13 @@ def rigid_markdown_lines(entries: list[RigidEntry], steps: int) -> list[str]:
         "## SolverVBD (rigid bodies, AVBD)",
         "",
         f"{steps} timed steps of 1/600 s (16 worlds: {max(steps // 4, 20)}) after {DEFAULT_WARMUP} warm-up steps "
-        f"(towers: {TOWER_WARMUP}, so they have landed), best of the repeats; every solver gets "
+        f"(towers: {TOWER_WARMUP}, cable pile: {PILE_WARMUP}, so they have landed), best of the repeats; every solver gets "
         "`rigid_contact_history=True` and `CollisionPipeline(contact_matching=\"latest\")`, the stack "
-        "`rigid_avbd_beta=1e5` (its contacts' ke is 1e6 N/m), the chain `rigid_joint_linear_ke` = `angular_ke` = 1e6, "
+        "`rigid_avbd_beta=1e5` (its contacts' ke is 1e6 N/m), the chain `rigid_joint_linear_ke` = `angular_ke` = 1e6, the cable pile 5 iterations, "
         "the other options at their defaults (10 iterations). `legacy`: Newton's `rigid_compliant_alm=False`. Ratio: world-steps/s over "
         "Newton's default. Outcome after the timed steps: the largest sink of a box below its ideal stacked height "
-        "and sideways drift; the chain's 1000 kg block's drop below its rest position.",
+        "and sideways drift; the chain's 1000 kg block's drop below its rest position; the pile's lowest and highest "
+        "segment centre.",
         "",
         "| scene | worlds | bodies | solver | world-steps/s | ratio | launches/step | outcome |",
         "|---|---:|---:|---|---:|---:|---:|---|",
@@ -387,6 +400,10 @@ def rigid_markdown_lines(entries: list[RigidEntry], steps: int) -> list[str]:
     return lines
 
 
+def _cases(text: str) -> list[tuple[str, int]]:
+    return [(c.split("=")[0].strip(), int(c.split("=")[1])) for c in text.split(",") if c.strip()]
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.vbd", description=__doc__.split("\n\n")[0])
     p.add_argument("--rigid", action="store_true", help="the rigid cases (towers, stack, heavy chain) instead")
@@ -394,7 +411,9 @@ def main(argv=None) -> int:
                    help=f"timed steps (default {DEFAULT_STEPS}; --rigid {RIGID_DEFAULT_STEPS})")
     p.add_argument("--warmup", type=int, default=DEFAULT_WARMUP)
     p.add_argument("--repeats", type=int, default=2)
-    p.add_argument("--cases", default=",".join(f"{s}={n}" for s, n in CASES), help="comma list of scene=size")
+    p.add_argument("--cases", default=None,
+                   help="comma list of scene=size (particles, default " + ",".join(f"{s}={n}" for s, n in CASES)
+                   + ") or scene=worlds (--rigid, default " + ",".join(f"{s}={n}" for s, n in RIGID_CASES) + ")")
     p.add_argument("--device", default=None)
     p.add_argument("--tile-solve", choices=("default", "on", "off"), default="default",
                    help="particle_enable_tile_solve for both solvers (default: the option's default, on)")
@@ -404,11 +423,12 @@ def main(argv=None) -> int:
     device = args.device or str(wp.get_preferred_device())
     if args.rigid:
         steps = args.steps or RIGID_DEFAULT_STEPS
-        entries = run_rigid(device, steps, args.repeats)
+        cases = _cases(args.cases) if args.cases else RIGID_CASES
+        entries = run_rigid(device, steps, args.repeats, cases)
         print("\n".join(rigid_markdown_lines(entries, steps)))
         return 0
     args.steps = args.steps or DEFAULT_STEPS
-    cases = [(c.split("=")[0], int(c.split("=")[1])) for c in args.cases.split(",") if c.strip()]
+    cases = _cases(args.cases) if args.cases else CASES
     options = {} if args.tile_solve == "default" else {"particle_enable_tile_solve": args.tile_solve == "on"}
     entries = run(device, args.steps, args.warmup, args.repeats, cases, options=options)
     print("\n".join(markdown_lines(entries, args.steps, args.warmup)))

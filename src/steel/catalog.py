@@ -6,6 +6,7 @@ use them (scenes, runners, guard) import them from here.
 """
 
 SCENES = ("tower", "humanoid", "ant", "chain", "cartpole")  # rigid scenes of steel.scenes
+VBD_SCENES = ("cable_pile",)  # rigid scenes of steel.scenes that only SolverVBD steps (cables)
 PARTICLE_SCENES = ("cloth", "cloth_hang", "soft_cube", "cloth_boxes")  # particle scenes of steel.particle_scenes
 SOLVERS = ("steel", "featherstone", "vbd")  # solvers of steel.runner (vbd: also the particle scenes)
 VIEWERS = ("null", "usd", "gl")

@@ -82,7 +82,7 @@ def _version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``steel`` argument parser; every option's help states its default."""
-    from .catalog import DEFAULT_MARGIN, DEFAULT_MAX_SPEED, DT, PARTICLE_SCENES, SCENES, SOLVERS, VIEWERS
+    from .catalog import DEFAULT_MARGIN, DEFAULT_MAX_SPEED, DT, PARTICLE_SCENES, SCENES, SOLVERS, VBD_SCENES, VIEWERS
 
     parser = argparse.ArgumentParser(
         prog="steel", description="Steel physics solvers for Newton.",
@@ -98,12 +98,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="Step a shipped scene or a robot file; every frame a divergence guard checks the state.",
         epilog="exit status: 0 completed, 1 diverged (stopped by the divergence guard), 2 bad input")
     run.add_argument("scene", help=f"{', '.join(SCENES)}, or an .xml/.urdf/.usd path; "
-                     f"with --solver vbd: {', '.join(PARTICLE_SCENES)}")
+                     f"with --solver vbd: {', '.join(VBD_SCENES + PARTICLE_SCENES)}")
     run.add_argument("--solver", choices=SOLVERS, default=None,
-                     help="default: steel, or vbd for particle scenes; vbd also steps rigid scenes and robot files")
+                     help="default: steel, or vbd for cable_pile and the particle scenes; vbd also steps rigid scenes "
+                     "and robot files")
     run.add_argument("--worlds", type=_positive_int, default=1, help="replicated worlds (default 1)")
     run.add_argument("--seconds", type=_positive_float, default=None,
-                     help="simulated time [s] (default 5; 3 for vbd)")
+                     help="simulated time [s] (default 5; 3 for cable_pile and the particle scenes)")
     run.add_argument("--dt", type=_positive_float, default=None,
                      help=f"time step [s] (default: the scene's, {DT:.6g} s = 1/{round(1 / DT)} for rigid scenes "
                      "and robot files, 1/600 s for particle scenes)")
@@ -135,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    from .catalog import PARTICLE_SCENES
+    from .catalog import PARTICLE_SCENES, VBD_SCENES
 
     parser = build_parser()
     try:
@@ -170,7 +171,9 @@ def main(argv=None) -> int:
         else:
             if args.size is not None:
                 raise ValueError("--size applies to particle scenes (cloth, cloth_hang, soft_cube)")
-            summary = run_scene(args.scene, args.solver or "steel", args.worlds, args.seconds or 5.0, args.dt,
+            default_solver = "vbd" if args.scene in VBD_SCENES else "steel"
+            summary = run_scene(args.scene, args.solver or default_solver, args.worlds,
+                                args.seconds or (3.0 if args.scene in VBD_SCENES else 5.0), args.dt,
                                 args.viewer, args.out, args.device, options=dict(args.option),
                                 fixed_base=args.fixed_base, start_height=args.start_height, keyframe=args.keyframe,
                                 margin=args.bounds_margin, max_speed=args.max_speed, command=command)

@@ -1,7 +1,8 @@
 """The package's main job: step a scene with one of our solvers, report progress, write results.
 
 ``steel run SCENE`` and ``make demo`` (the four towers with SolverSteel) call :func:`run_scene`.
-A scene is one of :data:`steel.scenes.SCENES` or a path to an MJCF, URDF or USD file, loaded by
+A scene is one of :data:`steel.scenes.SCENES`, with ``solver="vbd"`` also ``cable_pile``
+(:data:`steel.scenes.VBD_SCENES`: crossed layers of wavy cables dropped on the ground), or a path to an MJCF, URDF or USD file, loaded by
 :mod:`steel.robot_files` (floating base unless asked, the file's pose lifted by a start height,
 MJCF keyframes) and dropped onto a ground plane. The time step defaults to the scenes' ``DT``
 (1/600 s). SolverSteel runs with joint limits on (``enable_joint_limits=True``) unless the caller's
@@ -21,7 +22,8 @@ there, and its summary says what happened and when (``outcome: "diverged"``). Re
 
 * ``summary.json``: outcome, scene and input path, solver and its options, worlds, dt, steps,
   command line, versions, wall time (total and stepping) and world-steps/s, the guard's limits,
-  the largest horizontal drift of any root body [m], final root heights [m], dropped rows, the
+  the largest horizontal drift of any root body [m], final root heights [m], the lowest and highest
+  body centre at the end [m], dropped rows, the
   deepest overlap of the start pose [m] (over 1 cm a robot file gets a `--start-height` hint);
 * ``final_state.npz``: ``joint_q``, ``joint_qd``, ``body_q``, ``body_qd`` of the last step;
 * ``trajectory.png``: the highest root body [m] and the largest horizontal drift [m] over time
@@ -58,12 +60,13 @@ def build_model(scene: str, world_count: int, device=None, *, fixed_base: bool =
     """A shipped scene by name, or a robot file (see :mod:`steel.robot_files`) replicated over a ground plane.
 
     ``color`` runs ``ModelBuilder.color()`` (the body colouring SolverVBD sweeps by)."""
-    if scene in scenes.SCENES:
+    if scene in scenes.BUILDERS:
         if fixed_base or start_height != 0.0 or keyframe != "auto":
             raise ValueError("--fixed-base, --start-height and --keyframe apply to robot files, not shipped scenes")
         return scenes.build_scene(scene, world_count, device, color=color).model
     if not Path(scene).exists():
-        raise ValueError(f"scene {scene!r} is neither a shipped scene ({', '.join(scenes.SCENES)}) nor a file")
+        raise ValueError(f"scene {scene!r} is neither a shipped scene ({', '.join(scenes.SCENES + scenes.VBD_SCENES)}) "
+                         "nor a file")
     robot = load_robot(scene, fixed_base=fixed_base, start_height=start_height, keyframe=keyframe)
     world = newton.ModelBuilder()
     world.replicate(robot, world_count)
@@ -190,10 +193,13 @@ def run_scene(
         raise ValueError(f"viewer must be one of {VIEWERS}, got {viewer!r}")
     if not isinstance(world_count, int) or world_count < 1:
         raise ValueError(f"world_count must be a positive int, got {world_count!r}")
+    if scene in scenes.VBD_SCENES and solver != "vbd":
+        raise ValueError(f"scene {scene!r} is stepped by SolverVBD only (solver 'vbd'), got solver {solver!r}")
     dt = scenes.DT if dt is None else dt
     steps = check_run_length(seconds, dt)
-    name = Path(scene).stem if scene not in scenes.SCENES else scene
-    out = Path(out_dir) if out_dir is not None else default_out_dir(scene, scenes.SCENES, solver)
+    shipped = scene in scenes.BUILDERS
+    name = scene if shipped else Path(scene).stem
+    out = Path(out_dir) if out_dir is not None else default_out_dir(scene, tuple(scenes.BUILDERS), solver)
     solver_options = {**RUN_DEFAULT_OPTIONS[solver], **(options or {})}
 
     model = build_model(scene, world_count, device, fixed_base=fixed_base, start_height=start_height,
@@ -221,7 +227,7 @@ def run_scene(
         f"on {model.device}")
     pipeline.collide(s0, contacts)
     start_overlap = deepest_start_penetration(model, s0, contacts)
-    if start_overlap > START_OVERLAP_WARNING and scene not in scenes.SCENES:
+    if start_overlap > START_OVERLAP_WARNING and not shipped:
         # A robot file starts at the pose the file gives it; feet at z = 0 or below start inside the ground,
         # and the contact rows push them out at up to the solvers' push-out speed.
         log(f"[steel] warning: the start pose overlaps by {1000 * start_overlap:.0f} mm (a body inside the ground "
@@ -269,7 +275,7 @@ def run_scene(
         "outcome": "diverged" if diverged else "completed",
         "divergence": diverged.record() if diverged else None,
         "scene": name,
-        "input": scene if scene in scenes.SCENES else str(Path(scene).resolve()),
+        "input": scene if shipped else str(Path(scene).resolve()),
         "solver": solver,
         "solver_class": f"{type(sim).__module__.split('.')[0]}.solvers.{type(sim).__name__}",
         "solver_options": solver_options,
@@ -279,7 +285,7 @@ def run_scene(
         "steps_taken": n,
         "simulated_seconds": n * dt,
         "robot_file": {"fixed_base": fixed_base, "start_height_m": start_height, "keyframe": keyframe}
-        if scene not in scenes.SCENES else None,
+        if not shipped else None,
         "device": str(model.device),
         **provenance(command),
         "duration_seconds": time.perf_counter() - wall_start,
@@ -291,6 +297,7 @@ def run_scene(
         "max_horizontal_drift_m": float(max(drift)) if drift else None,
         "final_drift_m": float(drift[-1]) if drift else None,
         "final_root_height_m": s0.body_q.numpy()[roots, 2].astype(float).tolist(),
+        "final_body_height_range_m": [float(s0.body_q.numpy()[:, 2].min()), float(s0.body_q.numpy()[:, 2].max())],
         "rows_dropped": _rows_dropped(sim),
         "contact_overflow": int(sim.check_rigid_contact_overflow()) if solver == "vbd" else None,
         "start_overlap_m": start_overlap,
@@ -302,7 +309,7 @@ def run_scene(
         _plot(out / "trajectory.png", times, top, drift, name, log)
     if diverged:
         log(f"[steel] DIVERGED: {diverged}; results in {out}/")
-        if scene not in scenes.SCENES and diverged.time < 0.1:
+        if not shipped and diverged.time < 0.1:
             # A robot file starts at the pose the file gives it; feet at z = 0 or below start inside the ground.
             log("[steel] a robot file starts at its pose in the file: if it starts inside the ground plane, "
                 "lift it with --start-height")

@@ -17,7 +17,7 @@ import warp as wp
 import newton
 import newton.examples
 
-from .catalog import DT, SCENES  # noqa: E402  (the time step and names live where --help can read them)
+from .catalog import DT, SCENES, VBD_SCENES  # noqa: E402  (the time step and names live where --help can read them)
 
 # Tower layout (from the issue): boxes per tower, base heights [m], spacing [m], box half extent [m].
 TOWER_HEIGHTS = (6, 7, 5, 6)
@@ -266,12 +266,67 @@ def build_heavy_chain(world_count: int, device: str, color: bool = False, links:
     return Scene("heavy_chain", model, world_count, DT, robot.body_count, [links], "stretch")
 
 
+# Cable pile: Newton's cable-pile example material (rods of capsules, mu 1, contact ke 1e5 N/m, no damping),
+# smaller by default so a CPU run takes seconds.
+CABLE_SEGMENTS = 40
+CABLE_SEGMENT_LEN = 0.05  # [m]
+CABLE_RADIUS = 0.012  # [m]
+CABLE_STRETCH_KE = 5.0e5  # [N·m] (Newton's add_rod stretch stiffness)
+CABLE_BEND_KE = 1.0e2  # [N·m/rad]
+CABLE_BEND_KD = 2.0e1
+CABLE_LAYERS = 4
+CABLE_LANES = 4
+CABLE_PILE_BOTTOM = 0.3  # [m] height of the lowest layer at the start
+
+
+def add_cable_pile(builder: newton.ModelBuilder, layers: int = CABLE_LAYERS, lanes: int = CABLE_LANES,
+                   segments: int = CABLE_SEGMENTS) -> None:
+    """``layers`` crossed layers of ``lanes`` wavy cables (``segments`` capsules of ``CABLE_SEGMENT_LEN`` each),
+    held ``3 CABLE_RADIUS`` apart vertically, alternately along x and y; they drop onto whatever is below.
+
+    Each cable is a ``newton.Rod`` (two sine periods of amplitude 5 % of its length across it) added with
+    ``ModelBuilder.add_rod``: a chain of capsule bodies whose cable joints stretch and bend (soft by default).
+    """
+    cfg = newton.ModelBuilder.ShapeConfig(mu=1.0, ke=1.0e5, kd=0.0)
+    length = segments * CABLE_SEGMENT_LEN
+    spacing = max(8.0 * CABLE_RADIUS, 0.15)
+    for layer in range(layers):
+        along_x = layer % 2 == 0
+        axis = np.array([1.0, 0.0, 0.0]) if along_x else np.array([0.0, 1.0, 0.0])
+        across = np.array([0.0, 1.0, 0.0]) if along_x else np.array([1.0, 0.0, 0.0])
+        z = CABLE_PILE_BOTTOM + 3.0 * CABLE_RADIUS * layer
+        for lane in range(lanes):
+            centre = across * (lane - 0.5 * (lanes - 1)) * spacing + np.array([0.0, 0.0, z])
+            t = np.linspace(0.0, 1.0, segments + 1)
+            points = (centre[None, :] + np.outer(t - 0.5, axis) * length
+                      + np.outer(0.05 * length * np.sin(4.0 * np.pi * t), across))
+            rod = newton.Rod([wp.vec3(*map(float, p)) for p in points], radius=CABLE_RADIUS)
+            rod.compute_frames(twist_total=0.0)
+            builder.add_rod(rod=rod, cfg=cfg, stretch_stiffness=CABLE_STRETCH_KE, bend_stiffness=CABLE_BEND_KE,
+                            bend_damping=CABLE_BEND_KD, label=f"cable_{layer}_{lane}")
+
+
+def build_cable_pile(world_count: int, device: str, color: bool = True, layers: int = CABLE_LAYERS,
+                     lanes: int = CABLE_LANES) -> Scene:
+    """:func:`add_cable_pile` over a ground plane (mu 1e9: cables do not slide on it), replicated; SolverVBD only.
+
+    The watched outcome (``"pile"``) is the highest and lowest segment [m]: a settled pile is at most
+    ``layers`` cable diameters high and nothing sinks through the ground."""
+    robot = newton.ModelBuilder()
+    robot.rigid_gap = 0.0
+    add_cable_pile(robot, layers, lanes)
+    ground = newton.ModelBuilder.ShapeConfig(mu=1.0e9, ke=1.0e5, kd=0.0, gap=0.0)
+    model = _replicated(robot, world_count, device, ground=True, ground_cfg=ground, color=color)
+    return Scene("cable_pile", model, world_count, DT, robot.body_count, list(range(robot.body_count)), "pile")
+
+
 BUILDERS = {
     "tower": build_tower,
     "humanoid": build_humanoid,
     "ant": build_ant,
     "chain": build_chain,
     "cartpole": build_cartpole,
+    "cable_pile": build_cable_pile,  # VBD_SCENES: SolverVBD only
 }
 
 
@@ -279,6 +334,6 @@ def build_scene(name: str, world_count: int, device: str, *, color: bool = False
     """The Newton scene ``name`` with ``world_count`` worlds on ``device``; ``color`` for SolverVBD (see
     :func:`_replicated`)."""
     if name not in BUILDERS:
-        raise KeyError(f"unknown scene {name!r}; choose from {', '.join(SCENES)}")
+        raise KeyError(f"unknown scene {name!r}; choose from {', '.join(SCENES + VBD_SCENES)}")
     return BUILDERS[name](world_count, device, color)
 
