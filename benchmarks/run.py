@@ -70,6 +70,10 @@ class Entry:
     seconds: float | None = None
     steps: int | None = None
     ratio: float | None = None
+    step_world_steps_per_s: float | None = None  # collision time left out (CPU devices)
+    step_ratio: float | None = None  # step-only, against the same reference
+    mujoco_ratio: float | None = None  # world-steps/s over MuJoCo C's on the same scene and world count
+    mujoco_step_ratio: float | None = None  # step-only world-steps/s over MuJoCo C's (whose step collides too)
     launches_per_step: float | None = None
     collide_launches_per_step: float | None = None
     sanity: dict = field(default_factory=dict)
@@ -261,6 +265,7 @@ def run_group(scene: str, worlds: int, cands: list[Candidate], args, t_start: fl
         m = best.get(cand.label)
         if m is not None:
             e.world_steps_per_s, e.seconds, e.steps = m.world_steps_per_s, m.seconds, m.steps
+            e.step_world_steps_per_s = m.step_world_steps_per_s
             e.launches_per_step, e.collide_launches_per_step = m.launches_step, m.launches_collide
             e.sanity, e.warnings = m.sanity, m.warnings
         if cand.kind == "core" and core is not None and e.error is None and cand.spec == "ours":
@@ -276,6 +281,13 @@ def run_group(scene: str, worlds: int, cands: list[Candidate], args, t_start: fl
         ref = by_label.get(e.reference) if e.reference else (e if is_ref else None)
         if ref is not None and e.world_steps_per_s and ref.world_steps_per_s:
             e.ratio = e.world_steps_per_s / ref.world_steps_per_s
+            if e.step_world_steps_per_s and ref.step_world_steps_per_s:
+                e.step_ratio = e.step_world_steps_per_s / ref.step_world_steps_per_s
+        mj = by_label.get(MUJOCO)
+        if e.kind == "solver" and mj is not None and mj.world_steps_per_s and e.world_steps_per_s:
+            e.mujoco_ratio = e.world_steps_per_s / mj.world_steps_per_s
+            if e.step_world_steps_per_s:
+                e.mujoco_step_ratio = e.step_world_steps_per_s / mj.world_steps_per_s
         print(_progress_line(e, time.perf_counter() - t_start), flush=True)
     return entries
 
@@ -285,6 +297,10 @@ def _progress_line(e: Entry, elapsed: float) -> str:
     if e.error:
         return f"{head} ERROR {e.error}"
     ratio = f" ratio {e.ratio:.2f}" if e.ratio is not None else ""
+    if e.step_ratio is not None:
+        ratio += f" (step-only {e.step_ratio:.2f})"
+    if e.mujoco_ratio is not None:
+        ratio += f" vs MuJoCo C {e.mujoco_ratio:.3f}"
     launches = f" launches/step {e.launches_per_step:g}" if e.launches_per_step is not None else ""
     return f"{head} {e.world_steps_per_s:12,.0f} world-steps/s{ratio}{launches}  {e.sanity.get('text', '')}"
 
@@ -381,14 +397,18 @@ def markdown(entries: list[Entry], meta: dict, scheduler_entries=(), vbd_entries
         f"{meta['steps']} timed steps after {meta['warmup']} warm-up steps, best of {meta['repeats']}; "
         "world-steps/s = worlds x steps / seconds. Ratio: against the `newton.solvers` class of the same name "
         "(core: against Newton's eval_fk + eval_mass_matrix). Launches: Python-level `wp.launch`/"
-        "`wp.launch_tiled` calls per step, solver step + collision pipeline.",
+        "`wp.launch_tiled` calls per step, solver step + collision pipeline. Step-only: the collision "
+        "pipeline's time (each `collide` call timed on its own, CPU only) left out, ratio against the reference's "
+        "step-only figure. vs MuJoCo C: world-steps/s over MuJoCo C's on the same scene and world count, with "
+        "collision / step-only (MuJoCo's `mj_step` always includes its own collision detection).",
         "",
-        "| scene | worlds | solver | world-steps/s | ratio | launches/step (step + collide) | sanity | notes |",
-        "|---|---:|---|---:|---:|---:|---|---|",
+        "| scene | worlds | solver | world-steps/s | ratio | step-only world-steps/s | step-only ratio | "
+        "vs MuJoCo C (with collision / step-only) | launches/step (step + collide) | sanity | notes |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|---|---|",
     ]
     for e in entries:
         if e.error:
-            row = [e.scene, str(e.worlds), e.solver, "—", "—", "—", "—", f"error: {e.error}".replace("|", "/")]
+            row = [e.scene, str(e.worlds), e.solver, *["—"] * 7, f"error: {e.error}".replace("|", "/")]
         else:
             launches = _fmt(e.launches_per_step, "g")
             if e.collide_launches_per_step is not None:
@@ -402,6 +422,9 @@ def markdown(entries: list[Entry], meta: dict, scheduler_entries=(), vbd_entries
                 e.solver,
                 _fmt(e.world_steps_per_s, ",.0f"),
                 _fmt(e.ratio, ".2f"),
+                _fmt(e.step_world_steps_per_s, ",.0f"),
+                _fmt(e.step_ratio, ".2f"),
+                "—" if e.mujoco_ratio is None else f"{e.mujoco_ratio:.3f} / {_fmt(e.mujoco_step_ratio, '.3f')}",
                 launches,
                 e.sanity.get("text", ""),
                 notes,
