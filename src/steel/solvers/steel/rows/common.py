@@ -328,3 +328,17 @@ def joint_row_owner(m: JointRowModel, rows: RowBuffers, j: int):
         if m.articulation_skip[art] != 0:
             art = -2
     return wp.vec3i(art, world, global_entry)
+
+
+def contact_slots(contacts) -> int:
+    """Threads of a launch over ``contacts``' slots: the live count on the CPU, the capacity on CUDA.
+
+    A CPU launch copies its whole argument block for every thread, so an empty slot is not free: the
+    contact-row kernel spent about 1 ms of a tower x16 step (2,700 contacts in 21,120 slots) on empty
+    slots. On the CPU every launch has completed when the next one starts and the count lies in host
+    memory, so reading it costs no synchronization. On CUDA the count stays on the device (no host
+    sync, graph-capturable): launch over the capacity and let each thread test the count.
+    """
+    if contacts.rigid_contact_count.device.is_cpu:
+        return min(int(contacts.rigid_contact_count.numpy()[0]), contacts.rigid_contact_max)
+    return contacts.rigid_contact_max

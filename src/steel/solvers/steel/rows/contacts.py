@@ -61,7 +61,7 @@ from ..data import (FAMILY_ARTICULATED, FAMILY_FREE_BODY, GAP_OPEN_FRACTION, ROW
                     ROW_PATCH, ROW_TORSION, RowBuffers)
 from .adhesion import adhesion_pull
 from .angular import angular_coefficients, angular_row, angular_row_count
-from .common import reserve_rows, side_offset, write_point_jacobian
+from .common import contact_slots, reserve_rows, side_offset, write_point_jacobian
 from .compliance import compliant_law
 from .friction_modes import MODE_INDEX, coupled_contact
 from .history import CarriedRecord, find_record
@@ -74,7 +74,6 @@ from .warmstart import carried_impulses, predecessor, warm_start_arrays
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
-EXPERIMENT = False
 IMPACT_SPEED = wp.constant(0.1)  # [m/s] closing speed above which a contact counts as an impact
 WARM_NORMAL = wp.constant(0.5)  # share of last step's normal force a settled contact starts from
 SETTLED_AGE = wp.constant(8)  # steps a contact must persist before its normal force seeds the next step
@@ -547,14 +546,14 @@ def _contact_rows(
 
 
 def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float) -> None:
-    """Launch :func:`_contact_rows` over the contact buffer's capacity (counts stay on the device)."""
+    """Launch :func:`_contact_rows` over the contact slots (:func:`~.common.contact_slots`)."""
     opts = solver.options
     core, rows, model = solver.core, solver.rows, solver.model
     gap_gate = -1.0 if opts.contact_gap_gate is None else opts.contact_gap_gate
     friction_gap_max = 1.0e30 if opts.contact_friction_gap_max is None else opts.contact_friction_gap_max
     wp.launch(
         _contact_rows,
-        dim=int(contacts.rigid_contact_count.numpy()[0]) if EXPERIMENT else contacts.rigid_contact_max,
+        dim=contact_slots(contacts),
         inputs=[
             float(dt),
             float(opts.baumgarte),

@@ -34,6 +34,7 @@ from __future__ import annotations
 import warp as wp
 
 from ..data import ROW_PATCH, RowBuffers
+from .common import contact_slots
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -205,38 +206,44 @@ def _record_contacts(
 def record_contacts(solver, contacts, dt: float) -> None:
     """Replace the history by this step's solved contacts, sorted by shape-pair key."""
     hist, model = solver.history, solver.model
-    n = contacts.rigid_contact_max
-    wp.launch(
-        _record_contacts,
-        dim=n,
-        inputs=[
-            float(dt),
-            int(model.shape_count),
-            contacts.rigid_contact_count,
-            contacts.rigid_contact_shape0,
-            contacts.rigid_contact_shape1,
-            contacts.rigid_contact_point0,
-            contacts.rigid_contact_point1,
-            solver.contact_row,
-            solver.contact_row_count,
-            solver.contact_world,
-            solver.contact_impact,
-            contacts.rigid_contact_offset0,
-            contacts.rigid_contact_offset1,
-            solver.contact_anchor0,
-            solver.contact_anchor1,
-            solver.contact_release1,
-            solver.contact_age,
-            solver.rows.buffers,
-            hist.carried,
-        ],
-        outputs=[hist.key, hist.index, hist.point0, hist.point1, hist.force_n, hist.force_t, hist.anchor0,
-                 hist.anchor1, hist.world, hist.age],
-        device=model.device,
-    )
-    # Unused slots carry NO_KEY and sort last, so the whole capacity can be sorted blindly.
-    wp.utils.radix_sort_pairs(hist.key, hist.index, n)
-    wp.copy(hist.count, contacts.rigid_contact_count)
+    n = contact_slots(contacts)
+    cpu = contacts.rigid_contact_count.device.is_cpu
+    if n > 0:
+        wp.launch(
+            _record_contacts,
+            dim=n,
+            inputs=[
+                float(dt),
+                int(model.shape_count),
+                contacts.rigid_contact_count,
+                contacts.rigid_contact_shape0,
+                contacts.rigid_contact_shape1,
+                contacts.rigid_contact_point0,
+                contacts.rigid_contact_point1,
+                solver.contact_row,
+                solver.contact_row_count,
+                solver.contact_world,
+                solver.contact_impact,
+                contacts.rigid_contact_offset0,
+                contacts.rigid_contact_offset1,
+                solver.contact_anchor0,
+                solver.contact_anchor1,
+                solver.contact_release1,
+                solver.contact_age,
+                solver.rows.buffers,
+                hist.carried,
+            ],
+            outputs=[hist.key, hist.index, hist.point0, hist.point1, hist.force_n, hist.force_t, hist.anchor0,
+                     hist.anchor1, hist.world, hist.age],
+            device=model.device,
+        )
+        # On CUDA unused slots carry NO_KEY and sort last, so the whole capacity can be sorted blindly;
+        # on the CPU only the live slots were recorded and are sorted.
+        wp.utils.radix_sort_pairs(hist.key, hist.index, n)
+    if cpu:
+        hist.count.fill_(n)  # the recorded slots (the pipeline's count can exceed its capacity)
+    else:
+        wp.copy(hist.count, contacts.rigid_contact_count)
     if solver.options.contact_warmstart:
         wp.copy(hist.solved_generation, contacts.rigid_contact_match_generation)
         hist.solved_contacts = contacts

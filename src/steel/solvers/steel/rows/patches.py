@@ -42,26 +42,13 @@ PATCH_SCAN = wp.constant(32)  # contacts searched on either side of a contact fo
 
 
 @wp.func
-def region_point(c: int, shape_body: wp.array[int], contact_shape1: wp.array[wp.int32],
-                 contact_point1: wp.array[wp.vec3], body_q: wp.array[wp.transform]):
-    """World position of contact ``c``'s support point on shape 1 [m] (the plane the region shares)."""
-    b = shape_body[contact_shape1[c]]
-    if b < 0:
-        return contact_point1[c]
-    return wp.transform_point(body_q[b], contact_point1[c])
-
-
-@wp.func
-def region_member(c: int, k: int, n: wp.vec3, p: wp.vec3, shape_body: wp.array[int],
-                  contact_shape0: wp.array[wp.int32], contact_shape1: wp.array[wp.int32],
-                  contact_normal: wp.array[wp.vec3], contact_point1: wp.array[wp.vec3], body_q: wp.array[wp.transform]):
-    """Contact ``k`` is of ``c``'s shape pair and agrees with its normal ``n`` and plane through ``p``."""
-    if contact_shape0[k] != contact_shape0[c] or contact_shape1[k] != contact_shape1[c]:
-        return False
+def region_member(k: int, n: wp.vec3, n_local: wp.vec3, p_local: wp.vec3, contact_normal: wp.array[wp.vec3],
+                  contact_point1: wp.array[wp.vec3]):
+    """Contact ``k`` of the run agrees with the normal ``n`` and lies on the plane through ``p_local`` normal to
+    ``n_local`` (both in the frame of shape 1's body, the frame of ``contact_point1``)."""
     if wp.dot(contact_normal[k], n) < PATCH_NORMAL_COS:
         return False
-    q = region_point(k, shape_body, contact_shape1, contact_point1, body_q)
-    return wp.abs(wp.dot(q - p, n)) <= PATCH_PLANE_DISTANCE
+    return wp.abs(wp.dot(contact_point1[k] - p_local, n_local)) <= PATCH_PLANE_DISTANCE
 
 
 @wp.func
@@ -96,12 +83,19 @@ def region_roles(
     docstring), and it is the region's first member in the contact buffer, which hosts the region's
     torsion row (``rows/torsion.py``); 1 or 0 each."""
     n = contact_normal[c]
-    p = region_point(c, shape_body, contact_shape1, contact_point1, body_q)
     run = region_run(c, contact_count, contact_shape0, contact_shape1)
     first = run[0]
     last = run[1]
     if first == last:
         return wp.vec2i(1, 1)
+    # A run is one shape pair, so its support points on shape 1 are all in the frame of one body: the
+    # plane offsets and distances between them are taken in that frame, where they equal the world
+    # ones, and no member's point is transformed.
+    p = contact_point1[c]
+    n_local = n
+    b = shape_body[contact_shape1[c]]
+    if b >= 0:
+        n_local = wp.quat_rotate_inv(wp.transform_get_rotation(body_q[b]), n)
     is_first = int(1)
     # Farthest pair of members; a later pair must be longer by a relative margin to win, so float
     # noise between steps does not swap the diagonals of a square face.
@@ -109,15 +103,13 @@ def region_roles(
     best_j = c
     best_d = float(-1.0)
     for i in range(first, last + 1):
-        if region_member(c, i, n, p, shape_body, contact_shape0, contact_shape1, contact_normal, contact_point1,
-                         body_q):
+        if region_member(i, n, n_local, p, contact_normal, contact_point1):
             if i < c:
                 is_first = 0
-            pi = region_point(i, shape_body, contact_shape1, contact_point1, body_q)
+            pi = contact_point1[i]
             for j in range(i + 1, last + 1):
-                if region_member(c, j, n, p, shape_body, contact_shape0, contact_shape1, contact_normal, contact_point1,
-                           body_q):
-                    d = wp.length_sq(region_point(j, shape_body, contact_shape1, contact_point1, body_q) - pi)
+                if region_member(j, n, n_local, p, contact_normal, contact_point1):
+                    d = wp.length_sq(contact_point1[j] - pi)
                     if d > best_d * (1.0 + 1.0e-4) + 1.0e-12:
                         best_d = d
                         best_i = i
