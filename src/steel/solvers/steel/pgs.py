@@ -75,7 +75,7 @@ from .data import (ROW_CLAMP, ROW_COUPLED, ROW_DRIVE, ROW_FRICTION, ROW_FROZEN, 
 from .rows.common import apply_impulse as _apply
 from .rows.common import block_entry as _block
 from .rows.common import ensure_response as _ensure_response
-from .rows.common import is_boxed, reserved_end, side_offset
+from .rows.common import is_boxed, side_offset
 from .rows.common import row_velocity as _row_velocity
 from .rows.friction_modes import MODE_INDEX, coupled_contact_impulse
 from .rows.patches import patch_bound
@@ -103,6 +103,43 @@ def _same_group(rows: RowBuffers, a: int, b: int):
 
 
 @wp.func(inline=True)
+def _pair_velocity(rows: RowBuffers, f: int, joint_qd: wp.array[float]):
+    """``J qd`` of rows ``f`` and ``f + 1`` [m/s or rad/s], a tail pair: one pass over the DOFs they share.
+
+    A pair's rows are one contact's, so they share their sides; each sum is formed as ``row_velocity``
+    forms it (side by side), so the result is bitwise the same as two calls.
+    """
+    v = wp.vec2(0.0)
+    for s in range(2):
+        n = rows.dof_count[f, s]
+        if n > 0:
+            o1 = side_offset(rows, f, s)
+            o2 = side_offset(rows, f + 1, s)
+            d0 = rows.dof_start[f, s]
+            v1 = float(0.0)
+            v2 = float(0.0)
+            for k in range(n):
+                q = joint_qd[d0 + k]
+                v1 += rows.J[o1 + k] * q
+                v2 += rows.J[o2 + k] * q
+            v[0] += v1
+            v[1] += v2
+    return v
+
+
+@wp.func(inline=True)
+def _apply_pair(rows: RowBuffers, f: int, impulse1: float, impulse2: float, joint_qd: wp.array[float]):
+    """``qd += Y_f impulse1`` then ``qd += Y_(f+1) impulse2`` in one pass over the pair's shared DOFs (each
+    DOF takes the two products in that order, bitwise what two ``apply_impulse`` calls give)."""
+    for s in range(2):
+        o1 = side_offset(rows, f, s)
+        o2 = side_offset(rows, f + 1, s)
+        d0 = rows.dof_start[f, s]
+        for k in range(rows.dof_count[f, s]):
+            joint_qd[d0 + k] = joint_qd[d0 + k] + rows.Y[o1 + k] * impulse1 + rows.Y[o2 + k] * impulse2
+
+
+@wp.func(inline=True)
 def _solve_disk(
     rows: RowBuffers,
     f: int,
@@ -125,8 +162,9 @@ def _solve_disk(
         return
     _ensure_response(rows, f, cfm, use_tree, dof_parent, mass_factor)
     _ensure_response(rows, f + 1, cfm, use_tree, dof_parent, mass_factor)
-    v1 = _row_velocity(rows, f, joint_qd)
-    v2 = _row_velocity(rows, f + 1, joint_qd)
+    v = _pair_velocity(rows, f, joint_qd)
+    v1 = v[0]
+    v2 = v[1]
     old1 = rows.impulse[f]
     old2 = rows.impulse[f + 1]
     new1 = old1 + relaxation * (rows.target[f] - v1) * rows.inv_mass[f]
@@ -136,8 +174,7 @@ def _solve_disk(
         scale = bound / mag
         new1 *= scale
         new2 *= scale
-    _apply(rows, f, new1 - old1, joint_qd)
-    _apply(rows, f + 1, new2 - old2, joint_qd)
+    _apply_pair(rows, f, new1 - old1, new2 - old2, joint_qd)
     rows.impulse[f] = new1
     rows.impulse[f + 1] = new2
 
@@ -181,9 +218,29 @@ def _is_sliding_friction(rows: RowBuffers, r: int):
 
 
 @wp.func(inline=True)
-def _is_coupled(rows: RowBuffers, r: int):
+def _world_ends(rows: RowBuffers, world: int, base: int):
+    """``(start of the free-body family, end of the articulated rows, end of the free-body rows)`` of a world.
+
+    What ``rows.common.reserved_end`` returns, computed once per sweep: that function finds the world
+    by an integer division, which in the sweep's inner loops cost more than the comparison it guards.
+    """
+    split = base + rows.articulation_capacity
+    return wp.vec3i(split, base + wp.min(rows.world_row_count[world, 0], rows.articulation_capacity),
+                    split + wp.min(rows.world_row_count[world, 1], rows.free_body_capacity))
+
+
+@wp.func(inline=True)
+def _end(ends: wp.vec3i, r: int):
+    """One past the last row reserved in row ``r``'s family (``ends`` from :func:`_world_ends`)."""
+    if r < ends[0]:
+        return ends[1]
+    return ends[2]
+
+
+@wp.func(inline=True)
+def _is_coupled(rows: RowBuffers, ends: wp.vec3i, r: int):
     """Unit row ``r`` is solved together with the tangent pair that follows it (a coupled ``friction_mode``)."""
-    return r + 1 < reserved_end(rows, r) and rows.kind[r + 1] == ROW_COUPLED
+    return r + 1 < _end(ends, r) and rows.kind[r + 1] == ROW_COUPLED
 
 
 @wp.func(inline=True)
@@ -232,9 +289,9 @@ def _is_unit(rows: RowBuffers, r: int):
 
 
 @wp.func(inline=True)
-def _unit_last(rows: RowBuffers, r: int):
+def _unit_last(rows: RowBuffers, ends: wp.vec3i, r: int):
     """Last row of the unit that starts at ``r``: the end of its tail."""
-    end = reserved_end(rows, r)
+    end = _end(ends, r)
     last = r
     while last + 1 < end and not _is_unit(rows, last + 1):
         last += 1
@@ -244,6 +301,7 @@ def _unit_last(rows: RowBuffers, r: int):
 @wp.func(inline=True)
 def _solve_tail(
     rows: RowBuffers,
+    ends: wp.vec3i,
     r: int,
     base: int,
     first: int,
@@ -265,7 +323,7 @@ def _solve_tail(
     the group ``first``..``last`` of ``rows.order`` (``rows/patches.py``); a torsion row by what the
     region's normal and sliding rows leave of its budget (``rows/torsion.py``).
     """
-    end = reserved_end(rows, r)
+    end = _end(ends, r)
     f = r + 1
     while f < end and not _is_unit(rows, f):
         if int(rows.kind[f] == ROW_TORSION) != late:
@@ -412,6 +470,7 @@ def _order_units(rows: RowBuffers, world: int, base: int):
 @wp.func(inline=True)
 def _warm_start(
     rows: RowBuffers,
+    ends: wp.vec3i,
     base: int,
     unit_count: int,
     friction: int,
@@ -425,7 +484,7 @@ def _warm_start(
     for uu in range(unit_count):
         r = rows.order[base + uu]
         k = r
-        last = _unit_last(rows, r)
+        last = _unit_last(rows, ends, r)
         while k <= last:
             if friction == 0 and _is_sliding_friction(rows, k):
                 rows.impulse[k] = 0.0  # held at zero until the friction iterations begin
@@ -446,6 +505,7 @@ UNITS_INTERNAL = wp.constant(2)
 @wp.func(inline=True)
 def _iterate(
     rows: RowBuffers,
+    ends: wp.vec3i,
     base: int,
     unit_count: int,
     it: int,
@@ -495,7 +555,7 @@ def _iterate(
         for g in range(first, last + 1):
             r = rows.order[base + g]
             step = wp.vec3(0.0)
-            if friction == 0 or not _is_coupled(rows, r):  # a coupled unit is solved with its tail
+            if friction == 0 or not _is_coupled(rows, ends, r):  # a coupled unit is solved with its tail
                 step = _normal_step(rows, r, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
             rows.step[r] = step[0]
             gain += step[0] * step[1]
@@ -529,7 +589,7 @@ def _iterate(
         # One call site for both passes: _solve_tail is inlined.
         for pass_index in range(1 + rows.late_rows):
             for g in range(first, last + 1):
-                _solve_tail(rows, rows.order[base + g], base, first, last, pass_index, friction, friction_mode,
+                _solve_tail(rows, ends, rows.order[base + g], base, first, last, pass_index, friction, friction_mode,
                             relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
 
 
@@ -566,6 +626,7 @@ def _clamp_velocities(
 @wp.func(inline=True)
 def _run_passes(
     rows: RowBuffers,
+    ends: wp.vec3i,
     base: int,
     unit_count: int,
     it0: int,
@@ -605,7 +666,7 @@ def _run_passes(
             if p % 2 == 0:
                 units = UNITS_INTERNAL
         friction = int(it0 + k >= friction_start)
-        _iterate(rows, base, unit_count, it0 + k, units, friction, friction_mode, relaxation, cfm, use_tree,
+        _iterate(rows, ends, base, unit_count, it0 + k, units, friction, friction_mode, relaxation, cfm, use_tree,
                  dof_parent, mass_factor, joint_qd)
         if rows.clamp_rows != 0:
             _clamp_velocities(rows, base, cfm, use_tree, dof_parent, mass_factor, joint_qd)
@@ -635,12 +696,13 @@ def _sweep(
     world = wp.tid()  # one thread per world
     base = world * rows.world_row_capacity
     unit_count = _order_units(rows, world, base)
+    ends = _world_ends(rows, world, base)
     # contact_friction_position_iterations: sliding friction is solved from iteration friction_start
     # on, and held at zero (its warm start too) before it.
-    _warm_start(rows, base, unit_count, int(friction_start == 0), cfm, use_tree, dof_parent, mass_factor, joint_qd)
+    _warm_start(rows, ends, base, unit_count, int(friction_start == 0), cfm, use_tree, dof_parent, mass_factor, joint_qd)
     if bilateral != 0:
         preeliminate(rows, world, base, include_mimics, cfm, use_tree, dof_parent, mass_factor, joint_qd)
-    _run_passes(rows, base, unit_count, 0, iterations, schedule, friction_start, friction_mode, relaxation, cfm,
+    _run_passes(rows, ends, base, unit_count, 0, iterations, schedule, friction_start, friction_mode, relaxation, cfm,
                 use_tree, dof_parent, mass_factor, joint_qd)
 
 
@@ -664,11 +726,12 @@ def _velocity_sweep(
 ):
     world = wp.tid()  # one thread per world
     base = world * rows.world_row_capacity
+    ends = _world_ends(rows, world, base)
     unit_count = int(0)
     if iterations == 0:
         # No position sweep ran: order and warm-start here.
         unit_count = _order_units(rows, world, base)
-        _warm_start(rows, base, unit_count, 1, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+        _warm_start(rows, ends, base, unit_count, 1, cfm, use_tree, dof_parent, mass_factor, joint_qd)
     # Replace every target by its velocity target. A positive gap whose linearized end-of-step gap
     # closes under the position-solve velocity (J qd <= -phi / dt) is arrested (target 0).
     for family in range(2):
@@ -689,7 +752,7 @@ def _velocity_sweep(
                     target = 0.0
             rows.target[r] = target
             rows.regularization[r] = 0.0  # the velocity sweeps stay rigid
-    _run_passes(rows, base, unit_count, iterations, velocity_iterations, schedule, 0, friction_mode, relaxation,
+    _run_passes(rows, ends, base, unit_count, iterations, velocity_iterations, schedule, 0, friction_mode, relaxation,
                 cfm, use_tree, dof_parent, mass_factor, joint_qd)
 
 
