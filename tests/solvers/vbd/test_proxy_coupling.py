@@ -72,9 +72,9 @@ def _momentum(m, s):
                                                                  * s.particle_qd.numpy()).sum(0)
 
 
-def _run(vbd_cls, steps=60, offset=0.0, coupled=True):
+def _run(vbd_cls, steps=60, offset=0.0, coupled=True, iterations=1):
     if coupled:
-        m, solver = _scene(vbd_cls, offset=offset)
+        m, solver = _scene(vbd_cls, iterations=iterations, offset=offset)
     else:
         m, _ = _model(offset)
         solver = vbd_cls(m, iterations=20)
@@ -122,13 +122,16 @@ def test_off_centre_hit_spins_the_box_and_keeps_angular_momentum():
     w = s0.body_qd.numpy()[0, 3:]
     # The harvested torque spins the box about +y (VBD alone: 0.0926 rad/s; coupled 0.0896).
     assert 0.08 <= w[1] <= 0.1, w
-    # Linear [kg m/s] and angular momentum about the origin [kg m²/s]: 2 % (measured +1.33 % and
-    # +0.94 %, the same with 80 iterations as with 20, so not convergence: the cloth's change inside
-    # VBD differs from the harvested contact force at the final iterate. Newton's SolverVBD in this
-    # coupled run keeps both to 5e-6 relative, so this bound is ours, not the method's.)
-    assert np.allclose(_momentum(m, s0), p0, rtol=0.0, atol=0.02 * np.linalg.norm(p0))
+    # Linear [kg m/s] and angular momentum about the origin [kg m²/s]: 0.3 % (measured +0.146 % and
+    # -0.112 %, the same with 80 iterations as with 20). The harvest returns the force each particle's
+    # last vertex step applied; at the final iterate instead it drifted +1.33 % and +0.94 %, since the
+    # cloth corner grazing the box alternates in and out of contact between iterations. What is left
+    # is that non-convergence in the cloth's own forces; Newton's SolverVBD in this coupled run keeps
+    # both to 5e-6 relative, so this bound is ours, not the method's.
+    p1 = _momentum(m, s0)
+    assert np.allclose(p1, p0, rtol=0.0, atol=0.003 * np.linalg.norm(p0)), (p0, p1)
     L1 = _angular_momentum(m, s0)
-    assert np.allclose(L1, L0, rtol=0.0, atol=0.02 * np.linalg.norm(L0)), (L0, L1)
+    assert np.allclose(L1, L0, rtol=0.0, atol=0.003 * np.linalg.norm(L0)), (L0, L1)
 
 
 def test_side_by_side_with_newton_vbd():
@@ -155,10 +158,61 @@ def test_hook_answers_and_bad_input():
                                             body_qd_before=None, state=state, state_out=state, contacts=None, dt=0.0)
 
 
-def test_iteration_restarts_refused_with_vbd_bodies():
-    # The proxy box is a body VBD integrates: its AVBD history is not rewound on a restart.
-    with pytest.raises(NotImplementedError, match="iteration restarts"):
-        _scene(SolverVBD, iterations=2)
+def test_two_proxy_iterations_keep_momentum_and_match_one():
+    # iterations=2 re-solves each step from the same start (the AVBD history of the proxy box is
+    # rewound between the passes) with the first pass's feedback. Known answers as for one pass:
+    # momentum kept to 1e-4 relative (measured 2.7e-5; one pass 2.6e-6), and the box's velocity
+    # within 1 % of the one-pass run (measured 0.002 %): the feedback differs by one pass, not by a
+    # history advanced twice.
+    m, p0, p1, v_two, _ = _run(SolverVBD, iterations=2)
+    *_, v_one, _ = _run(SolverVBD)
+    assert np.isfinite(v_two) and np.allclose(p1, p0, rtol=0.0, atol=1e-4 * np.linalg.norm(p0)), (p0, p1)
+    assert abs(v_two - v_one) <= 0.01 * abs(v_one), (v_two, v_one)
+
+
+def _restart_scene(iterations):
+    """VBD bodies with history (a box resting on the ground, a hard-jointed pendulum) and an XPBD body
+    proxied into VBD that touches nothing, so the feedback is zero and every restart solves the same step."""
+    b = newton.ModelBuilder()
+    b.add_ground_plane()
+    box = b.add_body(xform=wp.transform((0.0, 0.0, 0.1), wp.quat_identity()))
+    b.add_shape_box(box, hx=0.1, hy=0.1, hz=0.1)
+    link = b.add_link(xform=wp.transform((1.0, 0.3, 1.0), wp.quat_identity()))
+    b.add_shape_box(link, hx=0.05, hy=0.2, hz=0.05)
+    j = b.add_joint_revolute(-1, link, parent_xform=wp.transform((1.0, 0.0, 1.0), wp.quat_identity()),
+                             child_xform=wp.transform((0.0, -0.3, 0.0), wp.quat_identity()), axis=(1.0, 0.0, 0.0))
+    b.add_articulation([j])
+    far = b.add_body(xform=wp.transform((-3.0, 0.0, 3.0), wp.quat_identity()))
+    b.add_shape_sphere(far, radius=0.1)
+    b.body_qd[far] = (0.5, 0.0, 0.0, 0.0, 0.0, 0.0)
+    b.color()
+    m = b.finalize(device="cpu")
+    return m, SolverCoupledProxy(model=m, entries=[
+        SolverCoupledProxy.Entry(name="xpbd", solver=lambda v: newton.solvers.SolverXPBD(model=v), bodies=[far]),
+        SolverCoupledProxy.Entry(name="vbd", solver=lambda v: SolverVBD(model=v, iterations=5),
+                                 bodies=[box, link], joints=[j]),
+    ], coupling=SolverCoupledProxy.Config(
+        proxies=[SolverCoupledProxy.Proxy(source="xpbd", destination="vbd", bodies=[far])], iterations=iterations))
+
+
+def test_iteration_restart_repeats_the_first_pass_bitwise():
+    # Known answer: with zero feedback a restart solves exactly the first pass's problem, so two and
+    # three passes give the one-pass trajectory bit for bit. Without the rewind each pass would
+    # advance the joint and contact multipliers and penalties again (and warm-start the contacts
+    # from the pass before), and the poses would differ.
+    finals = []
+    for iterations in (1, 2, 3):
+        m, solver = _restart_scene(iterations)
+        s0, s1, ctrl = m.state(), m.state(), m.control()
+        pipe = newton.CollisionPipeline(m)
+        c = pipe.contacts()
+        for _ in range(30):
+            pipe.collide(s0, c)
+            solver.step(s0, s1, ctrl, c, DT)
+            s0, s1 = s1, s0
+        finals.append(s0.body_q.numpy())
+    assert np.isfinite(finals[0]).all() and abs(finals[0][0, 2] - 0.1) < 0.01  # the box rests on the ground [m]
+    assert np.array_equal(finals[1], finals[0]) and np.array_equal(finals[2], finals[0]), finals
 
 
 def _particle_proxy_run(vbd_cls, steps=120):
@@ -236,3 +290,85 @@ def test_body_body_contact_feedback_on_a_proxy_body():
     assert np.allclose(p1, p0, rtol=0.0, atol=1e-4 * np.linalg.norm(p0)), (p0, p1)
     assert v_coupled[0] < -0.1  # the base was pushed [m/s]
     assert np.allclose(v_coupled, v_alone, rtol=0.0, atol=0.01 * abs(v_alone[0])), (v_coupled, v_alone)
+
+
+SELF_RADIUS = 0.02  # [m] self-contact interaction distance of the cloth tests below
+SELF_KE = 1.0e3  # [N/m]
+DROP_MASS = 0.01  # [kg] each dropped particle
+
+
+def _particles_on_cloth_run(vbd_cls, gravity, speed, steps, mu=0.0):
+    """Three XPBD particles (proxies in VBD) over a 0.4 m, 25-particle cloth VBD integrates with self-contact.
+
+    ``gravity`` [m/s²] along z; with gravity the cloth's left and right edges are fixed. ``mu``: contact
+    friction. Returns the
+    model, the final state, the particles' and the cloth's indices and the initial momentum [kg m/s].
+    """
+    b = newton.ModelBuilder(gravity=(0.0, 0.0, gravity))
+    b.add_cloth_grid(pos=wp.vec3(-0.2, -0.2, 0.0), rot=wp.quat_identity(), vel=wp.vec3(0.0, 0.0, 0.0),
+                     dim_x=4, dim_y=4, cell_x=0.1, cell_y=0.1, mass=0.02, tri_ke=1e3, tri_ka=1e3, tri_kd=0.0,
+                     fix_left=gravity != 0.0, fix_right=gravity != 0.0, particle_radius=0.01)
+    cloth = list(range(b.particle_count))
+    pts = [b.add_particle((dx, dy, 0.1), (0.0, 0.0, -speed), mass=DROP_MASS, radius=0.01)
+           for dx, dy in ((0.03, 0.02), (-0.06, 0.04), (0.05, -0.07))]
+    b.color()
+    m = b.finalize(device="cpu")
+    m.soft_contact_ke, m.soft_contact_kd, m.soft_contact_mu = SELF_KE, 0.0, mu
+    kw = dict(iterations=20, particle_enable_self_contact=True, particle_self_contact_margin=SELF_RADIUS,
+              particle_self_contact_gap=SELF_RADIUS)
+    solver = SolverCoupledProxy(model=m, entries=[
+        SolverCoupledProxy.Entry(name="xpbd", solver=lambda v: newton.solvers.SolverXPBD(model=v), particles=pts),
+        SolverCoupledProxy.Entry(name="vbd", solver=lambda v: vbd_cls(model=v, **kw), particles=cloth),
+    ], coupling=SolverCoupledProxy.Config(
+        proxies=[SolverCoupledProxy.Proxy(source="xpbd", destination="vbd", particles=pts)]))
+    s0, s1, ctrl = m.state(), m.state(), m.control()
+    p0 = (m.particle_mass.numpy()[:, None] * s0.particle_qd.numpy()).sum(0)
+    for _ in range(steps):
+        solver.step(s0, s1, ctrl, None, DT)
+        s0, s1 = s1, s0
+    return m, s0, pts, cloth, p0
+
+
+def _height_over_cloth(q, tris, point):
+    """Distance [m] from ``point`` to the plane of the cloth triangle under it (found in xy)."""
+    for a, b, c in q[tris]:
+        m = np.array([[b[0] - a[0], c[0] - a[0]], [b[1] - a[1], c[1] - a[1]]])
+        u, v = np.linalg.solve(m, point[:2] - a[:2])
+        if u >= 0.0 and v >= 0.0 and u + v <= 1.0:
+            n = np.cross(b - a, c - a)
+            return float(np.dot(point - a, n / np.linalg.norm(n)))
+    raise AssertionError(f"no cloth triangle under {point}")
+
+
+def test_proxy_particles_bounce_off_cloth_through_self_contact():
+    # Zero gravity, particles thrown at 1 m/s at a free cloth: the only coupling is the vertex–triangle
+    # self-contact inside VBD, so without its harvest the particles fly through the cloth.
+    m, s, pts, cloth, p0 = _particles_on_cloth_run(SolverVBD, 0.0, 1.0, 240)
+    qd = s.particle_qd.numpy()
+    p1 = (m.particle_mass.numpy()[:, None] * qd).sum(0)
+    # Momentum [kg m/s]: 1e-3 of |p0| (float32 sums over 240 steps; measured 1.3e-4, from x).
+    assert np.allclose(p1, p0, rtol=0.0, atol=1e-3 * np.linalg.norm(p0)), (p0, p1)
+    # The particles came back off the cloth, which moves on down.
+    q = s.particle_q.numpy()
+    assert (qd[pts, 2] > 0.1).all() and (q[pts, 2] > q[cloth, 2].max()).all(), (q[pts], qd[pts])
+    assert qd[cloth, 2].mean() < -0.05, qd[cloth]
+    # Newton's SolverVBD as the destination gives the same bounce: 1 % of the particles' speed
+    # (measured equal to the printed 4 digits over the run).
+    m_ref, s_ref, *_ = _particles_on_cloth_run(newton.solvers.SolverVBD, 0.0, 1.0, 240)
+    assert np.allclose(qd[pts], s_ref.particle_qd.numpy()[pts], rtol=0.0, atol=0.01), (qd[pts], s_ref.particle_qd)
+
+
+def test_proxy_particles_rest_on_cloth_at_the_contact_distance():
+    # Gravity, particles dropped from rest 0.1 m over a cloth fixed at two edges. Known answer: each
+    # rests where the penalty piece of the contact law carries its weight, ke (r - d) = m g, i.e.
+    # d = r - m g / ke = 0.019902 m over the cloth surface under it, and at rest (friction holds them
+    # where they land on the sagging cloth; without it they slide to its lowest line).
+    m, s, pts, cloth, _ = _particles_on_cloth_run(SolverVBD, -9.81, 0.0, 360, mu=1.0)
+    q, qd = s.particle_q.numpy(), s.particle_qd.numpy()
+    tris = m.tri_indices.numpy()
+    expected = SELF_RADIUS - DROP_MASS * 9.81 / SELF_KE  # [m]
+    heights = [_height_over_cloth(q, tris, q[p]) for p in pts]
+    # 2e-6 m: 2 % of the penalty depth m g / ke (measured 5e-7; the cloth under a particle is not
+    # quite flat, and without the self-contact harvest the particles fall through it).
+    assert np.allclose(heights, expected, rtol=0.0, atol=2e-6), (heights, expected)
+    assert np.abs(qd[pts]).max() < 2e-3, qd[pts]  # at rest [m/s] (measured 0.44 mm/s, still settling)

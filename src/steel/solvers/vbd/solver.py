@@ -18,7 +18,7 @@ from .collision import Frequency, Slot, check_pipeline, check_schedule_change, c
 from .options import SIGNATURE, build_options
 from .particles.contacts import prepare_contacts
 from .proxy_coupling import (check_input_update, check_iteration_restarts, harvest_body_contact_feedback,
-                             harvest_contact_feedback)
+                             harvest_contact_feedback, proxy_snapshot, StepRewind)
 from .particles.data import ParticleWork
 from .particles.finish import finish_particles
 from .particles.predict import predict_particles
@@ -168,6 +168,8 @@ class SolverVBD(SolverBase, CouplingInterface):
         rigid = not opts.integrate_with_external_rigid_solver and dynamic_bodies(model).any()
         self.rigid = RigidWork(model, opts) if rigid else None
         self.coupling = self._coupling()
+        self.proxy_snapshot = proxy_snapshot(model)  # proxy-body harvest (.proxy_coupling)
+        self.rewind = None  # coupled iteration restarts (coupling_notify_iteration_restarts)
         # Body poses at the end of the last step, i.e. the next step's previous poses (for
         # collect_rigid_contact_forces: snapshot before step()).
         self.body_q_prev = wp.clone(model.body_q) if model.body_count else None
@@ -243,6 +245,8 @@ class SolverVBD(SolverBase, CouplingInterface):
         contacts = contacts_before_step(self, state_in, contacts, dt)
         check_particle_only_soft_contacts(contacts, "SolverVBD")
         coupling = self.coupling
+        if self.rewind is not None:
+            self.rewind.begin_step()
         if work is not None:
             predict_particles(model, state_in, state_out, work, dt)
             detect_after_init(self, state_in, state_out, dt)
@@ -258,6 +262,8 @@ class SolverVBD(SolverBase, CouplingInterface):
             coupling.bind(work, state_out, contacts)
 
             def particle_sweep(iteration):
+                if self.proxy_snapshot is not None and iteration == self.options.iterations - 1:
+                    self.proxy_snapshot.take(state_out)
                 sweep_particles(model, state_out, work, iteration, dt, self.self_contact, self._tile_families)
 
             step_rigid(model, state_in, state_out, control, self.rigid, self.options.iterations, dt, contacts,
@@ -453,8 +459,9 @@ class SolverVBD(SolverBase, CouplingInterface):
         return False
 
     def coupling_notify_iteration_restarts(self, enabled: bool) -> None:
-        """Refuse restarts (NotImplementedError) when VBD integrates bodies: their AVBD history is not rewound."""
-        check_iteration_restarts(enabled, self.rigid is not None)
+        """With restarts, every step saves its history and a restart restores it (:class:`.proxy_coupling.StepRewind`)."""
+        check_iteration_restarts(enabled)
+        self.rewind = StepRewind(self) if enabled else None
 
     def coupling_notify_input_state_update(self, state, flags, *, iteration_restart: bool = False,
                                            dt: float = 0.0) -> None:
@@ -463,17 +470,21 @@ class SolverVBD(SolverBase, CouplingInterface):
         No history needs converting: every step snapshots its input body and particle poses as the
         step's start (the implicit-Euler inertial targets, contact displacements and the harvest's
         ``particle_q_prev``), so edited poses take effect as they are. A reset restart (``dt == 0``)
-        clears the rigid history as :meth:`reset` does.
+        clears the rigid history as :meth:`reset` does; an iteration restart (``dt > 0``) makes the next
+        step start from the history the step's first pass started from.
         """
         check_input_update(int(flags) if isinstance(flags, newton.StateFlags) else flags, dt)
-        if iteration_restart and self.rigid is not None:
+        if iteration_restart and dt > 0.0 and self.rewind is not None:
+            self.rewind.restart = True
+        elif iteration_restart and self.rigid is not None:
             reset_rigid_history(self.model, self.rigid, None)
 
     def coupling_prepare_proxy_contacts(self, state, contacts, *, contacts_freshly_detected: bool = False):
         """Keep every contact, proxy ones included (they stiffen the solve; the harvest leaves them out).
 
-        Fresh contacts refresh the body–body contact history as usual; re-used contacts in a later
-        pass of the same step are solved again without a history update (:meth:`set_rigid_history_update`).
+        Fresh contacts refresh the body–body contact history as usual; re-used contacts are solved
+        again without a history update (:meth:`set_rigid_history_update`). An iteration restart
+        resolves the step's contacts as its first pass did (the rewind restores that pass's flag).
         """
         del state
         if self.rigid is not None and contacts is not None:

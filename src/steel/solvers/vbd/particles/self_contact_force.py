@@ -316,6 +316,33 @@ def edge_edge_force_hessian(
 
 
 @wp.func
+def entry_vertices(sc: SelfContactData, code: int):
+    """The four vertices of the pair behind incident entry ``code`` (VT: v, a, b, c; EE: a1, b1, a2, b2)."""
+    pair = code >> 3
+    if ((code >> 2) & 1) == KIND_VT:
+        width = sc.vt_tri.shape[1]
+        v = pair / width
+        t = sc.vt_tri[v, pair - v * width]
+        return wp.vec4i(v, sc.tri_indices[t, 0], sc.tri_indices[t, 1], sc.tri_indices[t, 2])
+    width = sc.ee_edge.shape[1]
+    e1 = pair / width
+    e2 = sc.ee_edge[e1, pair - e1 * width]
+    return wp.vec4i(sc.edge_indices[e1, 2], sc.edge_indices[e1, 3], sc.edge_indices[e2, 2], sc.edge_indices[e2, 3])
+
+
+@wp.func
+def entry_force_hessian(sc: SelfContactData, code: int, x: wp.array[wp.vec3], xp: wp.array[wp.vec3], dt: float):
+    """Force [N] and Hessian [N/m] of incident entry ``code``'s pair on the entry's vertex."""
+    role = code & 3
+    p = entry_vertices(sc, code)
+    if ((code >> 2) & 1) == KIND_VT:
+        return vertex_triangle_force_hessian(role, x[p[0]], x[p[1]], x[p[2]], x[p[3]], xp[p[0]], xp[p[1]], xp[p[2]],
+                                             xp[p[3]], sc.radius, sc.ke, sc.kd, sc.mu, sc.friction_epsilon, dt)
+    return edge_edge_force_hessian(role, x[p[0]], x[p[1]], x[p[2]], x[p[3]], xp[p[0]], xp[p[1]], xp[p[2]], xp[p[3]],
+                                   sc.radius, sc.ke, sc.kd, sc.mu, sc.friction_epsilon, sc.parallel_epsilon, dt)
+
+
+@wp.func
 def self_contact_force_hessian(i: int, sc: SelfContactData, x: wp.array[wp.vec3], xp: wp.array[wp.vec3], dt: float):
     """Sum of the self-contact forces [N] and Hessians [N/m] on vertex ``i`` at the current positions."""
     f = wp.vec3(0.0)
@@ -324,34 +351,9 @@ def self_contact_force_hessian(i: int, sc: SelfContactData, x: wp.array[wp.vec3]
         return f, h
     end = sc.incident_end[i]
     for k in range(end - sc.incident_count[i], end):
-        code = sc.incident_entry[k]
-        role = code & 3
-        kind = (code >> 2) & 1
-        pair = code >> 3
-        if kind == KIND_VT:
-            width = sc.vt_tri.shape[1]
-            v = pair / width
-            t = sc.vt_tri[v, pair - v * width]
-            ta = sc.tri_indices[t, 0]
-            tb = sc.tri_indices[t, 1]
-            tc = sc.tri_indices[t, 2]
-            fc, hc = vertex_triangle_force_hessian(role, x[v], x[ta], x[tb], x[tc], xp[v], xp[ta], xp[tb], xp[tc],
-                                                   sc.radius, sc.ke, sc.kd, sc.mu, sc.friction_epsilon, dt)
-            f += fc
-            h += hc
-        else:
-            width = sc.ee_edge.shape[1]
-            e1 = pair / width
-            e2 = sc.ee_edge[e1, pair - e1 * width]
-            p0 = sc.edge_indices[e1, 2]
-            p1 = sc.edge_indices[e1, 3]
-            p2 = sc.edge_indices[e2, 2]
-            p3 = sc.edge_indices[e2, 3]
-            fc, hc = edge_edge_force_hessian(role, x[p0], x[p1], x[p2], x[p3], xp[p0], xp[p1], xp[p2], xp[p3],
-                                             sc.radius, sc.ke, sc.kd, sc.mu, sc.friction_epsilon,
-                                             sc.parallel_epsilon, dt)
-            f += fc
-            h += hc
+        fc, hc = entry_force_hessian(sc, sc.incident_entry[k], x, xp, dt)
+        f += fc
+        h += hc
     return f, h
 
 
@@ -383,6 +385,8 @@ __all__ = [
     "edge_edge_distance",
     "edge_edge_force_hessian",
     "encode_entry",
+    "entry_force_hessian",
+    "entry_vertices",
     "segment_closest_params",
     "self_contact_force_hessian",
     "triangle_closest_point",
