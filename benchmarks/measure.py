@@ -74,13 +74,14 @@ class Measurement:
 
 
 class LaunchCounter:
-    """Counts calls to ``warp.launch`` and ``warp.launch_tiled`` while active.
+    """Counts kernel launches while active: ``warp.launch``, ``warp.launch_tiled`` and replays of recorded
+    launches (``warp.Launch.launch``, how Steel's solvers launch once a launch's arguments repeat).
 
-    It swaps the two attributes on the ``warp`` module for counting wrappers and restores them on
-    exit.  This counts *Python-level* launch calls made through ``wp.launch(...)`` /
-    ``wp.launch_tiled(...)`` (how Newton and Steel call Warp); launches Warp issues internally
+    It swaps those attributes for counting wrappers and restores them on exit. This counts
+    *Python-level* launch calls (how Newton and Steel call Warp); launches Warp issues internally
     (``launch_tiled`` forwards to the unpatched internal ``launch``, so it is counted once), array
-    fills/copies and native helpers such as scans and sorts are not counted.
+    fills/copies and native helpers such as scans and sorts are not counted. A
+    ``warp.launch(..., record_cmd=True)`` only records a launch and is not counted (its replay is).
     """
 
     def __init__(self):
@@ -88,22 +89,27 @@ class LaunchCounter:
         self._saved = None
 
     def __enter__(self) -> LaunchCounter:
-        self._saved = (wp.launch, wp.launch_tiled)
-        launch, launch_tiled = self._saved
+        self._saved = (wp.launch, wp.launch_tiled, wp.Launch.launch)
+        launch, launch_tiled, replay = self._saved
 
         def counted_launch(*args, **kwargs):
-            self.count += 1
+            if not kwargs.get("record_cmd"):
+                self.count += 1
             return launch(*args, **kwargs)
 
         def counted_launch_tiled(*args, **kwargs):
             self.count += 1
             return launch_tiled(*args, **kwargs)
 
-        wp.launch, wp.launch_tiled = counted_launch, counted_launch_tiled
+        def counted_replay(cmd, *args, **kwargs):
+            self.count += 1
+            return replay(cmd, *args, **kwargs)
+
+        wp.launch, wp.launch_tiled, wp.Launch.launch = counted_launch, counted_launch_tiled, counted_replay
         return self
 
     def __exit__(self, *exc) -> None:
-        wp.launch, wp.launch_tiled = self._saved
+        wp.launch, wp.launch_tiled, wp.Launch.launch = self._saved
 
 
 @contextlib.contextmanager

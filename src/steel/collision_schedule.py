@@ -85,6 +85,8 @@ import warp as wp
 
 import newton
 
+from .launches import launch
+
 __all__ = ["CollisionSubstepScheduler"]
 
 _COLLIDE_SHAPES = wp.constant(int(newton.ShapeFlags.COLLIDE_SHAPES))
@@ -162,7 +164,7 @@ def _launch_speed_bound(
     ``speed_max[0]`` (which the planner resets to 0 after reading it)."""
     if shape_count == 0:
         return
-    wp.launch(
+    launch(
         _accumulate_shape_speed_bound,
         dim=shape_count,
         inputs=[shapes, state.body_q, state.body_qd],
@@ -261,7 +263,7 @@ def _raise_shape_gap_to_reserve(
 def _launch_reserve(model: newton.Model, gap_reserve: float, shape_gap_authored: wp.array) -> None:
     """Stash ``model.shape_gap`` into ``shape_gap_authored`` and raise it to ``gap_reserve / 2`` [m]."""
     wp.copy(shape_gap_authored, model.shape_gap)
-    wp.launch(
+    launch(
         _raise_shape_gap_to_reserve,
         dim=model.shape_count,
         inputs=[0.5 * gap_reserve],
@@ -491,7 +493,7 @@ class CollisionSubstepScheduler:
     def _plan(self, state: newton.State, substep: int) -> None:
         """Evaluate the motion bound of ``state`` and decide substep ``substep`` on the device."""
         _launch_speed_bound(self._shape_reach, self._model.shape_count, state, self._speed_max, self._model.device)
-        wp.launch(
+        launch(
             _plan_collision_refresh,
             dim=1,
             inputs=[

@@ -34,6 +34,7 @@ from .joint_model import JointModel
 from .kinematics import JOINT_DISTANCE, JOINT_FREE
 from .spatial import force_cross, motion_dot_force, spatial_inertia, wrench_at_point, wrench_from_point
 from .topology import ArticulationPlan
+from ..launches import launch
 
 
 @wp.func
@@ -188,7 +189,7 @@ def eval_articulation_dynamics(
     """
     if plan.articulation_count == 0:
         return
-    wp.launch(
+    launch(
         _bias_and_mass_matrix,
         dim=plan.articulation_count,
         inputs=[
@@ -293,7 +294,7 @@ def eval_body_parent_f(
     """
     if plan.articulation_count == 0:
         return
-    wp.launch(
+    launch(
         _body_parent_wrench,
         dim=plan.articulation_count,
         inputs=[

@@ -17,6 +17,7 @@ import warp as wp
 
 from .data import ArticulationData
 from .topology import ArticulationPlan
+from ..launches import launch
 
 MIN_PIVOT = wp.constant(1.0e-12)
 
@@ -122,7 +123,7 @@ def factor_mass_matrix(plan: ArticulationPlan, data: ArticulationData) -> None:
     """Cholesky-factor every articulation's ``data.mass_matrix`` into ``data.mass_factor``."""
     if plan.articulation_count == 0:
         return
-    wp.launch(
+    launch(
         _cholesky,
         dim=plan.articulation_count,
         inputs=[plan.dof_count_per_articulation, plan.mass_start, data.mass_matrix],
@@ -140,7 +141,7 @@ def solve_mass_matrix(
     """
     if plan.articulation_count == 0:
         return
-    wp.launch(
+    launch(
         _solve,
         dim=plan.articulation_count,
         inputs=[plan.dof_start, plan.dof_count_per_articulation, plan.mass_start, data.mass_factor, rhs, float(scale)],
@@ -273,7 +274,7 @@ def tree_factor_mass_matrix(plan: ArticulationPlan, data: ArticulationData) -> N
     """``H = L^T L`` for every articulation into ``data.mass_factor`` (needs ``plan.tree_factor_ok``)."""
     if plan.articulation_count == 0:
         return
-    wp.launch(_tree_factor, dim=plan.articulation_count,
+    launch(_tree_factor, dim=plan.articulation_count,
               inputs=[plan.dof_start, plan.dof_count_per_articulation, plan.mass_start, plan.dof_parent,
                       data.mass_matrix],
               outputs=[data.mass_factor], device=plan.device)
@@ -284,7 +285,7 @@ def tree_solve_mass_matrix(plan: ArticulationPlan, data: ArticulationData, rhs: 
     """``x = scale * H^-1 rhs`` with the tree-sparse factor."""
     if plan.articulation_count == 0:
         return
-    wp.launch(_tree_solve, dim=plan.articulation_count,
+    launch(_tree_solve, dim=plan.articulation_count,
               inputs=[plan.dof_start, plan.dof_count_per_articulation, plan.mass_start, plan.dof_parent,
                       data.mass_factor, rhs, float(scale)],
               outputs=[x], device=plan.device)

@@ -24,6 +24,7 @@ import newton
 
 from .joint_model import JointModel, joint_model
 from .kinematics import JOINT_BALL, JOINT_D6, JOINT_DISTANCE, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
+from ..launches import launch
 
 
 @wp.func
@@ -127,7 +128,7 @@ def integrate_joints(
     """
     if model.joint_count == 0:
         return
-    wp.launch(
+    launch(
         _integrate_joints,
         dim=model.joint_count,
         inputs=[

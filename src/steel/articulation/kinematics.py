@@ -39,6 +39,7 @@ from .data import ArticulationData
 from .joint_model import JointModel
 from .spatial import motion_cross, prismatic_column, revolute_column, twist_at_point
 from .topology import ArticulationPlan
+from ..launches import launch
 
 JOINT_PRISMATIC = wp.constant(int(newton.JointType.PRISMATIC))
 JOINT_REVOLUTE = wp.constant(int(newton.JointType.REVOLUTE))
@@ -273,7 +274,7 @@ def eval_articulation_kinematics(
     """
     if plan.articulation_count == 0:
         return
-    wp.launch(
+    launch(
         _forward_kinematics,
         dim=plan.articulation_count,
         inputs=[plan.tree_start, plan.tree_joint, plan.joints, joint_q, joint_qd],
@@ -329,7 +330,7 @@ def eval_articulation_jacobian(
     """
     if plan.articulation_count == 0:
         return
-    wp.launch(
+    launch(
         _jacobian,
         dim=(plan.articulation_count, plan.max_joint_count),
         inputs=[

@@ -5,6 +5,7 @@ import pytest
 import warp as wp
 
 import newton
+from steel.launches import recorded_launches
 from steel.solvers import SolverSteel
 
 from .scenes import G
@@ -145,30 +146,22 @@ def test_fused_velocity_limit_clamps_a_driven_dof():
     assert SolverSteel(model, enable_joint_velocity_limits=True).velocity_limits_fused is False
 
 
-def _launches(model, solver, control, monkeypatch):
+def _launches(model, solver, control):
     """Kernel names launched by one step (after a warm-up step)."""
     _run(model, solver, 1, control=control)
-    launched = []
-    launch = wp.launch
-
-    def counting(kernel, *args, **kwargs):
-        launched.append(kernel.key)
-        return launch(kernel, *args, **kwargs)
-
-    monkeypatch.setattr(wp, "launch", counting)
-    _run(model, solver, 1, control=control)
-    monkeypatch.undo()
-    return launched
+    with recorded_launches() as kernels:
+        _run(model, solver, 1, control=control)
+    return [k.key for k in kernels]
 
 
-def test_joint_rows_cost_one_launch_and_nothing_when_off(monkeypatch):
+def test_joint_rows_cost_one_launch_and_nothing_when_off():
     """Limits, joint friction and velocity limits share one launch over the joints; drive rows add one and the
     velocity-limit prescale one; the plain step launches none of them (the options off cost nothing)."""
     model = _hinge(target_kd=50.0, effort_limit=1000.0)
     control = model.control()
-    plain = _launches(model, SolverSteel(model), control, monkeypatch)
+    plain = _launches(model, SolverSteel(model), control)
     full = _launches(model, SolverSteel(model, drive_mode="rows", enable_joint_limits=True, enable_joint_friction=True,
-                                         enable_joint_velocity_limits=True), control, monkeypatch)
+                                         enable_joint_velocity_limits=True), control)
     assert not any("rows" in k or "prescale" in k for k in plain), plain
     assert len(full) == len(plain) + 3, (plain, full)
     assert sum("_prescale" in k for k in full) == 1, full

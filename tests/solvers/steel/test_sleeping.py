@@ -13,6 +13,7 @@ import pytest
 import warp as wp
 
 import newton
+from steel.launches import recorded_launches
 from steel.solvers import SolverSteel
 
 from .scenes import G, pendulum, single_box
@@ -546,20 +547,13 @@ def test_islands_match_a_union_find_of_the_contacts():
     assert (sizes == 6).sum() == 2 and (~want_supported).sum() == 4
 
 
-def test_all_asleep_step_skips_kinematics_and_the_solve(asleep_box, monkeypatch):
+def test_all_asleep_step_skips_kinematics_and_the_solve(asleep_box):
     """A step with every island asleep launches only sleeping's own kernels, at most five (wake
     checks, two island passes, the awake collection, the publish): no kinematics, no solve."""
     asleep_box.pipeline.collide(asleep_box.s0, asleep_box.contacts)
-    launched = []
-    launch = wp.launch
-
-    def counting(kernel, *args, **kwargs):
-        launched.append((kernel.module.name, kernel.key))
-        return launch(kernel, *args, **kwargs)
-
-    monkeypatch.setattr(wp, "launch", counting)
-    asleep_box.solver.step(asleep_box.s0, asleep_box.s1, asleep_box.control, asleep_box.contacts, DT)
-    monkeypatch.undo()
+    with recorded_launches() as kernels:
+        asleep_box.solver.step(asleep_box.s0, asleep_box.s1, asleep_box.control, asleep_box.contacts, DT)
+    launched = [(k.module.name, k.key) for k in kernels]
     modules = {m for m, _ in launched}
     assert modules <= {"steel.solvers.steel.sleeping", "steel.solvers.steel.islands"}, launched
     assert len(launched) <= 5, launched

@@ -54,6 +54,7 @@ from ...articulation.integrate import integrate_joint_coordinates
 from ...articulation.joint_model import JointModel
 from ...articulation.kinematics import JOINT_DISTANCE, JOINT_FREE, articulation_forward_kinematics
 from .mimic import apply_mimic_accelerations, apply_mimic_coordinates, fold_mimic_rows
+from ...launches import launch
 
 # Fastest a limit returns a DOF that started the step at rest [rad/s or m/s] (see the module docstring).
 LIMIT_PUSH_OUT_SPEED_MAX = wp.constant(10.0)
@@ -305,7 +306,7 @@ def advance_joints(
     if plan.articulation_count == 0:
         return
     mass_start, mass_matrix, mass_factor = mass or (plan.mass_start, data.mass_matrix, data.mass_factor)
-    wp.launch(
+    launch(
         _advance,
         dim=plan.articulation_count,
         inputs=[

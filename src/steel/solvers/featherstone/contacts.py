@@ -65,6 +65,7 @@ from __future__ import annotations
 import warp as wp
 
 import newton
+from ...launches import launch
 
 
 @wp.func
@@ -356,7 +357,7 @@ def eval_contact_forces(
     """
     if contacts is None or contacts.rigid_contact_max == 0 or model.body_count == 0:
         return
-    wp.launch(
+    launch(
         _contact_forces,
         dim=contacts.rigid_contact_max,
         inputs=[

@@ -84,6 +84,7 @@ from ...articulation.kinematics import (
     articulation_forward_kinematics,
 )
 from .mimic import apply_mimic_coordinates
+from ...launches import launch
 
 KINEMATIC_ARMATURE = wp.constant(1.0e10)  # effective armature of a kinematic joint [kg or kg·m²]
 PI = wp.constant(3.14159265358979)
@@ -317,7 +318,7 @@ def eval_kinematics_and_joint_forces(
     """
     if plan.articulation_count == 0:
         return
-    wp.launch(
+    launch(
         _kinematics_and_joint_forces,
         dim=plan.articulation_count,
         inputs=[

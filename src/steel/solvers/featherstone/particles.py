@@ -33,6 +33,7 @@ from __future__ import annotations
 import warp as wp
 
 import newton
+from ...launches import launch
 
 PARTICLE_ACTIVE = wp.constant(int(newton.ParticleFlags.ACTIVE))
 
@@ -132,7 +133,7 @@ class ParticleStepper:
         m = self.model
         if self.oracle is None or contacts is None or m.body_count == 0 or not contacts.soft_contact_max:
             return
-        wp.launch(
+        launch(
             _soft_contact_reactions,
             dim=contacts.soft_contact_max,
             inputs=[

@@ -46,6 +46,7 @@ from .validate import check_dof_inertia, check_joint_limits, warn_start_outside_
 from ..inputs import as_python_scalar, check_control, check_dt, check_model_type, check_state
 
 from newton.solvers.experimental.coupled import CouplingInterface
+from ...launches import launch
 
 _REBUILD_FLAGS = (
     newton.ModelFlags.BODY_PROPERTIES
@@ -489,7 +490,7 @@ class _OutsideCopy:
         if self.count == 0 or state_in is state_out:
             return
         m = self.model
-        wp.launch(
+        launch(
             _copy_outside,
             dim=self.count,
             inputs=[self.bodies, self.joints, m.joint_q_start, m.joint_qd_start]

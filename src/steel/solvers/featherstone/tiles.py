@@ -60,6 +60,7 @@ import newton
 
 from ...articulation.dynamics import body_spatial_inertia
 from ...articulation.joint_model import JointModel
+from ...launches import launch
 
 CUDA_BLOCK_DIM = 64  # threads per articulation on CUDA; the CPU runs tile kernels with one
 
@@ -265,7 +266,7 @@ class TileMassMatrix:
         """Rebuild ``H`` (and, fused, its factor) from the kinematics of this step; one launch plus one per group."""
         if not self.groups:
             return
-        wp.launch(
+        launch(
             _jacobian_products,
             dim=plan.articulation_count,
             inputs=[

@@ -23,6 +23,7 @@ import warp as wp
 
 from ...articulation.integrate import integrate_joints
 from ...articulation.kinematics import JOINT_DISTANCE, JOINT_FREE
+from ...launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -90,7 +91,7 @@ def _finish_velocities(
 def _finish(solver, state_in, dt: float, qd_solved, qd_out) -> None:
     model = solver.model
     attrs = solver.attributes
-    wp.launch(
+    launch(
         _finish_velocities,
         dim=model.joint_count,
         inputs=[

@@ -44,6 +44,7 @@ import numpy as np
 import warp as wp
 
 from .rows.surface_velocity import surface_velocity_arrays
+from ...launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -226,7 +227,7 @@ def label_islands(solver, islands: Islands, contacts, joint_qd, articulation_wak
 
     def one_pass():
         islands.changed.zero_()
-        wp.launch(_propagate, dim=dim, inputs=inputs, outputs=outputs, device=dev)
+        launch(_propagate, dim=dim, inputs=inputs, outputs=outputs, device=dev)
 
     one_pass()
     wp.capture_while(islands.changed, one_pass)

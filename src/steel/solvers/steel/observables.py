@@ -25,6 +25,7 @@ from newton.solvers import SolverBase
 from ...articulation import eval_body_parent_f
 from .sleeping import skipping_asleep
 from .data import RowBuffers
+from ...launches import launch
 
 
 class SteelObservableKind(SolverBase.ObservableKind):
@@ -109,7 +110,7 @@ def write_observables(solver, observables, contacts, state_in, dt: float) -> Non
         solver.body_contact_f.zero_()
         body_contact_f = solver.body_contact_f
     if contacts is not None and (want_contact or want_parent) and contacts.rigid_contact_max > 0:
-        wp.launch(
+        launch(
             _contact_wrenches,
             dim=contacts.rigid_contact_max,
             inputs=[

@@ -35,6 +35,7 @@ import warp as wp
 from ...articulation.factor import factor_solve
 from ...articulation.kinematics import JOINT_D6, JOINT_DISTANCE, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
 from ...articulation.spatial import skew
+from ...launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -117,7 +118,7 @@ def eval_joint_forces(solver, state, control, dt: float, joint_qd: wp.array) -> 
     model = solver.model
     if model.joint_count == 0:
         return
-    wp.launch(
+    launch(
         _joint_forces,
         dim=model.joint_count,
         inputs=[
@@ -207,7 +208,7 @@ def predict_velocity(solver, joint_qd: wp.array, dt: float) -> None:
     plan, data = solver.core.plan, solver.core.data
     if plan.articulation_count == 0:
         return
-    wp.launch(
+    launch(
         _predict_velocity,
         dim=plan.articulation_count,
         inputs=[
@@ -253,6 +254,6 @@ def flag_changed_diagonal(solver) -> wp.array:
     solver.diag_changed.zero_()
     n = solver.model.joint_dof_count
     if n:
-        wp.launch(_flag_changed_diagonal, dim=n, inputs=[solver.dof_diag, solver.dof_diag_factored],
+        launch(_flag_changed_diagonal, dim=n, inputs=[solver.dof_diag, solver.dof_diag_factored],
                   outputs=[solver.diag_changed], device=solver.model.device)
     return solver.diag_changed

@@ -76,6 +76,7 @@ import newton
 
 from .islands import label_islands, start_label
 from .sleep_state import SleepArrays, SleepState
+from ...launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -215,7 +216,7 @@ def begin_step(solver, sleep: SleepState, state_in, control, contacts) -> None:
     gravity_count = min(gravity.shape[0], sleep.world_count) if gravity is not None else 0
     body_f = state_in.body_f if model.body_count and state_in.body_f is not None else None
     joint_f = control.joint_f if model.joint_dof_count and control is not None else None
-    wp.launch(_begin_step, dim=max(sleep.articulation_count, sleep.world_count),
+    launch(_begin_step, dim=max(sleep.articulation_count, sleep.world_count),
               inputs=[sleep.articulation_count, sleep.world_count, gravity_count, int(body_f is not None),
                       int(joint_f is not None), int(contacts.rigid_contact_max) if has_contacts else 0, sleep.arrays,
                       gravity if gravity is not None else sleep.no_vec3,
@@ -242,7 +243,7 @@ def wake_worlds(solver, sleep: SleepState, mask) -> None:
         wake_all(sleep)
         return
     if sleep.articulation_count:
-        wp.launch(_wake_masked_worlds, dim=sleep.articulation_count, inputs=[sleep.articulation_world, mask],
+        launch(_wake_masked_worlds, dim=sleep.articulation_count, inputs=[sleep.articulation_world, mask],
                   outputs=[sleep.articulation_asleep, sleep.articulation_timer], device=solver.model.device)
 
 
@@ -289,7 +290,7 @@ def _collect_island_awake(sl: SleepArrays):
 def collect_island_awake(solver, sleep: SleepState) -> None:
     """Mark every island that is awake or must wake (``island_awake`` at its label) and set the
     step's flag when there is one; nothing else of sleeping runs in a step without one."""
-    wp.launch(_collect_island_awake, dim=sleep.articulation_count, inputs=[sleep.arrays], device=solver.model.device)
+    launch(_collect_island_awake, dim=sleep.articulation_count, inputs=[sleep.arrays], device=solver.model.device)
 
 
 @wp.kernel
@@ -302,7 +303,7 @@ def _wake_islands(sl: SleepArrays):
 def wake_islands(solver, sleep: SleepState) -> None:
     """Every member of an island ``collect_island_awake`` marked is awake from here on, before the
     input's forward kinematics, which skips asleep articulations when their rows are skipped."""
-    wp.launch(_wake_islands, dim=sleep.articulation_count, inputs=[sleep.arrays], device=solver.model.device)
+    launch(_wake_islands, dim=sleep.articulation_count, inputs=[sleep.arrays], device=solver.model.device)
 
 
 @wp.kernel
@@ -361,10 +362,10 @@ def update_sleep(solver, sleep: SleepState, state_in, dt: float) -> None:
     input: advance the quiet timers, put quiet islands to sleep and record the frozen state of
     every asleep articulation."""
     dev, n = solver.model.device, sleep.articulation_count
-    wp.launch(_advance_timers, dim=n,
+    launch(_advance_timers, dim=n,
               inputs=[float(dt), sleep.linear_threshold, sleep.angular_threshold, sleep.arrays, solver.body_qd_in],
               device=dev)
-    wp.launch(_fall_asleep, dim=n, inputs=[wp.float32(sleep.quiet_time), sleep.arrays, state_in.joint_q,
+    launch(_fall_asleep, dim=n, inputs=[wp.float32(sleep.quiet_time), sleep.arrays, state_in.joint_q,
                                            state_in.body_q], device=dev)
 
 
@@ -475,7 +476,7 @@ def freeze_outputs(solver, sleep: SleepState, state_out) -> None:
         return
     model = solver.model
     nc, nd, nb = model.joint_coord_count, model.joint_dof_count, model.body_count
-    wp.launch(_freeze_finite_trials, dim=sleep.articulation_count,
+    launch(_freeze_finite_trials, dim=sleep.articulation_count,
               inputs=[sleep.arrays, state_out.joint_q if nc else sleep.no_float,
                       state_out.joint_qd if nd else sleep.no_float, state_out.body_q if nb else sleep.no_transform,
                       state_out.body_qd if nb else sleep.no_spatial], device=model.device)
@@ -490,7 +491,7 @@ def _launch_publish(solver, sleep: SleepState, state_in, state_out, copy_others:
     for state in (state_in, state_out):
         arrays += [state.joint_q if nc else sleep.no_float, state.joint_qd if nd else sleep.no_float,
                    state.body_q if nb else sleep.no_transform, state.body_qd if nb else sleep.no_spatial]
-    wp.launch(_publish, dim=max(nc, nd, nb), inputs=[nc, nd, nb, int(copy_others), sleep.arrays, *arrays],
+    launch(_publish, dim=max(nc, nd, nb), inputs=[nc, nd, nb, int(copy_others), sleep.arrays, *arrays],
               device=model.device)
 
 
@@ -536,7 +537,7 @@ def _zero_asleep_contact_f(
 def write_body_awake(solver, sleep: SleepState, body_awake) -> None:
     """``body_awake[b]``: True unless body ``b``'s articulation is asleep."""
     if solver.model.body_count:
-        wp.launch(_body_awake, dim=solver.model.body_count, inputs=[sleep.body_articulation, sleep.articulation_asleep],
+        launch(_body_awake, dim=solver.model.body_count, inputs=[sleep.body_articulation, sleep.articulation_asleep],
                   outputs=[body_awake], device=solver.model.device)
 
 
@@ -549,7 +550,7 @@ def write_sleep_observables(solver, sleep: SleepState, observables, contacts) ->
         write_body_awake(solver, sleep, observables.body_awake)
     if (sleep.skip_constraints and observables.is_requested("contact_f") and observables.contact_f is not None
             and contacts is not None and contacts.rigid_contact_max > 0):
-        wp.launch(_zero_asleep_contact_f, dim=contacts.rigid_contact_max,
+        launch(_zero_asleep_contact_f, dim=contacts.rigid_contact_max,
                   inputs=[solver.model.shape_body, sleep.body_articulation, sleep.articulation_asleep,
                           contacts.rigid_contact_count, contacts.rigid_contact_shape0, contacts.rigid_contact_shape1],
                   outputs=[observables.contact_f], device=solver.model.device)

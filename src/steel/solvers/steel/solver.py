@@ -52,6 +52,7 @@ from .rows.warmstart import check_contacts as check_warm_start_contacts
 from .sleeping import (SleepState, check_sleeping_model, step_with_sleeping, wake_changed, wake_worlds,
                        write_body_awake)
 from .tables import SteelTables, cross_world_global_bodies
+from ...launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -351,7 +352,7 @@ class SolverSteel(SolverBase, SteelCoupling):
 
     def qdd_solved_from(self, state_in, dt: float) -> None:
         """``self.qdd = (qd_solved - qd_in) / dt``: the accelerations the step applies [per s²]."""
-        wp.launch(_difference_quotient, dim=self.model.joint_dof_count,
+        launch(_difference_quotient, dim=self.model.joint_dof_count,
                   inputs=[self.qd, self.input_velocity(state_in), float(dt)],
                   outputs=[self.qdd], device=self.model.device)
 
@@ -486,7 +487,7 @@ class SolverSteel(SolverBase, SteelCoupling):
             self._last_dt = None
         else:
             forget_worlds(self, mask)
-            wp.launch(_reset_worlds, dim=self.rows.world_count + 1, inputs=[mask],
+            launch(_reset_worlds, dim=self.rows.world_count + 1, inputs=[mask],
                       outputs=[self.rows.constraint_overflow, self.rows.world_rows_dropped], device=self.model.device)
         if self.sleep is not None:
             wake_worlds(self, self.sleep, mask)  # sleeping.py: the selected worlds wake

@@ -6,6 +6,8 @@ import warp as wp
 
 import newton
 
+from ...launches import launch
+
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
 
@@ -65,7 +67,7 @@ def reset_bodies(model, state, world_mask, flags: int) -> None:
         padded = wp.zeros(mask.shape[0] + 1, dtype=wp.bool, device=model.device)
         wp.copy(padded, mask, count=mask.shape[0])
         mask = padded
-    wp.launch(
+    launch(
         _reset_bodies, dim=model.body_count,
         inputs=[model.body_world, mask if mask is not None else wp.zeros(1, dtype=wp.bool, device=model.device),
                 int(mask is not None), copy_q, copy_qd, model.body_q, model.body_qd],

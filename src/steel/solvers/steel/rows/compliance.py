@@ -51,6 +51,7 @@ import warnings
 import warp as wp
 
 import newton
+from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -179,7 +180,7 @@ class ComplianceCounters:
         self.counts.zero_()
         device = solver.model.device
         capturing = bool(device.is_cuda and device.is_capturing)
-        wp.launch(
+        launch(
             _count_compliant,
             dim=contacts.rigid_contact_max,
             inputs=[int(solver.options.enable_restitution), int(capturing), contacts.rigid_contact_count,

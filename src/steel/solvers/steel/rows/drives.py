@@ -32,6 +32,7 @@ import warp as wp
 from ....articulation.kinematics import JOINT_D6, JOINT_PRISMATIC, JOINT_REVOLUTE
 from ..data import FAMILY_ARTICULATED, ROW_DRIVE, RowBuffers
 from .common import JointRowModel, joint_row_model, joint_row_owner, reserve_rows, write_dof_row
+from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -86,7 +87,7 @@ def build_drive_rows(solver, joint_q, control, dt: float) -> None:
     model = solver.model
     if not model.joint_count:
         return
-    wp.launch(
+    launch(
         _drive_rows,
         dim=model.joint_count,
         inputs=[

@@ -44,6 +44,7 @@ from ....articulation.checks import joint_name
 from ....articulation.kinematics import JOINT_BALL, JOINT_D6, JOINT_PRISMATIC, JOINT_REVOLUTE
 from ..data import FAMILY_ARTICULATED, ROW_BOX, RowBuffers
 from .common import JointRowModel, reserve_rows, write_dof_row
+from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -205,7 +206,7 @@ class JointFriction:
         if coefficient is None or coefficient.shape != (model.joint_dof_count,):
             raise ValueError(f"steel:{LOAD_ATTRIBUTE} must stay an array of one value per joint DOF "
                              f"({model.joint_dof_count})")
-        wp.launch(_free_accelerations, dim=model.joint_dof_count,
+        launch(_free_accelerations, dim=model.joint_dof_count,
                   inputs=[solver.qd, solver.input_velocity(state_in), float(dt)], outputs=[self.qdd_free],
                   device=model.device)
         eval_body_parent_f(model, solver.core.plan, solver.core.data, state_in.body_q, self.qdd_free, self.body_load_f)

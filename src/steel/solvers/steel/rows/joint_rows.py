@@ -18,6 +18,7 @@ from .joint_friction import friction_rows_of_joint
 from .limits import limit_rows_of_joint
 from .mimic import MimicModel, mimic_rows_of_joint
 from .velocity_limits import velocity_limit_rows_of_joint, velocity_limits_fused
+from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -85,7 +86,7 @@ def build_joint_rows(solver, state_in, dt: float) -> None:
     if friction is not None:
         coefficient, body_load_f = friction.prepare(solver, state_in, dt)
         use_load = friction.use_load
-    wp.launch(
+    launch(
         _joint_rows,
         dim=model.joint_count,
         inputs=[

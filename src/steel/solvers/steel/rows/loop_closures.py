@@ -47,6 +47,7 @@ from ....articulation.kinematics import JOINT_FIXED, JOINT_REVOLUTE
 from ..data import FAMILY_ARTICULATED, ROW_BOX, RowBuffers
 from .common import (JointRowModel, add_point_jacobian, joint_row_model, reserve_rows, side_offset,
                      write_dof_row)
+from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -208,7 +209,7 @@ class LoopClosures:
         if not self.count:
             return
         model, core = self.model, solver.core
-        wp.launch(
+        launch(
             _closure_rows,
             dim=self.count,
             inputs=[

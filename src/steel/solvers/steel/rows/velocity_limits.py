@@ -38,6 +38,7 @@ import warp as wp
 from ....articulation.kinematics import JOINT_D6, JOINT_PRISMATIC, JOINT_REVOLUTE
 from ..data import FAMILY_ARTICULATED, ROW_CLAMP, ROW_SPEED_LIMIT, RowBuffers
 from .common import JointRowModel, reserve_rows, write_dof_row
+from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -169,7 +170,7 @@ def prescale_velocity_limits(solver, joint_qd: wp.array) -> wp.array:
     model, plan, prescale = solver.model, solver.core.plan, solver.prescale
     dim = plan.articulation_count + prescale.loose_count
     if dim:
-        wp.launch(
+        launch(
             _prescale,
             dim=dim,
             inputs=[

@@ -48,6 +48,8 @@ from __future__ import annotations
 
 import warp as wp
 
+from ....launches import launch
+
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
 PARTICLE_CONTACT_CAPACITY = 8  # shape contacts one particle can use in one step
@@ -221,7 +223,7 @@ def prepare_contacts(model, state_in, state_out, contacts, work, dt: float, exte
     body_qd_in = state_in.body_qd if model.body_count else work.empty_twist
     body_q_out = state_out.body_q if model.body_count else work.empty_transform
     lists = coupling.lists() if coupling is not None else work.no_body_lists
-    wp.launch(
+    launch(
         _prepare_contacts,
         dim=contacts.soft_contact_max,
         inputs=[model.particle_radius, model.shape_body, model.shape_margin, model.shape_material_ke,
@@ -264,7 +266,7 @@ def ramp_contacts(model, state_out, work) -> None:
     if work.contact_data.ramp == 0 or work.ramp_records is None:
         return
     count, particle, size = work.ramp_records
-    wp.launch(_ramp_contacts, dim=size, inputs=[work.contact_data, count, particle, state_out.particle_q,
+    launch(_ramp_contacts, dim=size, inputs=[work.contact_data, count, particle, state_out.particle_q,
                                                 float(work.ramp_beta)], device=model.device)
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import warp as wp
 
+from ....launches import launch
+
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
 
@@ -25,7 +27,7 @@ def _particle_velocities(
 
 def finish_particles(model, state_out, work, dt: float) -> None:
     """Write ``state_out.particle_qd`` from ``state_out.particle_q`` and ``work.particle_q_prev``."""
-    wp.launch(
+    launch(
         _particle_velocities,
         dim=model.particle_count,
         inputs=[float(dt), work.particle_q_prev, state_out.particle_q],

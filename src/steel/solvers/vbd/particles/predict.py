@@ -53,6 +53,7 @@ from __future__ import annotations
 import warp as wp
 
 import newton
+from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -117,7 +118,7 @@ def _predict_particles(
 
 def predict_particles(model, state_in, state_out, work, dt: float) -> None:
     """Write ``work.particle_q_prev``, ``work.particle_inertia`` and the first iterate into ``state_out.particle_q``."""
-    wp.launch(
+    launch(
         _predict_particles,
         dim=model.particle_count,
         inputs=[model.particle_flags, model.particle_inv_mass, model.particle_world, model.gravity, float(dt),

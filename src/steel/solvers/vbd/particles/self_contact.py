@@ -55,6 +55,7 @@ from .self_contact_detect import (
     vertex_primitive_table,
 )
 from .self_contact_force import SelfContactData, truncate_displacement
+from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -203,22 +204,22 @@ class SelfContact:
         self._prepare(particle_q)
         if self.tri_bvh is not None:
             self.tri_bvh.refit()
-            wp.launch(detect_vertex_triangle, dim=n,
+            launch(detect_vertex_triangle, dim=n,
                       inputs=[self.tri_bvh.id, self.tri_indices, self.filters, self.margin, particle_q],
                       outputs=[self.vt_tri, self.vt_count, self.vertex_min_dist, self.tri_min_dist,
                                self.incident_count, self.overflow_count], device=dev)
         if self.edge_bvh is not None:
             self.edge_bvh.refit()
-            wp.launch(detect_edge_edge, dim=self.edge_count,
+            launch(detect_edge_edge, dim=self.edge_count,
                       inputs=[self.edge_bvh.id, self.edge_indices, self.filters, self.margin, particle_q],
                       outputs=[self.ee_edge, self.ee_count, self.edge_min_dist, self.incident_count,
                                self.overflow_count], device=dev)
         wp.utils.array_scan(self.incident_count, self.incident_end, inclusive=True)
-        wp.launch(file_incident_entries, dim=n + (self.edge_count if self.edge_bvh is not None else 0),
+        launch(file_incident_entries, dim=n + (self.edge_count if self.edge_bvh is not None else 0),
                   inputs=[self.tri_indices, self.edge_indices, n, self.vt_tri, self.vt_count, self.ee_edge,
                           self.ee_count, self.incident_count, self.incident_end],
                   outputs=[self.incident_fill, self.incident_entry], device=dev)
-        wp.launch(vertex_bounds, dim=n,
+        launch(vertex_bounds, dim=n,
                   inputs=[self.vertex_tri_start, self.vertex_tri, self.vertex_edge_start, self.vertex_edge,
                           self.half_relaxation, particle_q, self.vertex_min_dist, self.tri_min_dist,
                           self.edge_min_dist],
@@ -226,7 +227,7 @@ class SelfContact:
 
     def truncate(self, model, particle_q: wp.array) -> None:
         """Pull every free particle of ``particle_q`` back within its bound of the last detection."""
-        wp.launch(_truncate_particles, dim=self.particle_count,
+        launch(_truncate_particles, dim=self.particle_count,
                   inputs=[model.particle_flags, model.particle_inv_mass, self.data], outputs=[particle_q],
                   device=self.device)
 
@@ -264,7 +265,7 @@ class SelfContact:
 
     def _prepare(self, particle_q: wp.array) -> None:
         dim = max(self.tri_count, self.edge_count, self.particle_count)
-        wp.launch(prepare_detection, dim=dim,
+        launch(prepare_detection, dim=dim,
                   inputs=[self.tri_indices, self.edge_indices, self.margin, self.tri_count, self.edge_count,
                           self.particle_count, particle_q],
                   outputs=[self.tri_lower, self.tri_upper, self.edge_lower, self.edge_upper, self.tri_min_dist,

@@ -37,6 +37,7 @@ from .elastic import triangle_snh_force_hessian as triangle_force_hessian  # the
 from .predict import particle_is_free
 from .self_contact import disabled_self_contact
 from .self_contact_force import SelfContactData, self_contact_force_hessian, truncate_displacement
+from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -246,4 +247,4 @@ def sweep_particles(model, state_out, work, iteration: int, dt: float, self_cont
         if tile_families is not None:
             launch_solve_colour_tile(tile_families, inputs, state_out.particle_q, group, dev)
         else:
-            wp.launch(_solve_color, dim=group.shape[0], inputs=inputs, outputs=[state_out.particle_q], device=dev)
+            launch(_solve_color, dim=group.shape[0], inputs=inputs, outputs=[state_out.particle_q], device=dev)
