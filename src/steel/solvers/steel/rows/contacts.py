@@ -61,10 +61,10 @@ from ..data import (FAMILY_ARTICULATED, FAMILY_FREE_BODY, GAP_OPEN_FRACTION, ROW
                     ROW_PATCH, ROW_TORSION, RowBuffers)
 from .adhesion import adhesion_pull
 from .angular import angular_coefficients, angular_row, angular_row_count
-from .common import contact_slots, reserve_rows, side_offset, write_point_jacobian
+from .common import contact_threads, reserve_rows, side_offset, write_point_jacobian
 from .compliance import compliant_law
 from .friction_modes import MODE_INDEX, coupled_contact
-from .history import CarriedRecord, find_record
+from .history import CarriedRecord, find_record, first_record
 from ..sleeping import contact_sleep_inputs
 from .patches import region_roles
 from .shared_anchor import row_points
@@ -242,6 +242,7 @@ def _contact_rows(
     body_qd: wp.array[wp.spatial_vector],
     articulation_origin: wp.array[wp.vec3],
     dof_S: wp.array[wp.spatial_vector],
+    threads: int,
     # Data out (reserved rows and their accounting, then per contact):
     rows: RowBuffers,
     contact_row_out: wp.array[wp.int32],
@@ -254,306 +255,317 @@ def _contact_rows(
     contact_age_out: wp.array[wp.int32],
     contact_carried_out: wp.array[CarriedRecord],
 ):
-    c = wp.tid()  # one thread per contact slot
-    contact_row_out[c] = -1
-    contact_row_count_out[c] = 0
-    if c >= contact_count[0]:
-        return
-    carry = CarriedRecord()  # inactive unless this contact carries a record (rows/history.py)
-    contact_carried_out[c] = carry
-    s0 = contact_shape0[c]
-    s1 = contact_shape1[c]
-    if s0 < 0 or s1 < 0:
-        return
-    b0 = shape_body[s0]
-    b1 = shape_body[s1]
-    moves0 = b0 >= 0 and body_responds[b0] != 0
-    moves1 = b1 >= 0 and body_responds[b1] != 0
-    if not moves0 and not moves1:
-        return
-    world = int(0)
-    if moves1:
-        world = body_row_world[b1]
-    else:
-        world = body_row_world[b0]
-    # Rows of a moving global body (solved with world 0) also flag the global entry when lost.
-    global_entry = int(-1)
-    if (moves0 and body_is_global[b0] != 0) or (moves1 and body_is_global[b1] != 0):
-        global_entry = rows.constraint_overflow.shape[0] - 1
-    if moves0 and moves1 and body_row_world[b0] != body_row_world[b1]:
-        # A moving global body touching a moving body of another world would couple two worlds'
-        # sweeps: no capacity can solve it, so the contact is dropped, counted and flagged.
-        # Each side flags its own entry: the global entry for the global body, the world's otherwise.
-        for side in range(2):
-            b = b0
-            if side == 1:
-                b = b1
-            entry = body_row_world[b]
-            if body_is_global[b] != 0:
-                entry = rows.constraint_overflow.shape[0] - 1
-            else:
-                wp.atomic_add(rows.world_rows_dropped, entry, FAMILY_ARTICULATED, 1)
-            rows.constraint_overflow[entry] = True
-        return
-    # A contact of an asleep island (which touches nothing awake: it would have woken) keeps its
-    # history record unchanged (rows/history.py) and, when its rows are skipped, gets none.
-    asleep = int(0)
-    if sleep_mode != 0 and ((moves0 and articulation_asleep[body_articulation[b0]] != 0)
-                            or (moves1 and articulation_asleep[body_articulation[b1]] != 0)):
-        asleep = 1
-        found = find_record(s0 * shape_count + s1, contact_point0[c], contact_point1[c], history_count[0],
-                            history_key, history_index, history_point0, history_point1)
-        if found >= 0:
-            carry.active = 1
-            carry.point0 = history_point0[found]
-            carry.point1 = history_point1[found]
-            carry.force_n = history_force_n[found]
-            carry.force_t = history_force_t[found]
-            contact_anchor0_out[c] = history_anchor0[found]
-            contact_anchor1_out[c] = history_anchor1[found]
-            contact_age_out[c] = history_age[found]
-            contact_world_out[c] = world
-            contact_carried_out[c] = carry
-        if sleep_mode == 2:
-            return
+    # One thread per slot on CUDA; on the CPU one thread walks every slot in order (contact_threads).
+    # The history's first record of the last shape pair looked up: a pair's contacts lie side by side.
+    searched_key = int(-1)
+    key_start = int(0)
+    for c in range(wp.tid(), wp.min(contact_count[0], contact_normal.shape[0]), threads):
+        contact_row_out[c] = -1
+        contact_row_count_out[c] = 0
+        carry = CarriedRecord()  # inactive unless this contact carries a record (rows/history.py)
+        contact_carried_out[c] = carry
+        s0 = contact_shape0[c]
+        s1 = contact_shape1[c]
+        if s0 < 0 or s1 < 0:
+            continue
+        pair_key = s0 * shape_count + s1  # the history's key (rows/history.py)
+        b0 = shape_body[s0]
+        b1 = shape_body[s1]
+        moves0 = b0 >= 0 and body_responds[b0] != 0
+        moves1 = b1 >= 0 and body_responds[b1] != 0
+        if not moves0 and not moves1:
+            continue
+        world = int(0)
+        if moves1:
+            world = body_row_world[b1]
+        else:
+            world = body_row_world[b0]
+        # Rows of a moving global body (solved with world 0) also flag the global entry when lost.
+        global_entry = int(-1)
+        if (moves0 and body_is_global[b0] != 0) or (moves1 and body_is_global[b1] != 0):
+            global_entry = rows.constraint_overflow.shape[0] - 1
+        if moves0 and moves1 and body_row_world[b0] != body_row_world[b1]:
+            # A moving global body touching a moving body of another world would couple two worlds'
+            # sweeps: no capacity can solve it, so the contact is dropped, counted and flagged.
+            # Each side flags its own entry: the global entry for the global body, the world's otherwise.
+            for side in range(2):
+                b = b0
+                if side == 1:
+                    b = b1
+                entry = body_row_world[b]
+                if body_is_global[b] != 0:
+                    entry = rows.constraint_overflow.shape[0] - 1
+                else:
+                    wp.atomic_add(rows.world_rows_dropped, entry, FAMILY_ARTICULATED, 1)
+                rows.constraint_overflow[entry] = True
+            continue
+        # A contact of an asleep island (which touches nothing awake: it would have woken) keeps its
+        # history record unchanged (rows/history.py) and, when its rows are skipped, gets none.
+        asleep = int(0)
+        if sleep_mode != 0 and ((moves0 and articulation_asleep[body_articulation[b0]] != 0)
+                                or (moves1 and articulation_asleep[body_articulation[b1]] != 0)):
+            asleep = 1
+        # Last step's record of this contact: carried by an asleep one, the warm start's seeds otherwise.
+        found = int(-1)
+        if warm_start != 0 or asleep != 0:
+            if pair_key != searched_key:
+                searched_key = pair_key
+                key_start = first_record(pair_key, history_count[0], history_key)
+            found = find_record(key_start, pair_key, contact_point0[c], contact_point1[c], history_count[0],
+                                history_key, history_index, history_point0, history_point1)
+        if asleep != 0:
+            if found >= 0:
+                carry.active = 1
+                carry.point0 = history_point0[found]
+                carry.point1 = history_point1[found]
+                carry.force_n = history_force_n[found]
+                carry.force_t = history_force_t[found]
+                contact_anchor0_out[c] = history_anchor0[found]
+                contact_anchor1_out[c] = history_anchor1[found]
+                contact_age_out[c] = history_age[found]
+                contact_world_out[c] = world
+                contact_carried_out[c] = carry
+            if sleep_mode == 2:
+                continue
 
-    X0 = _body_pose(b0, body_q)
-    X1 = _body_pose(b1, body_q)
-    n = contact_normal[c]
-    phi = wp.dot(n, wp.transform_point(X1, contact_point1[c]) - wp.transform_point(X0, contact_point0[c]))
-    phi -= contact_margin0[c] + contact_margin1[c]
-    if gap_gate >= 0.0 and phi > gap_gate:
-        return
-    a0 = wp.transform_point(X0, contact_point0[c] + contact_offset0[c])
-    a1 = wp.transform_point(X1, contact_point1[c] + contact_offset1[c])
+        X0 = _body_pose(b0, body_q)
+        X1 = _body_pose(b1, body_q)
+        n = contact_normal[c]
+        phi = wp.dot(n, wp.transform_point(X1, contact_point1[c]) - wp.transform_point(X0, contact_point0[c]))
+        phi -= contact_margin0[c] + contact_margin1[c]
+        if gap_gate >= 0.0 and phi > gap_gate:
+            continue
+        a0 = wp.transform_point(X0, contact_point0[c] + contact_offset0[c])
+        a1 = wp.transform_point(X1, contact_point1[c] + contact_offset1[c])
 
-    mu = 0.5 * (shape_mu[s0] + shape_mu[s1]) * friction_scale
-    stiffness = float(0.0)  # contact_compliance (rows/compliance.py): positive for a compliant contact
-    if compliance_enabled != 0:
-        stiffness = contact_stiffness[c]
-        if stiffness > 0.0 and contact_friction_weight[c] > 0.0:
-            mu *= contact_friction_weight[c]
-    friction = mu > 0.0 and phi <= friction_gap_max
-    friction_kind = ROW_FRICTION
-    # The contact's role in its region (rows/patches.py): a patch anchor, and the torsion row's host.
-    roles = wp.vec2i(1, 1)
-    if (anchor_beta > 0.0 and friction) or patch_torsion_enabled != 0:
-        roles = region_roles(c, contact_count[0], shape_body, contact_shape0, contact_shape1, contact_normal,
-                             contact_point1, body_q)
-    if anchor_beta > 0.0:
-        # Friction patches: only a region's anchors carry the friction pair.
-        friction_kind = ROW_PATCH
-        if friction:
-            friction = roles[0] != 0
-    count = 1
-    if friction:
-        count = 3
-    family = FAMILY_FREE_BODY
-    if (moves0 and body_is_free[b0] == 0) or (moves1 and body_is_free[b1] == 0):
-        family = FAMILY_ARTICULATED
-    if friction and coupled_contact(friction_mode, int(family == FAMILY_FREE_BODY)):
-        friction_kind = ROW_COUPLED  # solved with its normal row (rows/friction_modes.py)
-    # Spin and rolling rows (steel:condim 4/6, rows/angular.py), on free-body contacts only. They need
-    # no sliding friction: they follow the normal row directly when mu is zero.
-    mu_angular = wp.vec2(0.0)
-    if torsion_enabled != 0 and family == FAMILY_FREE_BODY and phi <= friction_gap_max:
-        mu_angular = angular_coefficients(s0, s1, shape_condim, shape_mu_torsional, shape_mu_rolling)
-    first_angular = count
-    count += angular_row_count(mu_angular)
-    # Patch torsion (rows/torsion.py): the first contact of each region of an articulated body whose
-    # shapes carry a radius ends with one torsion row, bounded by r (mu N - sliding) in the sweep.
-    torsion_mu = float(0.0)
-    if patch_torsion_enabled != 0 and family == FAMILY_ARTICULATED and mu > 0.0 and phi <= friction_gap_max:
-        radius = torsion_radius(s0, s1, shape_torsion_radius)
-        if radius > 0.0 and roles[1] != 0:
-            torsion_mu = radius * mu
-            count += 1
-    r = reserve_rows(rows, world, family, count, global_entry)
-    if r < 0:
-        contact_row_out[c] = -2  # lost to the capacity (not excluded on purpose: rows/compliance.py counts it)
-        return
-    contact_row_out[c] = r
-    contact_row_count_out[c] = count
-    contact_world_out[c] = world
-
-    # Normal row target.
-    target = float(0.0)
-    if phi > 0.0:
-        target = -speculative_scale * phi / dt
-    else:
-        target = -baumgarte * phi / dt
-        max_push = _DEPENETRATION_SPEED_MAX
-        if moves0 and body_is_free[b0] != 0:
-            max_push = wp.min(max_push, body_max_depenetration[b0])
-        if moves1 and body_is_free[b1] != 0:
-            max_push = wp.min(max_push, body_max_depenetration[b1])
-        target = wp.min(target, max_push)
-    # Closing speed at the start of the step, at the normal row's points (rows/shared_anchor.py):
-    # decides rebounds, and marks impacts, whose impulse is a one-off and must not seed the next step
-    # (see rows/history.py).
-    pn0, pn1 = row_points(0, ROW_CONTACT, a0, a1, shared_anchor, friction_shared_anchor)
-    u0 = wp.dot(n, _point_velocity(b1, pn1, body_q, body_qd, body_com, body_articulation)
-                - _point_velocity(b0, pn0, body_q, body_qd, body_com, body_articulation))
-    reaches = phi + dt * u0 <= 0.0
-    contact_impact_out[c] = int(-u0 >= wp.min(restitution_threshold, IMPACT_SPEED) and reaches)
-    # Velocity-only sweeps (velocity_iterations): no position bias. A positive gap keeps its
-    # allowance while its linearized end-of-step gap stays open (the sweep tests gap_speed).
-    velocity_target = float(0.0)
-    gap_speed = float(-1.0e30)
-    if phi > 0.0:
-        velocity_target = target
-        gap_speed = -(1.0 - GAP_OPEN_FRACTION) * phi / dt
-    # contact_regularization acts on penetrating rows only: speculative rows and rebounds stay rigid.
-    row_regularization = float(0.0)
-    if phi <= 0.0:
-        row_regularization = regularization
-    softness = float(0.0)
-    if stiffness > 0.0:
-        # The spring-damper law replaces the rigid one; a compliant contact never rebounds (a positive
-        # restitution is rejected at step, rows/compliance.py).
-        law = compliant_law(phi, stiffness, contact_damping[c], dt)
-        target = law[0]
-        softness = law[1]
-        velocity_target = 0.0
-        gap_speed = -1.0e30
-    elif restitution_enabled != 0 and -u0 >= restitution_threshold and reaches:
-        e = wp.clamp(0.5 * (shape_restitution[s0] + shape_restitution[s1]), 0.0, 1.0)
-        if e > 0.0:
-            row_regularization = 0.0
-            target = -e * u0
-            velocity_target = target  # an impact keeps its rebound target
-            gap_speed = -1.0e30
-
-    # Sweep key: the mean height of the two bodies (a static side counts at its contact point).
-    # Every contact of one body pair gets the same key, so the sweep finds them side by side and
-    # solves them as one group (see pgs.py).
-    up = -wp.normalize(gravity[0])
-    h0 = wp.dot(a0, up)
-    if b0 >= 0:
-        h0 = wp.dot(wp.transform_point(X0, body_com[b0]), up)
-    h1 = wp.dot(a1, up)
-    if b1 >= 0:
-        h1 = wp.dot(wp.transform_point(X1, body_com[b1]), up)
-    key = 0.5 * (h0 + h1)
-    t1 = _tangent(n)
-    t2 = wp.cross(n, t1)
-    # A moving surface (rows/surface_velocity.py): friction drives (v1 - v0)_t toward -s_t.
-    surface_t = surface_tangent_velocity(c, surface_velocity_enabled, contact_surface_velocity, n)
-    for k in range(count):
-        row = r + k
-        d = n
-        kind = ROW_CONTACT
-        row_mu = mu
-        angular = int(0)
-        if torsion_mu > 0.0 and k == count - 1:
-            kind = ROW_TORSION
-            row_mu = torsion_mu
-            angular = 1
-        elif k >= first_angular:
-            kind, d, row_mu = angular_row(k - first_angular, mu_angular, n, t1, t2)
-            angular = 1
-        elif k == 1:
-            d = t1
-            kind = friction_kind
-        elif k == 2:
-            d = t2
-            kind = friction_kind
-        p0, p1 = row_points(k, kind, a0, a1, shared_anchor, friction_shared_anchor)
-        _write_side(rows, row, 0, b0, p0, d, -1.0, angular, body_articulation, body_responds, art_dof_start,
-                    art_dof_count, art_mass_start, articulation_origin, body_joint, joint_parent_joint,
-                    joint_qd_start, dof_S)
-        _write_side(rows, row, 1, b1, p1, d, 1.0, angular, body_articulation, body_responds, art_dof_start,
-                    art_dof_count, art_mass_start, articulation_origin, body_joint, joint_parent_joint,
-                    joint_qd_start, dof_S)
-        rows.kind[row] = kind
-        rows.inv_mass[row] = -1.0  # response not formed yet (see pgs.py)
-        surface_target = float(0.0)
-        if angular == 0 and k > 0:
-            surface_target = -wp.dot(surface_t, d)
-        rows.target[row] = surface_target
-        rows.velocity_target[row] = surface_target  # friction: no anchor correction in the velocity sweeps
-        rows.gap_speed[row] = -1.0e30
-        rows.mu[row] = row_mu
-        rows.impulse[row] = 0.0
-        rows.preload[row] = 0.0
-        rows.regularization[row] = 0.0
-        rows.compliance[row] = 0.0
-        rows.contact[row] = c
-        rows.dir[row] = d
-        if angular != 0:
-            rows.dir[row] = wp.vec3(0.0)  # a torque: no share in contact_f or the friction history
-        rows.key[row] = key
-        rows.body[row, 0] = b0
-        rows.body[row, 1] = b1
-    rows.target[r] = target
-    rows.regularization[r] = row_regularization
-    rows.compliance[r] = softness
-    rows.velocity_target[r] = velocity_target
-    rows.gap_speed[r] = gap_speed
-    rows.preload[r] = -adhesion_pull(s0, s1, adhesion_enabled, shape_adhesion) * dt  # rows/adhesion.py
-
-    # Friction history: warm start and anchors (see rows/history.py).
-    anchor0 = contact_point0[c] + contact_offset0[c]
-    anchor1 = contact_point1[c] + contact_offset1[c]
-    # Ahead by the surface's displacement over this step, so a contact riding a moving surface reads
-    # no slip next step (rows/surface_velocity.py).
-    surface_shift = surface_t * dt
-    if surface_velocity_enabled != 0:
-        anchor1 = wp.transform_point(wp.transform_inverse(X1), a1 + surface_shift)
-    contact_release1_out[c] = anchor1  # where the history re-anchors a released (sliding) contact
-    rec = int(-1)
-    if warm_start != 0:
-        rec = find_record(s0 * shape_count + s1, contact_point0[c], contact_point1[c], history_count[0],
-                          history_key, history_index, history_point0, history_point1)
-    age = int(0)
-    if rec >= 0:
-        age = history_age[rec] + 1
-        if age >= SETTLED_AGE:
-            rows.impulse[r] = WARM_NORMAL * history_force_n[rec] * dt
-    if asleep == 0:
-        contact_age_out[c] = age
-    if rec >= 0 and friction:
-        ft = history_force_t[rec] * dt
-        rows.impulse[r + 1] = wp.dot(ft, t1)  # clamped to the disk by the sweep's first pass
-        rows.impulse[r + 2] = wp.dot(ft, t2)
+        mu = 0.5 * (shape_mu[s0] + shape_mu[s1]) * friction_scale
+        stiffness = float(0.0)  # contact_compliance (rows/compliance.py): positive for a compliant contact
+        if compliance_enabled != 0:
+            stiffness = contact_stiffness[c]
+            if stiffness > 0.0 and contact_friction_weight[c] > 0.0:
+                mu *= contact_friction_weight[c]
+        friction = mu > 0.0 and phi <= friction_gap_max
+        friction_kind = ROW_FRICTION
+        # The contact's role in its region (rows/patches.py): a patch anchor, and the torsion row's host.
+        roles = wp.vec2i(1, 1)
+        if (anchor_beta > 0.0 and friction) or patch_torsion_enabled != 0:
+            roles = region_roles(c, contact_count[0], shape_body, contact_shape0, contact_shape1, contact_normal,
+                                 contact_point1, body_q)
         if anchor_beta > 0.0:
-            # The anchors are last step's contact points (material points of each body) offset by
-            # the slip carried so far; their separation under the current poses is that slip plus
-            # what the contact slid during the last step. Only its tangential part is slip.
-            sep = wp.transform_point(X1, history_anchor1[rec]) - wp.transform_point(X0, history_anchor0[rec])
-            slip = sep - wp.dot(sep, n) * n
-            rows.target[r + 1] += -anchor_beta * wp.dot(slip, t1) / dt
-            rows.target[r + 2] += -anchor_beta * wp.dot(slip, t2) / dt
-            # Re-anchor at this step's contact points, carrying the slip: a rolling contact moves
-            # over both surfaces without slipping, and anchors left on the material points it
-            # rolled away from would read that motion as slip and brake the roll.
-            # anchor0 stays this step's point on body 0; anchor1 is placed so that its separation
-            # from it is the slip, plus the points' current separation along the normal.
-            anchor1 = wp.transform_point(wp.transform_inverse(X1), a0 + slip + surface_shift + wp.dot(a1 - a0, n) * n)
-    if contact_warmstart != 0:
-        # The matched predecessor's impulses replace the shape-pair history's seeds; unmatched: cold.
-        prev = predecessor(c, same_buffer, match_generation, solved_generation, history_count, match_index)
-        carried = wp.vec3(0.0)
-        if prev >= 0:
-            carried = carried_impulses(prev, dt, warmstart_decay, mu, t1, t2, history_force_n, history_force_t)
-        rows.impulse[r] = carried[0]
+            # Friction patches: only a region's anchors carry the friction pair.
+            friction_kind = ROW_PATCH
+            if friction:
+                friction = roles[0] != 0
+        count = 1
         if friction:
-            rows.impulse[r + 1] = carried[1]
-            rows.impulse[r + 2] = carried[2]
-    if asleep == 0:
-        contact_anchor0_out[c] = anchor0
-        contact_anchor1_out[c] = anchor1
+            count = 3
+        family = FAMILY_FREE_BODY
+        if (moves0 and body_is_free[b0] == 0) or (moves1 and body_is_free[b1] == 0):
+            family = FAMILY_ARTICULATED
+        if friction and coupled_contact(friction_mode, int(family == FAMILY_FREE_BODY)):
+            friction_kind = ROW_COUPLED  # solved with its normal row (rows/friction_modes.py)
+        # Spin and rolling rows (steel:condim 4/6, rows/angular.py), on free-body contacts only. They need
+        # no sliding friction: they follow the normal row directly when mu is zero.
+        mu_angular = wp.vec2(0.0)
+        if torsion_enabled != 0 and family == FAMILY_FREE_BODY and phi <= friction_gap_max:
+            mu_angular = angular_coefficients(s0, s1, shape_condim, shape_mu_torsional, shape_mu_rolling)
+        first_angular = count
+        count += angular_row_count(mu_angular)
+        # Patch torsion (rows/torsion.py): the first contact of each region of an articulated body whose
+        # shapes carry a radius ends with one torsion row, bounded by r (mu N - sliding) in the sweep.
+        torsion_mu = float(0.0)
+        if patch_torsion_enabled != 0 and family == FAMILY_ARTICULATED and mu > 0.0 and phi <= friction_gap_max:
+            radius = torsion_radius(s0, s1, shape_torsion_radius)
+            if radius > 0.0 and roles[1] != 0:
+                torsion_mu = radius * mu
+                count += 1
+        r = reserve_rows(rows, world, family, count, global_entry)
+        if r < 0:
+            contact_row_out[c] = -2  # lost to the capacity (not excluded on purpose: rows/compliance.py counts it)
+            continue
+        contact_row_out[c] = r
+        contact_row_count_out[c] = count
+        contact_world_out[c] = world
+
+        # Normal row target.
+        target = float(0.0)
+        if phi > 0.0:
+            target = -speculative_scale * phi / dt
+        else:
+            target = -baumgarte * phi / dt
+            max_push = _DEPENETRATION_SPEED_MAX
+            if moves0 and body_is_free[b0] != 0:
+                max_push = wp.min(max_push, body_max_depenetration[b0])
+            if moves1 and body_is_free[b1] != 0:
+                max_push = wp.min(max_push, body_max_depenetration[b1])
+            target = wp.min(target, max_push)
+        # Closing speed at the start of the step, at the normal row's points (rows/shared_anchor.py):
+        # decides rebounds, and marks impacts, whose impulse is a one-off and must not seed the next step
+        # (see rows/history.py).
+        pn0, pn1 = row_points(0, ROW_CONTACT, a0, a1, shared_anchor, friction_shared_anchor)
+        u0 = wp.dot(n, _point_velocity(b1, pn1, body_q, body_qd, body_com, body_articulation)
+                    - _point_velocity(b0, pn0, body_q, body_qd, body_com, body_articulation))
+        reaches = phi + dt * u0 <= 0.0
+        contact_impact_out[c] = int(-u0 >= wp.min(restitution_threshold, IMPACT_SPEED) and reaches)
+        # Velocity-only sweeps (velocity_iterations): no position bias. A positive gap keeps its
+        # allowance while its linearized end-of-step gap stays open (the sweep tests gap_speed).
+        velocity_target = float(0.0)
+        gap_speed = float(-1.0e30)
+        if phi > 0.0:
+            velocity_target = target
+            gap_speed = -(1.0 - GAP_OPEN_FRACTION) * phi / dt
+        # contact_regularization acts on penetrating rows only: speculative rows and rebounds stay rigid.
+        row_regularization = float(0.0)
+        if phi <= 0.0:
+            row_regularization = regularization
+        softness = float(0.0)
+        if stiffness > 0.0:
+            # The spring-damper law replaces the rigid one; a compliant contact never rebounds (a positive
+            # restitution is rejected at step, rows/compliance.py).
+            law = compliant_law(phi, stiffness, contact_damping[c], dt)
+            target = law[0]
+            softness = law[1]
+            velocity_target = 0.0
+            gap_speed = -1.0e30
+        elif restitution_enabled != 0 and -u0 >= restitution_threshold and reaches:
+            e = wp.clamp(0.5 * (shape_restitution[s0] + shape_restitution[s1]), 0.0, 1.0)
+            if e > 0.0:
+                row_regularization = 0.0
+                target = -e * u0
+                velocity_target = target  # an impact keeps its rebound target
+                gap_speed = -1.0e30
+
+        # Sweep key: the mean height of the two bodies (a static side counts at its contact point).
+        # Every contact of one body pair gets the same key, so the sweep finds them side by side and
+        # solves them as one group (see pgs.py).
+        up = -wp.normalize(gravity[0])
+        h0 = wp.dot(a0, up)
+        if b0 >= 0:
+            h0 = wp.dot(wp.transform_point(X0, body_com[b0]), up)
+        h1 = wp.dot(a1, up)
+        if b1 >= 0:
+            h1 = wp.dot(wp.transform_point(X1, body_com[b1]), up)
+        key = 0.5 * (h0 + h1)
+        t1 = _tangent(n)
+        t2 = wp.cross(n, t1)
+        # A moving surface (rows/surface_velocity.py): friction drives (v1 - v0)_t toward -s_t.
+        surface_t = surface_tangent_velocity(c, surface_velocity_enabled, contact_surface_velocity, n)
+        for k in range(count):
+            row = r + k
+            d = n
+            kind = ROW_CONTACT
+            row_mu = mu
+            angular = int(0)
+            if torsion_mu > 0.0 and k == count - 1:
+                kind = ROW_TORSION
+                row_mu = torsion_mu
+                angular = 1
+            elif k >= first_angular:
+                kind, d, row_mu = angular_row(k - first_angular, mu_angular, n, t1, t2)
+                angular = 1
+            elif k == 1:
+                d = t1
+                kind = friction_kind
+            elif k == 2:
+                d = t2
+                kind = friction_kind
+            p0, p1 = row_points(k, kind, a0, a1, shared_anchor, friction_shared_anchor)
+            _write_side(rows, row, 0, b0, p0, d, -1.0, angular, body_articulation, body_responds, art_dof_start,
+                        art_dof_count, art_mass_start, articulation_origin, body_joint, joint_parent_joint,
+                        joint_qd_start, dof_S)
+            _write_side(rows, row, 1, b1, p1, d, 1.0, angular, body_articulation, body_responds, art_dof_start,
+                        art_dof_count, art_mass_start, articulation_origin, body_joint, joint_parent_joint,
+                        joint_qd_start, dof_S)
+            rows.kind[row] = kind
+            rows.inv_mass[row] = -1.0  # response not formed yet (see pgs.py)
+            surface_target = float(0.0)
+            if angular == 0 and k > 0:
+                surface_target = -wp.dot(surface_t, d)
+            rows.target[row] = surface_target
+            rows.velocity_target[row] = surface_target  # friction: no anchor correction in the velocity sweeps
+            rows.gap_speed[row] = -1.0e30
+            rows.mu[row] = row_mu
+            rows.impulse[row] = 0.0
+            rows.preload[row] = 0.0
+            rows.regularization[row] = 0.0
+            rows.compliance[row] = 0.0
+            rows.contact[row] = c
+            rows.dir[row] = d
+            if angular != 0:
+                rows.dir[row] = wp.vec3(0.0)  # a torque: no share in contact_f or the friction history
+            rows.key[row] = key
+            rows.body[row, 0] = b0
+            rows.body[row, 1] = b1
+        rows.target[r] = target
+        rows.regularization[r] = row_regularization
+        rows.compliance[r] = softness
+        rows.velocity_target[r] = velocity_target
+        rows.gap_speed[r] = gap_speed
+        rows.preload[r] = -adhesion_pull(s0, s1, adhesion_enabled, shape_adhesion) * dt  # rows/adhesion.py
+
+        # Friction history: warm start and anchors (see rows/history.py).
+        anchor0 = contact_point0[c] + contact_offset0[c]
+        anchor1 = contact_point1[c] + contact_offset1[c]
+        # Ahead by the surface's displacement over this step, so a contact riding a moving surface reads
+        # no slip next step (rows/surface_velocity.py).
+        surface_shift = surface_t * dt
+        if surface_velocity_enabled != 0:
+            anchor1 = wp.transform_point(wp.transform_inverse(X1), a1 + surface_shift)
+        contact_release1_out[c] = anchor1  # where the history re-anchors a released (sliding) contact
+        rec = int(-1)
+        if warm_start != 0:
+            rec = found
+        age = int(0)
+        if rec >= 0:
+            age = history_age[rec] + 1
+            if age >= SETTLED_AGE:
+                rows.impulse[r] = WARM_NORMAL * history_force_n[rec] * dt
+        if asleep == 0:
+            contact_age_out[c] = age
+        if rec >= 0 and friction:
+            ft = history_force_t[rec] * dt
+            rows.impulse[r + 1] = wp.dot(ft, t1)  # clamped to the disk by the sweep's first pass
+            rows.impulse[r + 2] = wp.dot(ft, t2)
+            if anchor_beta > 0.0:
+                # The anchors are last step's contact points (material points of each body) offset by
+                # the slip carried so far; their separation under the current poses is that slip plus
+                # what the contact slid during the last step. Only its tangential part is slip.
+                sep = wp.transform_point(X1, history_anchor1[rec]) - wp.transform_point(X0, history_anchor0[rec])
+                slip = sep - wp.dot(sep, n) * n
+                rows.target[r + 1] += -anchor_beta * wp.dot(slip, t1) / dt
+                rows.target[r + 2] += -anchor_beta * wp.dot(slip, t2) / dt
+                # Re-anchor at this step's contact points, carrying the slip: a rolling contact moves
+                # over both surfaces without slipping, and anchors left on the material points it
+                # rolled away from would read that motion as slip and brake the roll.
+                # anchor0 stays this step's point on body 0; anchor1 is placed so that its separation
+                # from it is the slip, plus the points' current separation along the normal.
+                anchor1 = wp.transform_point(wp.transform_inverse(X1),
+                                             a0 + slip + surface_shift + wp.dot(a1 - a0, n) * n)
+        if contact_warmstart != 0:
+            # The matched predecessor's impulses replace the shape-pair history's seeds; unmatched: cold.
+            prev = predecessor(c, same_buffer, match_generation, solved_generation, history_count, match_index)
+            carried = wp.vec3(0.0)
+            if prev >= 0:
+                carried = carried_impulses(prev, dt, warmstart_decay, mu, t1, t2, history_force_n, history_force_t)
+            rows.impulse[r] = carried[0]
+            if friction:
+                rows.impulse[r + 1] = carried[1]
+                rows.impulse[r + 2] = carried[2]
+        if asleep == 0:
+            contact_anchor0_out[c] = anchor0
+            contact_anchor1_out[c] = anchor1
 
 
 def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float) -> None:
-    """Launch :func:`_contact_rows` over the contact slots (:func:`~.common.contact_slots`)."""
+    """Launch :func:`_contact_rows` over the contact slots (:func:`~.common.contact_threads` threads)."""
     opts = solver.options
     core, rows, model = solver.core, solver.rows, solver.model
     gap_gate = -1.0 if opts.contact_gap_gate is None else opts.contact_gap_gate
     friction_gap_max = 1.0e30 if opts.contact_friction_gap_max is None else opts.contact_friction_gap_max
+    threads = contact_threads(contacts)
     wp.launch(
         _contact_rows,
-        dim=contact_slots(contacts),
+        dim=threads,
         inputs=[
             float(dt),
             float(opts.baumgarte),
@@ -627,6 +639,7 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             state_body_qd,
             core.data.articulation_origin,
             core.data.dof_S,
+            threads,
         ],
         outputs=[
             rows.buffers,

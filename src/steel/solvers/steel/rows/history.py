@@ -34,7 +34,7 @@ from __future__ import annotations
 import warp as wp
 
 from ..data import ROW_PATCH, RowBuffers
-from .common import contact_slots
+from .common import contact_slots, contact_threads
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -88,7 +88,28 @@ class ContactHistory:
 
 
 @wp.func
+def first_record(key: int, count: int, sorted_key: wp.array[wp.int32]):
+    """First position of the sorted records whose key is ``>= key`` (``count`` when none).
+
+    Branch-free binary search: the next half is picked by a select, not a jump, so the CPU does not
+    mispredict half of its steps.
+    """
+    if count <= 0:
+        return 0
+    base = int(0)
+    n = count
+    while n > 1:
+        half = n // 2
+        base = wp.where(sorted_key[base + half] < key, base + half, base)
+        n -= half
+    if sorted_key[base] < key:
+        base += 1
+    return base
+
+
+@wp.func
 def find_record(
+    start: int,
     key: int,
     point0: wp.vec3,
     point1: wp.vec3,
@@ -98,18 +119,11 @@ def find_record(
     record_point0: wp.array[wp.vec3],
     record_point1: wp.array[wp.vec3],
 ):
-    """Index of the record of ``key`` whose body-frame points are nearest, or -1."""
-    lo = int(0)
-    hi = count
-    while lo < hi:  # first position with sorted_key >= key
-        mid = (lo + hi) // 2
-        if sorted_key[mid] < key:
-            lo = mid + 1
-        else:
-            hi = mid
+    """Index of the record of ``key`` whose body-frame points are nearest, or -1; ``start`` is
+    :func:`first_record` of ``key`` (contacts of one shape pair share it)."""
     best = int(-1)
     best_d = float(MATCH_DISTANCE)
-    i = lo
+    i = start
     while i < count and sorted_key[i] == key:
         rec = sorted_index[i]
         d = wp.max(wp.length(record_point0[rec] - point0), wp.length(record_point1[rec] - point1))
@@ -141,6 +155,8 @@ def _record_contacts(
     contact_age: wp.array[wp.int32],
     rows: RowBuffers,
     carried: wp.array[CarriedRecord],
+    slots: int,
+    threads: int,
     # Data out:
     key_out: wp.array[wp.int32],
     index_out: wp.array[wp.int32],
@@ -153,54 +169,55 @@ def _record_contacts(
     world_out: wp.array[wp.int32],
     age_out: wp.array[wp.int32],
 ):
-    c = wp.tid()  # one thread per contact slot
-    index_out[c] = c
-    r = int(-1)
-    if c < contact_count[0]:
-        r = contact_row[c]
-        carry = carried[c]
-        if carry.active != 0:
-            # A contact of an asleep articulation: its record as found this step (contacts.py), unchanged.
-            key_out[c] = contact_shape0[c] * shape_count + contact_shape1[c]
-            point0_out[c] = carry.point0
-            point1_out[c] = carry.point1
-            force_n_out[c] = carry.force_n
-            force_t_out[c] = carry.force_t
+    # One thread per slot on CUDA; on the CPU one thread walks the live slots in order (contact_threads).
+    for c in range(wp.tid(), slots, threads):
+        index_out[c] = c
+        r = int(-1)
+        if c < contact_count[0]:
+            r = contact_row[c]
+            carry = carried[c]
+            if carry.active != 0:
+                # A contact of an asleep articulation: its record as found this step (contacts.py), unchanged.
+                key_out[c] = contact_shape0[c] * shape_count + contact_shape1[c]
+                point0_out[c] = carry.point0
+                point1_out[c] = carry.point1
+                force_n_out[c] = carry.force_n
+                force_t_out[c] = carry.force_t
+                anchor0_out[c] = contact_anchor0[c]
+                anchor1_out[c] = contact_anchor1[c]
+                world_out[c] = contact_world[c]
+                age_out[c] = contact_age[c]
+                continue
+        if r < 0 or contact_impact[c] != 0:
+            key_out[c] = NO_KEY
+            # Read by slot for the warm start by contact identity: nothing carried (an impact's
+            # impulse must not repeat its rebound).
+            force_n_out[c] = 0.0
+            force_t_out[c] = wp.vec3(0.0)
+            continue
+        key_out[c] = contact_shape0[c] * shape_count + contact_shape1[c]
+        point0_out[c] = contact_point0[c]
+        point1_out[c] = contact_point1[c]
+        force_n_out[c] = rows.impulse[r] / dt
+        ft = wp.vec3(0.0)
+        for k in range(r + 1, r + contact_row_count[c]):
+            ft += rows.dir[k] * (rows.impulse[k] / dt)
+        force_t_out[c] = ft
+        world_out[c] = contact_world[c]
+        age_out[c] = contact_age[c]
+        # A sticking contact keeps its anchors; one that slides at the Coulomb limit or carries no
+        # load releases them to where it is now.
+        # The disk is the one the sweep last projected on: a patch anchor's share of its region's load.
+        bound = rows.mu[r] * rows.impulse[r]
+        if contact_row_count[c] >= 3 and rows.kind[r + 1] == ROW_PATCH:
+            bound = rows.bound[r + 1]
+        sticking = bound > 0.0 and wp.length(ft) * dt < 0.999 * bound
+        if sticking:
             anchor0_out[c] = contact_anchor0[c]
             anchor1_out[c] = contact_anchor1[c]
-            world_out[c] = contact_world[c]
-            age_out[c] = contact_age[c]
-            return
-    if r < 0 or contact_impact[c] != 0:
-        key_out[c] = NO_KEY
-        # Read by slot for the warm start by contact identity: nothing carried (an impact's
-        # impulse must not repeat its rebound).
-        force_n_out[c] = 0.0
-        force_t_out[c] = wp.vec3(0.0)
-        return
-    key_out[c] = contact_shape0[c] * shape_count + contact_shape1[c]
-    point0_out[c] = contact_point0[c]
-    point1_out[c] = contact_point1[c]
-    force_n_out[c] = rows.impulse[r] / dt
-    ft = wp.vec3(0.0)
-    for k in range(r + 1, r + contact_row_count[c]):
-        ft += rows.dir[k] * (rows.impulse[k] / dt)
-    force_t_out[c] = ft
-    world_out[c] = contact_world[c]
-    age_out[c] = contact_age[c]
-    # A sticking contact keeps its anchors; one that slides at the Coulomb limit or carries no
-    # load releases them to where it is now.
-    # The disk is the one the sweep last projected on: a patch anchor's share of its region's load.
-    bound = rows.mu[r] * rows.impulse[r]
-    if contact_row_count[c] >= 3 and rows.kind[r + 1] == ROW_PATCH:
-        bound = rows.bound[r + 1]
-    sticking = bound > 0.0 and wp.length(ft) * dt < 0.999 * bound
-    if sticking:
-        anchor0_out[c] = contact_anchor0[c]
-        anchor1_out[c] = contact_anchor1[c]
-    else:
-        anchor0_out[c] = contact_point0[c] + contact_offset0[c]
-        anchor1_out[c] = contact_release1[c]  # its current point, ahead by a moving surface's step (contacts.py)
+        else:
+            anchor0_out[c] = contact_point0[c] + contact_offset0[c]
+            anchor1_out[c] = contact_release1[c]  # its current point, ahead by a moving surface's step (contacts.py)
 
 
 def record_contacts(solver, contacts, dt: float) -> None:
@@ -209,9 +226,10 @@ def record_contacts(solver, contacts, dt: float) -> None:
     n = contact_slots(contacts)
     cpu = contacts.rigid_contact_count.device.is_cpu
     if n > 0:
+        threads = contact_threads(contacts)
         wp.launch(
             _record_contacts,
-            dim=n,
+            dim=threads,
             inputs=[
                 float(dt),
                 int(model.shape_count),
@@ -232,6 +250,8 @@ def record_contacts(solver, contacts, dt: float) -> None:
                 solver.contact_age,
                 solver.rows.buffers,
                 hist.carried,
+                n,
+                threads,
             ],
             outputs=[hist.key, hist.index, hist.point0, hist.point1, hist.force_n, hist.force_t, hist.anchor0,
                      hist.anchor1, hist.world, hist.age],
