@@ -90,6 +90,7 @@ from .rows.friction_modes import MODE_INDEX, coupled_contact_impulse
 from .rows.patches import patch_bound
 from .rows.preelimination import preeliminate
 from .rows.torsion import torsion_bound
+from ...launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -788,7 +789,7 @@ def sweep(solver, joint_qd: wp.array) -> None:
     rows = solver.rows
     if solver.options.iterations == 0 or rows.world_count == 0:
         return
-    wp.launch(
+    launch(
         _sweep,
         dim=rows.world_count,
         inputs=[int(solver.options.iterations), SCHEDULE_INDEX[solver.options.row_schedule],
@@ -808,7 +809,7 @@ def velocity_sweep(solver, joint_qd: wp.array) -> None:
     rows = solver.rows
     if solver.options.velocity_iterations == 0 or rows.world_count == 0:
         return
-    wp.launch(
+    launch(
         _velocity_sweep,
         dim=rows.world_count,
         inputs=[int(solver.options.iterations), int(solver.options.velocity_iterations),
