@@ -71,6 +71,7 @@ from .shared_anchor import row_points
 from .surface_velocity import surface_tangent_velocity, surface_velocity_arrays
 from .torsion import torsion_radius
 from .warmstart import carried_impulses, predecessor, warm_start_arrays
+from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -563,7 +564,7 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
     gap_gate = -1.0 if opts.contact_gap_gate is None else opts.contact_gap_gate
     friction_gap_max = 1.0e30 if opts.contact_friction_gap_max is None else opts.contact_friction_gap_max
     threads = contact_threads(contacts)
-    wp.launch(
+    launch(
         _contact_rows,
         dim=threads,
         inputs=[

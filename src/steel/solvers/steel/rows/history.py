@@ -35,6 +35,7 @@ import warp as wp
 
 from ..data import ROW_PATCH, RowBuffers
 from .common import contact_slots, contact_threads
+from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -155,7 +156,7 @@ def _record_contacts(
     contact_age: wp.array[wp.int32],
     rows: RowBuffers,
     carried: wp.array[CarriedRecord],
-    slots: int,
+    live_only: int,
     threads: int,
     # Data out:
     key_out: wp.array[wp.int32],
@@ -169,7 +170,11 @@ def _record_contacts(
     world_out: wp.array[wp.int32],
     age_out: wp.array[wp.int32],
 ):
-    # One thread per slot on CUDA; on the CPU one thread walks the live slots in order (contact_threads).
+    # One thread per slot on CUDA, where every slot is written (the whole capacity is sorted); on the
+    # CPU one thread walks the live slots in order (contact_threads), and only they are sorted.
+    slots = contact_shape0.shape[0]
+    if live_only != 0:
+        slots = wp.min(contact_count[0], slots)
     for c in range(wp.tid(), slots, threads):
         index_out[c] = c
         r = int(-1)
@@ -227,7 +232,7 @@ def record_contacts(solver, contacts, dt: float) -> None:
     cpu = contacts.rigid_contact_count.device.is_cpu
     if n > 0:
         threads = contact_threads(contacts)
-        wp.launch(
+        launch(
             _record_contacts,
             dim=threads,
             inputs=[
@@ -250,7 +255,7 @@ def record_contacts(solver, contacts, dt: float) -> None:
                 solver.contact_age,
                 solver.rows.buffers,
                 hist.carried,
-                n,
+                int(cpu),
                 threads,
             ],
             outputs=[hist.key, hist.index, hist.point0, hist.point1, hist.force_n, hist.force_t, hist.anchor0,
