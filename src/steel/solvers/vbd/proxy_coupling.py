@@ -280,9 +280,13 @@ class ProxySnapshot:
         return out
 
 
-def proxy_snapshot(model) -> ProxySnapshot | None:
-    """A :class:`ProxySnapshot` when particles may touch proxy bodies (flags read once, at construction)."""
-    if not model.particle_count or not model.body_count:
+def proxy_snapshot(model, coupling) -> ProxySnapshot | None:
+    """A :class:`ProxySnapshot` when particles may touch proxy bodies VBD integrates (flags read here, once).
+
+    ``coupling``: the solver's body–particle coupling; None means no particle contact on a dynamic
+    body, so no snapshot is needed (nor taken: only the coupled step takes it).
+    """
+    if coupling is None:
         return None
     proxy = (model.body_flags.numpy() & int(newton.BodyFlags.PROXY)) != 0
     return ProxySnapshot(model) if proxy.any() else None

@@ -168,7 +168,7 @@ class SolverVBD(SolverBase, CouplingInterface):
         rigid = not opts.integrate_with_external_rigid_solver and dynamic_bodies(model).any()
         self.rigid = RigidWork(model, opts) if rigid else None
         self.coupling = self._coupling()
-        self.proxy_snapshot = proxy_snapshot(model)  # proxy-body harvest (.proxy_coupling)
+        self.proxy_snapshot = proxy_snapshot(model, self.coupling)  # proxy-body harvest (.proxy_coupling)
         self.rewind = None  # coupled iteration restarts (coupling_notify_iteration_restarts)
         # Body poses at the end of the last step, i.e. the next step's previous poses (for
         # collect_rigid_contact_forces: snapshot before step()).
@@ -445,6 +445,7 @@ class SolverVBD(SolverBase, CouplingInterface):
             modes = self.rigid.joints.hard.numpy() if self.rigid is not None else None
             self.rigid = RigidWork(self.model, self.options) if dynamic_bodies(self.model).any() else None
             self.coupling = self._coupling()
+            self.proxy_snapshot = proxy_snapshot(self.model, self.coupling)
             if self.rigid is not None and modes is not None and self.rigid.joint_count:
                 self.rigid.joints.hard.assign(modes)
 
@@ -500,7 +501,8 @@ class SolverVBD(SolverBase, CouplingInterface):
 
     def coupling_harvest_proxy_particle_forces(self, particle_local_to_proxy_global, out_particle_f, *,
                                                particle_qd_before, state, state_out, contacts, dt) -> None:
-        """Add the contact forces of VBD-integrated bodies on proxy particles [N] (contact-force based)."""
+        """Write the contact forces on proxy particles [N]: from VBD-integrated bodies and from self-contact pairs
+        with non-proxy vertices (contact-force based, see .proxy_coupling)."""
         del particle_qd_before, state, contacts
         harvest_contact_feedback(self, state_out, dt, particle_map=particle_local_to_proxy_global,
                                  out_particle_f=out_particle_f)
