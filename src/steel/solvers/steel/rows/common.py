@@ -337,11 +337,18 @@ def contact_slots(contacts) -> int:
 
     On the CPU every launch has completed when the next one starts and the count lies in host
     memory, so reading it costs no synchronization. On CUDA the count stays on the device (no
-    host sync, graph-capturable), so work sized on the host covers the capacity.
+    host sync, graph-capturable), so work sized on the host covers the capacity; so it does while
+    a CPU graph is captured, whose replays see other counts.
     """
-    if contacts.rigid_contact_count.device.is_cpu:
+    if host_counted(contacts):
         return min(int(contacts.rigid_contact_count.numpy()[0]), contacts.rigid_contact_max)
     return contacts.rigid_contact_max
+
+
+def host_counted(contacts) -> bool:
+    """The host may read ``contacts``' live count (:func:`contact_slots`): on the CPU, outside a capture."""
+    device = contacts.rigid_contact_count.device
+    return device.is_cpu and not device.is_capturing
 
 
 def contact_threads(contacts) -> int:

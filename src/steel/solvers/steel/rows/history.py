@@ -34,7 +34,7 @@ from __future__ import annotations
 import warp as wp
 
 from ..data import ROW_PATCH, RowBuffers
-from .common import contact_slots, contact_threads
+from .common import contact_slots, contact_threads, host_counted
 from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
@@ -170,8 +170,8 @@ def _record_contacts(
     world_out: wp.array[wp.int32],
     age_out: wp.array[wp.int32],
 ):
-    # One thread per slot on CUDA, where every slot is written (the whole capacity is sorted); on the
-    # CPU one thread walks the live slots in order (contact_threads), and only they are sorted.
+    # One thread per slot on CUDA, one walking the slots in order on the CPU (contact_threads). Every
+    # slot is written when the whole capacity is sorted (CUDA, CPU captures), else the live ones.
     slots = contact_shape0.shape[0]
     if live_only != 0:
         slots = wp.min(contact_count[0], slots)
@@ -229,7 +229,7 @@ def record_contacts(solver, contacts, dt: float) -> None:
     """Replace the history by this step's solved contacts, sorted by shape-pair key."""
     hist, model = solver.history, solver.model
     n = contact_slots(contacts)
-    cpu = contacts.rigid_contact_count.device.is_cpu
+    live_only = host_counted(contacts)  # record and sort only the live slots
     if n > 0:
         threads = contact_threads(contacts)
         launch(
@@ -255,17 +255,17 @@ def record_contacts(solver, contacts, dt: float) -> None:
                 solver.contact_age,
                 solver.rows.buffers,
                 hist.carried,
-                int(cpu),
+                int(live_only),
                 threads,
             ],
             outputs=[hist.key, hist.index, hist.point0, hist.point1, hist.force_n, hist.force_t, hist.anchor0,
                      hist.anchor1, hist.world, hist.age],
             device=model.device,
         )
-        # On CUDA unused slots carry NO_KEY and sort last, so the whole capacity can be sorted blindly;
-        # on the CPU only the live slots were recorded and are sorted.
+        # Over the capacity unused slots carry NO_KEY and sort last, so it can be sorted blindly; on
+        # the CPU only the live slots were recorded and are sorted.
         wp.utils.radix_sort_pairs(hist.key, hist.index, n)
-    if cpu:
+    if live_only:
         hist.count.fill_(n)  # the recorded slots (the pipeline's count can exceed its capacity)
     else:
         wp.copy(hist.count, contacts.rigid_contact_count)
