@@ -52,8 +52,10 @@ block LCP (the corners of a face make ``A`` singular, rank 3, so the block solve
 
 Order. Each world's units are sorted once per sweep by a stable bottom-up merge sort, O(n log n) in
 the world's units: a world is one thread's work, and the insertion sort this replaced cost O(n^2),
-most of the sweep of a 465-box pyramid (8,600 units: its sweep took 170 ms with it and 75 ms with the
-merge sort, same rows, loaded 2-core CPU). Within a unit's inner
+most of the sweep of a 465-box pyramid (8,600 units). Measured on the same rows, old and new sweep
+interleaved in one process: 10/20/30-level pyramids 2.35/22.0/75.4 ms before, 1.57/6.20/23.7 ms
+after (exponent against rows 1.53 -> 1.17; the growth left is not the order's: the 30-level
+pyramid's rows, ~180 bytes each that a pass reads, no longer fit the 1 MB L2 cache). In the inner
 loops the sweep reads its world's reserved-row ends from a triple computed once per sweep instead of
 dividing the row index by the world's capacity per call, and a tail pair's two rows (one contact's
 tangents, so the same sides) are read and applied in one pass over their DOFs; neither changes a bit
