@@ -413,7 +413,8 @@ def _normal_step(
 
 @wp.func(inline=True)
 def _merge_runs(rows: RowBuffers, src: wp.array[wp.int32], dst: wp.array[wp.int32], base: int, n: int, width: int):
-    """One merge-sort pass: the sorted runs of ``width`` units in ``src[base:base + n]`` merged pairwise into ``dst``."""
+    """One merge-sort pass: the sorted runs of ``width`` units in ``src[base:base + n]``, merged pairwise into
+    ``dst``."""
     lo = int(0)
     while lo < n:
         mid = wp.min(lo + width, n)
@@ -711,7 +712,8 @@ def _sweep(
     ends = _world_ends(rows, world, base)
     # contact_friction_position_iterations: sliding friction is solved from iteration friction_start
     # on, and held at zero (its warm start too) before it.
-    _warm_start(rows, ends, base, unit_count, int(friction_start == 0), cfm, use_tree, dof_parent, mass_factor, joint_qd)
+    _warm_start(rows, ends, base, unit_count, int(friction_start == 0), cfm, use_tree, dof_parent, mass_factor,
+                joint_qd)
     if bilateral != 0:
         preeliminate(rows, world, base, include_mimics, cfm, use_tree, dof_parent, mass_factor, joint_qd)
     _run_passes(rows, ends, base, unit_count, 0, iterations, schedule, friction_start, friction_mode, relaxation, cfm,
