@@ -25,6 +25,14 @@ shape 1 along ``+n`` (and shape 0 along ``-n``) with magnitude ``f_n >= 0``:
   lands while sliding is bounded by the undamped push (the damper carrying its weight does not brake
   it). Ignoring ``kd`` let the benchmark's ramping 20-box stack (kd 100) sink 35 mm where the
   reference sinks 28 mm and recover later (23.6 mm against 1.2 mm at step 130).
+  The block Hessian of the normal row is ``k n nᵀ`` (in ``J``) wherever ``f_n > 0`` *or* ``λ > 0``:
+  the energy ``(max(0, λ - k C'))² / 2k`` has a ``k``-Lipschitz gradient, so curvature ``k`` bounds
+  it from above and the block step cannot jump past its kink at ``C' = λ/k``. Taking 0 on the released
+  side (a loaded contact the iterate has just left) made each step land on the unconstrained
+  minimum inside the shape and the dual step push it back out: light cable segments (85 mg, ``m/dt²``
+  30 N/m) on ke 1e6 N/m contacts alternated between two poses every sweep and reported several times
+  their load (a rope over a peg: 55.6 N for 19.6 N). Contacts that never pushed (``λ = 0``, a
+  speculative row ahead of an approaching body) keep 0 so they do not slow the approach.
 * soft (``False``): the penalty ``f_n = ke (-C) + kd (-(C - C0)/dt)`` while overlapping, clamped at 0.
 
 ``k`` is the contact stiffness ``ke`` when the linear beta is 0; with ramping it starts at
@@ -138,7 +146,7 @@ def normal_force(cd: ContactData, c: wp.float32, i: wp.int32, dt: wp.float32):
     """
     if cd.hard != 0:
         push = wp.max(cd.lam[i] - cd.k[i] * (c - cd.alpha * wp.min(cd.c0[i], 0.0)), 0.0)
-        k = wp.where(push > 0.0, cd.k[i], 0.0)
+        k = wp.where(push > 0.0 or cd.lam[i] > 0.0, cd.k[i], 0.0)
         f = push
         if cd.damp[i] != 0 and c < cd.c0[i]:
             f = f + cd.kd[i] * (cd.c0[i] - c) / dt
@@ -224,7 +232,7 @@ def contact_force_on_body(
     h_aa = wp.mat33(0.0)
     c = contact_gap(cd, body_q, i)
     f_n, k_n, push = normal_force(cd, c, i, dt)
-    if f_n <= 0.0:
+    if k_n <= 0.0:
         return f_l, f_a, h_ll, h_la, h_aa
     n = cd.normal[i]
     sign = 1.0  # shape 1 is pushed along +n
@@ -242,7 +250,7 @@ def contact_force_on_body(
     h_la = k_n * wp.outer(n, rn)
     h_aa = k_n * wp.outer(rn, rn)
     mu = cd.mu[i]
-    if mu > 0.0:
+    if mu > 0.0 and f_n > 0.0:
         u, motion, w1, w0 = friction_slip(cd, body_q, x_prev, q_prev, com, i)
         ra = w1 - x_b
         if sign < 0.0:
@@ -338,6 +346,28 @@ class ContactHistory:
     offset1: wp.array[wp.vec3]
 
 
+@wp.func
+def _still_in_contact(cd: ContactData, body_q: wp.array[wp.transform], prev: ContactHistory, m: wp.int32,
+                      i: wp.int32):
+    """Whether the previous row ``m``'s friction anchors are still the contact ``i`` the pipeline now finds:
+    on at least one body the stuck anchor is within ``stick_eps`` of the new one across the normal.
+
+    Only then may a stuck row replay them. A resting or creeping contact keeps its point on one body (a box's
+    corner) while it may wander over the other; a rolling one (a ball, a cable over a pulley) does not slip,
+    but its contact point travels over both surfaces, so the stuck anchors leave it. Replayed step after
+    step they held a ball rolling at 3 cm/s by a point behind it (3.5 mm/s and a spin of 5.6 cm/s after
+    2 s) and jerked the cable of Newton's cable_cross_slide_table.
+    """
+    n = cd.normal[i]
+    b0 = cd.body0[i]
+    b1 = cd.body1[i]
+    d0 = _point(body_q, b0, prev.point0[m] + prev.offset0[m]) - _point(body_q, b0, cd.point0[i] + cd.offset0[i])
+    d1 = _point(body_q, b1, prev.point1[m] + prev.offset1[m]) - _point(body_q, b1, cd.point1[i] + cd.offset1[i])
+    t0 = d0 - wp.dot(n, d0) * n
+    t1 = d1 - wp.dot(n, d1) * n
+    return wp.min(wp.length(t0), wp.length(t1)) < cd.stick_eps
+
+
 @wp.kernel
 def _restore_history(
     cd: ContactData,
@@ -365,7 +395,7 @@ def _restore_history(
     if cd.hard != 0:
         cd.lam[i] = keep_lam * prev.lam[m]
         cd.lam_t[i] = keep_lam * prev.lam_t[m]
-        if prev.stick[m] != 0:
+        if prev.stick[m] != 0 and _still_in_contact(cd, body_q, prev, m, i):
             # A contact that stuck keeps its material points: friction then acts on their whole offset.
             cd.point0[i] = prev.point0[m]
             cd.point1[i] = prev.point1[m]
@@ -541,7 +571,8 @@ def _contact_forces(
 class RigidContacts:
     """Contact rows, per-body lists and history of the rigid solve (see the module docstring).
 
-    Rows are sized from ``Contacts.rigid_contact_max`` at the first step that brings contacts (and
+    Rows are sized at construction from ``model.rigid_contact_max`` when a ``CollisionPipeline`` has
+    published it, else from ``Contacts.rigid_contact_max`` at the first step that brings contacts (and
     regrown if a later buffer is larger); history keeps the previous step's ``λ`` and ``k`` by row.
     """
 
@@ -580,7 +611,11 @@ class RigidContacts:
         cd.body_count = wp.zeros(nb, dtype=wp.int32, device=dev)
         cd.body_list = wp.zeros((nb, max(self.capacity, 1)), dtype=wp.int32, device=dev)
         self.data = cd
-        self._allocate(1)
+        # Sized from the capacity a CollisionPipeline built before the solver published on the model, so a
+        # graph captured from the first step does not allocate (and zero) the history inside the capture,
+        # where every replay would repeat the zeroing and cold-start the contacts. Otherwise the first
+        # step that brings contacts sizes the rows.
+        self._allocate(max(int(getattr(model, "rigid_contact_max", None) or 0), 1))
         self.empty_count = wp.zeros(1, dtype=wp.int32, device=dev)
         cd.count = self.empty_count
         self._outputs = None
@@ -646,7 +681,10 @@ class RigidContacts:
                           contacts.rigid_contact_offset0, contacts.rigid_contact_offset1, body_q, self.use_ramp,
                           self.k_start],
                   outputs=[cd, self.overflow], device=dev)
-        if self.history and self.filed:
+        # Launched on the first refresh too (the empty history restores nothing): a graph captured
+        # from a first step replays its launches every frame, and a restore missing there would
+        # cold-start the contacts once per replay.
+        if self.history:
             wp.launch(_restore_history, dim=rows,
                       inputs=[cd, body_q, model.shape_world, self.cold_worlds, match, self.prev, keep, self.gamma,
                               self.use_ramp, self.k_start], device=dev)
