@@ -50,6 +50,7 @@ class BodyData:
     x_tilde: wp.array[wp.vec3]  # inertial target COM [m]
     q_tilde: wp.array[wp.quat]
     v_last: wp.array[wp.vec3]  # previous step's input COM velocity [m/s] (adaptive initialization)
+    w_last: wp.array[wp.vec3]  # previous step's input angular velocity, world [rad/s] (adaptive initialization)
     has_last: wp.array[wp.int32]  # 1 once v_last holds a velocity (dynamic) or q_last a pose (others)
     q_last: wp.array[wp.transform]  # static/kinematic: the pose the previous step ended at
 
@@ -110,16 +111,26 @@ def _predict_bodies(
     # by how much of it the body actually followed last step. A resting body then starts where it
     # rests, and the iterations' fixed point is the true equilibrium; starting every step a full dt² g
     # low instead leaves a long chain sagging by what its few sweeps per step cannot pull back.
+    # An applied torque's angular acceleration is scaled the same way: a thin rod segment held by its
+    # joints against a torque about its axis otherwise started every step turned dt² I⁻¹ τ (0.18 rad)
+    # ahead, and ten sweeps against its damped joints stalled the rod at 1.2 times its equilibrium twist.
     x_0 = x_t
+    q_0 = q_t
     if adaptive != 0 and bd.has_last[b] != 0:
         gg = wp.dot(g, g)
         weight = float(1.0)
         if gg > 0.0:
             weight = wp.clamp(wp.dot((v - bd.v_last[b]) / dt, g) / gg, 0.0, 1.0)
         x_0 = x + dt * v + dt * dt * (weight * g + force / m)
+        a_tau = r0 * (inertia_inv * (wp.transpose(r0) * torque))  # world [rad/s²]
+        aa = wp.dot(a_tau, a_tau)
+        if aa > 0.0:
+            weight = wp.clamp(wp.dot((w - bd.w_last[b]) / dt, a_tau) / aa, 0.0, 1.0)
+            q_0 = wp.normalize(quat_exp(dt * (w_t - (1.0 - weight) * dt * a_tau)) * rot)
     bd.v_last[b] = v
+    bd.w_last[b] = w
     bd.has_last[b] = 1
-    body_q_out[b] = wp.transform(x_0 - wp.quat_rotate(q_t, bd.com[b]), q_t)
+    body_q_out[b] = wp.transform(x_0 - wp.quat_rotate(q_0, bd.com[b]), q_0)
 
 
 @wp.kernel

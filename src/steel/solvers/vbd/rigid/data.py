@@ -9,6 +9,7 @@ bodies.q_prev      orientation at the start of the step                         
 bodies.x_tilde     inertial target COM [m]                                          (body,)
 bodies.q_tilde     inertial target orientation                                      (body,)
 bodies.v_last      previous step's input COM velocity [m/s]                         (body,)
+bodies.w_last      previous step's input angular velocity, world [rad/s]            (body,)
 joints.hard        1 = augmented-Lagrangian slot, 0 = penalty-only                  (joint, 2)
 joints.k           current penalty stiffness [N/m] (slot 0), [N·m/rad] (slot 1)     (joint, 2)
 joints.lam_lin     persistent multiplier of slot 0 [N]                              (joint,)
@@ -139,6 +140,7 @@ class RigidWork:
         bd.x_tilde = wp.zeros(nb, dtype=wp.vec3, device=dev)
         bd.q_tilde = wp.zeros(nb, dtype=wp.quat, device=dev)
         bd.v_last = wp.zeros(nb, dtype=wp.vec3, device=dev)
+        bd.w_last = wp.zeros(nb, dtype=wp.vec3, device=dev)
         bd.has_last = wp.zeros(nb, dtype=wp.int32, device=dev)
         bd.q_last = wp.zeros(nb, dtype=wp.transform, device=dev)
         # First iterate of a step: adaptive (True) or the inertial target, where
