@@ -43,6 +43,7 @@ from .rigid.bodies import BodyData
 from .rigid.contacts import ContactData as RigidContactData
 from .rigid.contacts import ContactHistory
 from .rigid.joints import JointData
+from ...launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -190,7 +191,7 @@ def harvest_body_contact_feedback(solver, state, state_out, contacts, dt: float,
     if solver.rigid is None or contacts is None or not model.body_count or not body_map.shape[0]:
         return
     b0, b1, p0, p1, f1, count = solver.collect_rigid_contact_forces(state_out.body_q, state.body_q, contacts, dt)
-    wp.launch(_harvest_body_contacts, dim=f1.shape[0],
+    launch(_harvest_body_contacts, dim=f1.shape[0],
               inputs=[count, b0, b1, p0, p1, f1, state_out.body_q, model.body_com, model.body_inv_mass,
                       model.body_flags, int(newton.BodyFlags.PROXY), body_map],
               outputs=[out_body_f], device=model.device)
@@ -221,15 +222,15 @@ def harvest_contact_feedback(solver, state_out, dt: float, body_map=None, out_bo
     _check_dt(dt)
     model, work = solver.model, solver.work
     if body_map is not None and body_map.shape[0]:
-        wp.launch(_clear_body_feedback, dim=body_map.shape[0], inputs=[body_map], outputs=[out_body_f],
+        launch(_clear_body_feedback, dim=body_map.shape[0], inputs=[body_map], outputs=[out_body_f],
                   device=model.device)
     if particle_map is not None and particle_map.shape[0]:
-        wp.launch(_clear_particle_feedback, dim=particle_map.shape[0], inputs=[particle_map],
+        launch(_clear_particle_feedback, dim=particle_map.shape[0], inputs=[particle_map],
                   outputs=[out_particle_f], device=model.device)
     dev = model.device
     sc = solver.self_contact
     if sc is not None and particle_map is not None and particle_map.shape[0]:
-        wp.launch(_harvest_self_contacts, dim=model.particle_count,
+        launch(_harvest_self_contacts, dim=model.particle_count,
                   inputs=[sc.data, state_out.particle_q, work.particle_q_prev, model.particle_flags,
                           int(newton.ParticleFlags.PROXY), float(dt), particle_map],
                   outputs=[out_particle_f], device=dev)
@@ -240,7 +241,7 @@ def harvest_contact_feedback(solver, state_out, dt: float, body_map=None, out_bo
     last = solver.proxy_snapshot
     if last is not None:
         cd, q_last = last.contact_data(work.contact_data), last.particle_q
-    wp.launch(
+    launch(
         _harvest_particle_contacts,
         dim=model.particle_count,
         inputs=[work.contact_data, cd, state_out.particle_q, q_last, work.particle_q_prev,

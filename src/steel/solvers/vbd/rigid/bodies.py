@@ -28,6 +28,7 @@ import warp as wp
 from ..coupling import ParticleContactsOnBodies, particle_contacts_on_body
 from .contacts import ContactData, contact_force_on_body
 from .joints import JointData, joint_force_on_body, quat_exp, quat_log
+from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -225,7 +226,7 @@ def predict_bodies(model, bd, state_in, state_out, dt: float, adaptive: bool) ->
     """Inertial targets from ``state_in`` and the first iterate in ``state_out.body_q`` (others: copied)."""
     body_f = state_in.body_f
     has_f = int(body_f is not None)
-    wp.launch(_predict_bodies, dim=model.body_count,
+    launch(_predict_bodies, dim=model.body_count,
               inputs=[bd, model.gravity, state_in.body_q, state_in.body_qd,
                       body_f if has_f else state_in.body_qd, has_f, int(adaptive), float(dt)],
               outputs=[state_out.body_q], device=model.device)
@@ -237,11 +238,11 @@ def solve_body_colour(model, bd, jd, cd, pc, controls, group, dt: float, body_q)
     ``cd`` holds the body–body contact rows (:mod:`.contacts`), ``pc`` the particle contacts on
     coupled bodies (:mod:`..coupling`); ``controls`` is ``(joint_target_q, joint_target_qd, joint_f)``.
     """
-    wp.launch(_solve_bodies, dim=group.shape[0], inputs=[bd, jd, cd, pc, *controls, group, float(dt)],
+    launch(_solve_bodies, dim=group.shape[0], inputs=[bd, jd, cd, pc, *controls, group, float(dt)],
               outputs=[body_q], device=model.device)
 
 
 def finish_bodies(model, bd, state_in, state_out, dt: float) -> None:
     """Velocities from the step's displacement: ``v = Δx/dt``, ``ω = log(q q₀⁻¹)/dt`` (world, about the COM)."""
-    wp.launch(_finish_bodies, dim=model.body_count, inputs=[bd, state_out.body_q, state_in.body_qd, float(dt)],
+    launch(_finish_bodies, dim=model.body_count, inputs=[bd, state_out.body_q, state_in.body_qd, float(dt)],
               outputs=[state_out.body_qd], device=model.device)

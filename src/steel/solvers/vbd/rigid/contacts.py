@@ -76,6 +76,8 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
+from ....launches import launch
+
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
 
@@ -658,7 +660,7 @@ class RigidContacts:
         cd, dev = self.data, self.device
         keep = self.alpha * self.gamma
         if not update and self.filed:
-            wp.launch(_warm_start, dim=self.rows,
+            launch(_warm_start, dim=self.rows,
                       inputs=[cd, body_q, keep, self.gamma, self.use_ramp, self.k_start, int(self.history)], device=dev)
             return
         match = getattr(contacts, "rigid_contact_match_index", None)
@@ -675,7 +677,7 @@ class RigidContacts:
         cd.margin0, cd.margin1 = contacts.rigid_contact_margin0, contacts.rigid_contact_margin1
         cd.body_count.zero_()
         model = self.model
-        wp.launch(_file_contacts, dim=rows,
+        launch(_file_contacts, dim=rows,
                   inputs=[model.shape_body, self.dynamic, model.shape_material_mu, model.shape_material_ke,
                           model.shape_material_kd, contacts.rigid_contact_point0, contacts.rigid_contact_point1,
                           contacts.rigid_contact_offset0, contacts.rigid_contact_offset1, body_q, self.use_ramp,
@@ -685,7 +687,7 @@ class RigidContacts:
         # from a first step replays its launches every frame, and a restore missing there would
         # cold-start the contacts once per replay.
         if self.history:
-            wp.launch(_restore_history, dim=rows,
+            launch(_restore_history, dim=rows,
                       inputs=[cd, body_q, model.shape_world, self.cold_worlds, match, self.prev, keep, self.gamma,
                               self.use_ramp, self.k_start], device=dev)
         self.cold_worlds.zero_()
@@ -696,13 +698,13 @@ class RigidContacts:
 
         ``bodies`` (:class:`..bodies.BodyData`) gives the step's start poses for the friction slip.
         """
-        wp.launch(_contact_duals, dim=self.rows,
+        launch(_contact_duals, dim=self.rows,
                   inputs=[self.data, body_q, bodies.x_prev, bodies.q_prev, bodies.com, self.beta, float(dt)],
                   device=self.device)
 
     def mark_damped(self, body_q) -> None:
         """Switch each hard contact's normal damper on for this step where the first iterate ``body_q`` overlaps."""
-        wp.launch(_mark_damped, dim=self.rows, inputs=[self.data, body_q], device=self.device)
+        launch(_mark_damped, dim=self.rows, inputs=[self.data, body_q], device=self.device)
 
     def end(self, body_q_in, body_q, body_qd, com) -> None:
         """Deadzone snap, then keep this step's ``λ``, ``k``, stick flags and points by row for the next step.
@@ -715,11 +717,11 @@ class RigidContacts:
         ``body_q_in`` bitwise, at rest. A body pressed on static or kinematic geometry is never snapped.
         """
         if self.snaps:
-            wp.launch(_deadzone_snap, dim=body_q.shape[0],
+            launch(_deadzone_snap, dim=body_q.shape[0],
                       inputs=[self.data, self.dynamic, com, body_q_in, self.freeze_translation, self.freeze_angle],
                       outputs=[body_q, body_qd], device=self.device)
         if self.history:
-            wp.launch(_snapshot, dim=self.rows, inputs=[self.data, self.prev], device=self.device)
+            launch(_snapshot, dim=self.rows, inputs=[self.data, self.prev], device=self.device)
 
     def forces(self, body_q, body_q_prev, contacts, dt: float):
         """Per-contact outputs of ``collect_rigid_contact_forces`` (see the solver's docstring).
@@ -738,7 +740,7 @@ class RigidContacts:
         fresh = contacts is not None and self.filed and rows <= self.rows
         if not fresh or self.data.count is not contacts.rigid_contact_count:
             return out
-        wp.launch(_contact_forces, dim=rows, inputs=[self.data, body_q, body_q_prev, float(dt)],
+        launch(_contact_forces, dim=rows, inputs=[self.data, body_q, body_q_prev, float(dt)],
                   outputs=list(out), device=self.device)
         return out
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 import warp as wp
 
 from .layout import ANG_HINGE, ANG_LOCK, ANG_UNIVERSAL, DOF_LINEAR, KIND_CABLE, KIND_NONE
+from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -442,18 +443,18 @@ def _finish_cables(jd: JointData, body_q: wp.array[wp.transform], body_com: wp.a
 def begin_joints(jd, body_q, body_com, count: int, params, device) -> None:
     """Snapshot ``C0``, the bend and the DOF values from the step's input pose; decay ``λ`` and ``k`` (warm start)."""
     if count:
-        wp.launch(_begin_joints, dim=count, inputs=[jd, body_q, body_com, params.gamma], device=device)
+        launch(_begin_joints, dim=count, inputs=[jd, body_q, body_com, params.gamma], device=device)
 
 
 def finish_cables(jd, body_q, body_com, count: int, device) -> None:
     """At the step's end pose (the finalize phase): each cable's rotation from rest (``kappa_end``) and its
     Dahl friction state carried there, with the friction moment it holds (``sigma_end``)."""
     if count:
-        wp.launch(_finish_cables, dim=count, inputs=[jd, body_q, body_com, KIND_CABLE], device=device)
+        launch(_finish_cables, dim=count, inputs=[jd, body_q, body_com, KIND_CABLE], device=device)
 
 
 def update_duals(jd, body_q, body_com, count: int, params, device) -> None:
     """AVBD dual step after a sweep: ``λ += k (C - α C0)`` on hard slots; ``k += β |C|`` up to the ceiling."""
     if count:
-        wp.launch(_update_duals, dim=count, inputs=[jd, body_q, body_com, params.beta_lin, params.beta_ang],
+        launch(_update_duals, dim=count, inputs=[jd, body_q, body_com, params.beta_lin, params.beta_ang],
                   device=device)

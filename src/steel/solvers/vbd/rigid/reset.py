@@ -16,6 +16,7 @@ import warp as wp
 
 from .bodies import BodyData
 from .joints import JointData
+from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -91,10 +92,10 @@ def reset_rigid_history(model, work, world_mask) -> None:
     mask = world_mask if world_mask is not None else wp.zeros(1, dtype=wp.bool, device=dev)
     local_only = int(use_mask and mask.shape[0] == int(model.world_count))
     if work.joint_count:
-        wp.launch(_reset_joints, dim=work.joint_count,
+        launch(_reset_joints, dim=work.joint_count,
                   inputs=[work.joints, model.joint_world, mask, use_mask, local_only], device=dev)
-    wp.launch(_reset_bodies_history, dim=model.body_count, inputs=[work.bodies, mask, use_mask, local_only],
+    launch(_reset_bodies_history, dim=model.body_count, inputs=[work.bodies, mask, use_mask, local_only],
               device=dev)
     if work.contacts is not None:  # body–body warm start: cold at the next refresh of these worlds' rows
         cold = work.contacts.cold_worlds
-        wp.launch(_mark_cold_worlds, dim=cold.shape[0], inputs=[mask, use_mask, local_only, cold], device=dev)
+        launch(_mark_cold_worlds, dim=cold.shape[0], inputs=[mask, use_mask, local_only, cold], device=dev)
