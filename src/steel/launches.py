@@ -48,10 +48,12 @@ def _arg_key(a):
     if value is not None and isinstance(value, numbers.Number):
         return type(a), value
     if isinstance(a, (tuple, list)) or getattr(a, "_wp_generic_type_str_", None) is not None:
-        try:  # Warp vectors, matrices, quaternions, transforms: by value
-            return type(a), tuple(a)
+        try:  # Warp vectors, quaternions, transforms and sequences of numbers by value (matrices fall back)
+            values = tuple(a)
         except TypeError:
             return False
+        if all(isinstance(v, numbers.Number) for v in values):
+            return type(a), values
     return False
 
 
