@@ -130,6 +130,16 @@ class RowBuffers:
     #                                  non-dimensional  (row,)
     compliance: wp.array[float]  # softness s of a compliant contact row (contact_compliance): the row
     #                              holds J qd >= target - s lambda [m/(N·s²) = 1/kg]; 0: rigid  (row,)
+    # The gate on rows that cannot act (pgs.py, "Gate"): a bound on how far each world's joint velocities
+    # moved, and each unit row's velocity when it was last computed in full.
+    gate_rounding: float  # relative float32 rounding allowed on a J qd sum and its bounds, from stride;
+    #                      inf switches the gate off (every test fails)
+    y_max: wp.array[float]  # max_k |Y_k| of the row's response [qd per N·s], formed with it  (row,)
+    world_drift: wp.array[float]  # bound on the sum of max_k |change of qd_k| of the applies since the
+    #                               sweep began [m/s or rad/s]  (world,)
+    gate: wp.array[wp.vec3]  # at the row's last full J qd: (lowest J qd the rounding allows [m/s or rad/s],
+    #                          sum |J_k| widened by the rounding [m/s or rad/s per unit qd], the world's
+    #                          drift then [m/s or rad/s]); drift < 0: none this sweep  (row,)
 
 
 class SteelRows:
@@ -176,6 +186,11 @@ class SteelRows:
         b.bound = wp.zeros(n, dtype=float, device=device)
         b.regularization = wp.zeros(n, dtype=float, device=device)
         b.compliance = wp.zeros(n, dtype=float, device=device)
+        # Terms a J qd sum has: up to 2 stride products and the side sum; 4x the float32 bound (n u).
+        b.gate_rounding = float((2 * stride + 8) * 2.0**-22)
+        b.y_max = wp.zeros(n, dtype=float, device=device)
+        b.world_drift = wp.zeros(world_count, dtype=float, device=device)
+        b.gate = wp.full(n, wp.vec3(0.0, 0.0, -1.0), dtype=wp.vec3, device=device)
         self.buffers = b
 
     # The host reads and resets only the accounting arrays; they are the struct's own arrays.

@@ -164,14 +164,71 @@ def row_velocity(rows: RowBuffers, r: int, joint_qd: wp.array[float]):
 
 
 @wp.func(inline=True)
+def row_velocity_bounds(rows: RowBuffers, r: int, joint_qd: wp.array[float]):
+    """``(J qd, sum_k |J_k qd_k|, sum_k |J_k|)`` of row ``r`` [m/s or rad/s; the last per unit qd].
+
+    ``J qd`` is summed as :func:`row_velocity` sums a row of more than one DOF (side by side, in DOF
+    order), so it is bitwise the same; the two bounds feed the sweep's gate (``pgs.py``). The extra
+    sums are independent of the first and cost little beside it on a serial float chain.
+    """
+    v = float(0.0)
+    size = float(0.0)
+    norm = float(0.0)
+    for s in range(2):
+        n = rows.dof_count[r, s]
+        if n > 0:
+            offset = side_offset(rows, r, s)
+            d0 = rows.dof_start[r, s]
+            side = float(0.0)
+            for k in range(n):
+                j = rows.J[offset + k]
+                q = joint_qd[d0 + k]
+                side += j * q
+                size += wp.abs(j * q)
+                norm += wp.abs(j)
+            v += side
+    return wp.vec3(v, size, norm)
+
+
+# Each apply widens its world's drift by this factor besides the change, so the float32 sum stays an
+# upper bound of the exact one (its additions round down by at most 2^-24 each).
+DRIFT_WIDENING = wp.constant(1.0 + 2.0**-21)
+
+
+@wp.func(inline=True)
+def add_drift(rows: RowBuffers, r: int, change: float):
+    """Widen the drift of row ``r``'s world by an apply whose products ``Y_k impulse`` are at most ``change``
+    [m/s or rad/s] each.
+
+    ``qd_k + p`` rounds to the float nearest the exact sum, and ``qd_k`` itself is a float within ``|p|`` of
+    it, so the stored velocity moves by at most ``2 |p|``, whatever the rounding.
+    """
+    world = r // rows.world_row_capacity
+    rows.world_drift[world] = (rows.world_drift[world] + 2.0 * change) * DRIFT_WIDENING
+
+
+@wp.func(inline=True)
 def apply_impulse(rows: RowBuffers, r: int, impulse: float, joint_qd: wp.array[float]):
-    """``qd += Y impulse``: row ``r``'s impulse [N·s or N·m·s] on the joint velocities."""
+    """``qd += Y impulse``: row ``r``'s impulse [N·s or N·m·s] on the joint velocities (and its world's drift)."""
     for s in range(2):
         n = rows.dof_count[r, s]
         offset = side_offset(rows, r, s)
         d0 = rows.dof_start[r, s]
         for k in range(n):
             joint_qd[d0 + k] = joint_qd[d0 + k] + rows.Y[offset + k] * impulse
+    add_drift(rows, r, wp.abs(impulse) * rows.y_max[r])
+
+
+@wp.func(inline=True)
+def response_size(rows: RowBuffers, r: int):
+    """Store ``max_k |Y_k|`` of row ``r``'s response [qd per N·s], which bounds what one impulse moves a DOF;
+    call it whenever ``Y`` is (re)formed."""
+    y = float(0.0)
+    for s in range(2):
+        offset = side_offset(rows, r, s)
+        for k in range(rows.dof_count[r, s]):
+            y = wp.max(y, wp.abs(rows.Y[offset + k]))
+    rows.y_max[r] = y
 
 
 @wp.func(inline=True)
@@ -197,6 +254,7 @@ def ensure_response(
                 for k in range(n):
                     rows.Y[offset + k] = 0.0
     rows.inv_mass[r] = 1.0 / (jy + cfm)
+    response_size(rows, r)
 
 
 @wp.func(inline=True)

@@ -38,7 +38,7 @@ import warp as wp
 import newton
 
 from ..data import ROW_BOX, RowBuffers
-from .common import apply_impulse, block_entry, ensure_response, row_velocity, side_offset
+from .common import apply_impulse, block_entry, ensure_response, response_size, row_velocity, side_offset
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -158,6 +158,7 @@ def _project_response(
         for i in range(rows.dof_count[q, s]):
             rows.Y[oq + i] = rows.Y[oq + i] - rows.Y[ox + i] * z[x]
     rows.inv_mass[q] = 1.0 / (wp.max(block_entry(rows, q, q), 0.0) + cfm)
+    response_size(rows, q)  # the sweep's drift bound reads it (pgs.py, "Gate")
 
 
 @wp.func
