@@ -46,8 +46,9 @@ def body_spatial_inertia(joints: JointModel, body: int, X: wp.transform, origin:
     return spatial_inertia(joints.body_mass[body], com, R * joints.body_inertia[body] * wp.transpose(R)), com
 
 
-@wp.kernel
-def _bias_and_mass_matrix(
+@wp.func
+def articulation_bias_and_mass_matrix(
+    art: int,
     # Plan:
     tree_start: wp.array[int],
     tree_joint: wp.array[int],
@@ -77,7 +78,9 @@ def _bias_and_mass_matrix(
     dof_bias_out: wp.array[float],
     mass_matrix_out: wp.array[float],
 ):
-    art = wp.tid()  # one thread per articulation
+    """RNEA bias forces and (when ``compute_mass_matrix``) the CRBA mass matrix of articulation ``art``
+    (the body of :func:`eval_articulation_dynamics`; a ``wp.func`` so that a solver can fuse it with its
+    own per-articulation stages in one launch)."""
     start = tree_start[art]
     end = tree_start[art + 1]
     if start == end or joints.articulation_skip[art] != 0:
@@ -161,6 +164,44 @@ def _bias_and_mass_matrix(
             if dof_diag_extra:
                 diag += dof_diag_extra[k]
             mass_matrix_out[base + row * n + row] += diag
+
+
+@wp.kernel
+def _bias_and_mass_matrix(
+    # Plan:
+    tree_start: wp.array[int],
+    tree_joint: wp.array[int],
+    joint_parent_joint: wp.array[int],
+    dof_start: wp.array[int],
+    dof_count: wp.array[int],
+    mass_start: wp.array[int],
+    gravity_index: wp.array[int],
+    # Model:
+    joints: JointModel,
+    joint_armature: wp.array[float],
+    gravity: wp.array[wp.vec3],
+    # Data in:
+    body_q: wp.array[wp.transform],
+    articulation_origin: wp.array[wp.vec3],
+    body_v: wp.array[wp.spatial_vector],
+    body_c: wp.array[wp.spatial_vector],
+    dof_S: wp.array[wp.spatial_vector],
+    body_f_ext: wp.array[wp.spatial_vector],
+    joint_f: wp.array[float],
+    dof_diag_extra: wp.array[float],
+    compute_mass_matrix: int,
+    # Data out:
+    body_a_out: wp.array[wp.spatial_vector],
+    body_f_out: wp.array[wp.spatial_vector],
+    body_Ic_out: wp.array[wp.spatial_matrix],
+    dof_bias_out: wp.array[float],
+    mass_matrix_out: wp.array[float],
+):
+    art = wp.tid()  # one thread per articulation
+    articulation_bias_and_mass_matrix(
+        art, tree_start, tree_joint, joint_parent_joint, dof_start, dof_count, mass_start, gravity_index, joints,
+        joint_armature, gravity, body_q, articulation_origin, body_v, body_c, dof_S, body_f_ext, joint_f,
+        dof_diag_extra, compute_mass_matrix, body_a_out, body_f_out, body_Ic_out, dof_bias_out, mass_matrix_out)
 
 
 def eval_articulation_dynamics(

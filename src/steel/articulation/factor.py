@@ -312,3 +312,21 @@ def factor_solve(
         tree_solve(n, base, first_dof, dof_parent, mass_factor, rhs, offset, scale, x_out, offset)
     else:
         cholesky_solve(n, base, offset, mass_factor, rhs, scale, x_out)
+
+
+@wp.func
+def factor_articulation(
+    use_tree: int,
+    n: int,
+    base: int,
+    first_dof: int,
+    dof_parent: wp.array[int],
+    mass_matrix: wp.array[float],
+    mass_factor_out: wp.array[float],
+):
+    """Factor one articulation's block with whichever factor :func:`factor_solve` expects: tree-sparse
+    ``H = L^T L`` when ``use_tree`` (``plan.tree_factor_ok``), else dense ``H = L L^T``."""
+    if use_tree != 0:
+        tree_factor(n, base, first_dof, dof_parent, mass_matrix, mass_factor_out)
+    else:
+        cholesky_factor(n, base, mass_matrix, mass_factor_out)

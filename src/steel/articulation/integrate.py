@@ -78,8 +78,9 @@ def integrate_joint_coordinates(
             joint_q_out[q0 + 3 + k] = rot[k]
 
 
-@wp.kernel
-def _integrate_joints(
+@wp.func
+def integrate_joint(
+    j: int,
     # Model:
     joints: JointModel,
     joint_articulation: wp.array[int],
@@ -92,7 +93,8 @@ def _integrate_joints(
     joint_q_out: wp.array[float],
     joint_qd_out: wp.array[float],
 ):
-    j = wp.tid()  # one thread per joint
+    """One symplectic Euler step of joint ``j`` (the body of :func:`integrate_joints`; a ``wp.func`` so
+    that a solver can fuse it with its own per-articulation stages in one launch)."""
     q0 = joints.q_start[j]
     q1 = joints.q_start[j + 1]
     d0 = joints.qd_start[j]
@@ -110,6 +112,24 @@ def _integrate_joints(
     child_com = joints.body_com[joints.child[j]]
     integrate_joint_coordinates(joints.kind[j], q0, d0, d1, joints.X_c[j], child_com, joint_q, joint_qd_out, dt,
                                 joint_q_out)
+
+
+@wp.kernel
+def _integrate_joints(
+    # Model:
+    joints: JointModel,
+    joint_articulation: wp.array[int],
+    # Data in:
+    joint_q: wp.array[float],
+    joint_qd: wp.array[float],
+    joint_qdd: wp.array[float],
+    dt: float,
+    # Data out:
+    joint_q_out: wp.array[float],
+    joint_qd_out: wp.array[float],
+):
+    j = wp.tid()  # one thread per joint
+    integrate_joint(j, joints, joint_articulation, joint_q, joint_qd, joint_qdd, dt, joint_q_out, joint_qd_out)
 
 
 def integrate_joints(

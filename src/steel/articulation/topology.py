@@ -159,6 +159,9 @@ class ArticulationPlan:
         self.max_dof_count = int(dof_count.max()) if self.articulation_count else 0
         self.max_joint_count = int(np.diff(self.tree_start_np).max()) if self.articulation_count else 0
         self.mass_size = int(mass_start[-1])
+        # No joint outside the trees (loop closures, joints outside every articulation): then a kernel
+        # with one thread per articulation that walks its tree reaches every joint and DOF of the model.
+        self.trees_cover_every_joint = len(tree_joint) == self.joint_count
 
         # Per-articulation index into model.gravity: legacy models store a single vector, others
         # one per world plus a last entry for global entities (world -1).

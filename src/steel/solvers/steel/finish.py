@@ -15,14 +15,21 @@ With ``velocity_iterations > 0`` the step carries two velocities: the position-s
 ``solver.qd_position``, which alone advances the positions, and the refined velocity ``solver.qd``
 that ``state_out.joint_qd`` publishes. Both are finished by the same rules (damping and clamps
 apply identically).
+
+One launch (``_finish_articulations``). With one velocity and every joint in an articulation's tree,
+finishing, integrating and the output forward kinematics run as one kernel, one thread per
+articulation, through the same ``wp.func``s: a joint's finish and integration read only its own DOFs and
+coordinates, and the kinematics only its own articulation, so the bits are those of the three separate
+launches.
 """
 
 from __future__ import annotations
 
 import warp as wp
 
-from ...articulation.integrate import integrate_joints
-from ...articulation.kinematics import JOINT_DISTANCE, JOINT_FREE
+from ...articulation.integrate import integrate_joint, integrate_joints
+from ...articulation.joint_model import JointModel
+from ...articulation.kinematics import JOINT_DISTANCE, JOINT_FREE, articulation_forward_kinematics
 from ...launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
@@ -36,15 +43,13 @@ def _clamp_norm(v: wp.vec3, limit: float):
     return v
 
 
-@wp.kernel
-def _finish_velocities(
+@wp.func
+def finish_joint_velocity(
+    j: int,
     dt: float,
     # Model:
-    joint_type: wp.array[int],
+    joints: JointModel,
     joint_articulation: wp.array[int],
-    joint_parent: wp.array[int],
-    joint_child: wp.array[int],
-    joint_qd_start: wp.array[int],
     # Solver tables and attributes:
     dof_is_kinematic: wp.array[wp.int32],
     body_is_free: wp.array[wp.int32],
@@ -52,30 +57,29 @@ def _finish_velocities(
     linear_damping: wp.array[float],
     max_linear_velocity: wp.array[float],
     max_angular_velocity: wp.array[float],
-    articulation_skip: wp.array[wp.int32],
     # Data in:
     joint_qd_in: wp.array[float],
     qd_solved: wp.array[float],
     # Data out:
     joint_qd_out: wp.array[float],
 ):
-    j = wp.tid()  # one thread per joint
-    d0 = joint_qd_start[j]
-    d1 = joint_qd_start[j + 1]
+    """Finished velocity of joint ``j``'s DOFs (the module docstring's rules)."""
+    d0 = joints.qd_start[j]
+    d1 = joints.qd_start[j + 1]
     if joint_articulation[j] < 0:
         for d in range(d0, d1):
             joint_qd_out[d] = joint_qd_in[d]
         return
-    if articulation_skip[joint_articulation[j]] != 0:
+    if joints.articulation_skip[joint_articulation[j]] != 0:
         return  # a sleeping island: its output is the frozen state (sleeping.py)
     for d in range(d0, d1):
         if dof_is_kinematic[d] != 0:
             joint_qd_out[d] = joint_qd_in[d]
         else:
             joint_qd_out[d] = qd_solved[d]
-    jtype = joint_type[j]
-    if (jtype == JOINT_FREE or jtype == JOINT_DISTANCE) and joint_parent[j] < 0 and dof_is_kinematic[d0] == 0:
-        child = joint_child[j]
+    jtype = joints.kind[j]
+    if (jtype == JOINT_FREE or jtype == JOINT_DISTANCE) and joints.parent[j] < 0 and dof_is_kinematic[d0] == 0:
+        child = joints.child[j]
         v = wp.vec3(joint_qd_out[d0], joint_qd_out[d0 + 1], joint_qd_out[d0 + 2])
         w = wp.vec3(joint_qd_out[d0 + 3], joint_qd_out[d0 + 4], joint_qd_out[d0 + 5])
         v = v * wp.max(1.0 - linear_damping[child] * dt, 0.0)
@@ -88,6 +92,75 @@ def _finish_velocities(
             joint_qd_out[d0 + 3 + k] = w[k]
 
 
+@wp.kernel
+def _finish_velocities(
+    dt: float,
+    # Model:
+    joints: JointModel,
+    joint_articulation: wp.array[int],
+    # Solver tables and attributes:
+    dof_is_kinematic: wp.array[wp.int32],
+    body_is_free: wp.array[wp.int32],
+    angular_damping: wp.array[float],
+    linear_damping: wp.array[float],
+    max_linear_velocity: wp.array[float],
+    max_angular_velocity: wp.array[float],
+    # Data in:
+    joint_qd_in: wp.array[float],
+    qd_solved: wp.array[float],
+    # Data out:
+    joint_qd_out: wp.array[float],
+):
+    j = wp.tid()  # one thread per joint
+    finish_joint_velocity(j, dt, joints, joint_articulation, dof_is_kinematic, body_is_free, angular_damping,
+                          linear_damping, max_linear_velocity, max_angular_velocity, joint_qd_in, qd_solved,
+                          joint_qd_out)
+
+
+@wp.kernel
+def _finish_articulations(
+    dt: float,
+    # Plan and model:
+    tree_start: wp.array[int],
+    tree_joint: wp.array[int],
+    joints: JointModel,
+    joint_articulation: wp.array[int],
+    # Solver tables and attributes:
+    dof_is_kinematic: wp.array[wp.int32],
+    body_is_free: wp.array[wp.int32],
+    angular_damping: wp.array[float],
+    linear_damping: wp.array[float],
+    max_linear_velocity: wp.array[float],
+    max_angular_velocity: wp.array[float],
+    zero_dof: wp.array[float],
+    # Data in:
+    joint_q_in: wp.array[float],
+    joint_qd_in: wp.array[float],
+    qd_solved: wp.array[float],
+    # Data out:
+    joint_q_out: wp.array[float],
+    joint_qd_out: wp.array[float],
+    body_q_out: wp.array[wp.transform],
+    body_qd_out: wp.array[wp.spatial_vector],
+    articulation_origin_out: wp.array[wp.vec3],
+    body_v_out: wp.array[wp.spatial_vector],
+    body_c_out: wp.array[wp.spatial_vector],
+    dof_S_out: wp.array[wp.spatial_vector],
+):
+    art = wp.tid()  # one thread per articulation: each joint's stages read only its own DOFs and coordinates
+    for t in range(tree_start[art], tree_start[art + 1]):
+        j = tree_joint[t]
+        finish_joint_velocity(j, dt, joints, joint_articulation, dof_is_kinematic, body_is_free, angular_damping,
+                              linear_damping, max_linear_velocity, max_angular_velocity, joint_qd_in, qd_solved,
+                              joint_qd_out)
+        # Zero acceleration, as the separate integrator launch is given: qd + dt * 0 keeps its bits there too.
+        integrate_joint(j, joints, joint_articulation, joint_q_in, joint_qd_out, zero_dof, dt, joint_q_out,
+                        joint_qd_out)
+    if joints.articulation_skip[art] == 0:
+        articulation_forward_kinematics(art, tree_start, tree_joint, joints, joint_q_out, joint_qd_out, body_q_out,
+                                        body_qd_out, articulation_origin_out, body_v_out, body_c_out, dof_S_out)
+
+
 def _finish(solver, state_in, dt: float, qd_solved, qd_out) -> None:
     model = solver.model
     attrs = solver.attributes
@@ -96,18 +169,14 @@ def _finish(solver, state_in, dt: float, qd_solved, qd_out) -> None:
         dim=model.joint_count,
         inputs=[
             float(dt),
-            model.joint_type,
+            solver.core.plan.joints,
             model.joint_articulation,
-            model.joint_parent,
-            model.joint_child,
-            model.joint_qd_start,
             solver.tables.dof_is_kinematic,
             solver.tables.body_is_free,
             attrs.angular_damping,
             attrs.linear_damping,
             attrs.max_linear_velocity,
             attrs.max_angular_velocity,
-            solver.core.plan.joints.articulation_skip,
             state_in.joint_qd,
             qd_solved,
         ],
@@ -136,3 +205,44 @@ def finish_step(solver, state_in, state_out, dt: float, qd_position=None) -> Non
     integrate_joints(model, state_in.joint_q, qd_position, solver.zero_dof, dt, state_out.joint_q, qd_position,
                      joints=solver.core.plan.joints)
     _finish(solver, state_in, dt, solver.qd, state_out.joint_qd)
+
+
+def finish_fuses(solver, qd_position) -> bool:
+    """Whether :func:`finish_and_publish` can finish this step: one velocity (``velocity_iterations=0``) and
+    every joint in an articulation's tree (nothing for the per-joint pass-through of loose joints)."""
+    plan = solver.core.plan
+    return qd_position is None and plan.articulation_count > 0 and plan.trees_cover_every_joint
+
+
+def finish_and_publish(solver, state_in, state_out, dt: float) -> None:
+    """Stage 6 in one launch, one thread per articulation: :func:`finish_step` (finished velocities, then
+    positions) followed by the output forward kinematics, bit for bit the separate launches' result.
+
+    Needs :func:`finish_fuses`; ``state_out.body_q``/``body_qd`` must already hold the bodies outside
+    every articulation.
+    """
+    model, plan, data, attrs = solver.model, solver.core.plan, solver.core.data, solver.attributes
+    launch(
+        _finish_articulations,
+        dim=plan.articulation_count,
+        inputs=[
+            float(dt),
+            plan.tree_start,
+            plan.tree_joint,
+            plan.joints,
+            model.joint_articulation,
+            solver.tables.dof_is_kinematic,
+            solver.tables.body_is_free,
+            attrs.angular_damping,
+            attrs.linear_damping,
+            attrs.max_linear_velocity,
+            attrs.max_angular_velocity,
+            solver.zero_dof,
+            state_in.joint_q,
+            state_in.joint_qd,
+            solver.qd,
+        ],
+        outputs=[state_out.joint_q, state_out.joint_qd, state_out.body_q, state_out.body_qd,
+                 data.articulation_origin, data.body_v, data.body_c, data.dof_S],
+        device=model.device,
+    )

@@ -26,14 +26,33 @@ torque-free spin bounded where the explicit term gains energy, followed by a mom
 correction: ``w'`` is re-solved with the inertia the body will have after turning by ``dt w'``, so
 that the world angular momentum ``I w`` is carried over unchanged (measured: |L| drifts by less
 than 1 % over a 5 s intermediate-axis tumble at dt = 1/240 s, against 1.4 % without it).
+
+One launch (``_free_dynamics``). When ``H`` is rebuilt this step (the default
+``update_mass_matrix_interval=1``) and every joint lies in an articulation's tree, the input kinematics,
+joint forces, RNEA + CRBA, factor and ``qd*`` run as one kernel, one thread per articulation, calling the
+same ``wp.func``s as the separate kernels in the same order per articulation: every stage reads only its
+own articulation's joints, DOFs and bodies, so the bits are those of the five launches and the diagonal
+copy it replaces (on the CPU a launch costs its fixed host and runtime overhead whatever its work, and
+these six were half of a one-world tower step's launches). A stale ``H`` between rebuilds (its
+``wp.capture_if`` on a gain edit) and models with loop closures or joints outside the articulations keep
+the separate launches.
 """
 
 from __future__ import annotations
 
 import warp as wp
 
-from ...articulation.factor import factor_solve
-from ...articulation.kinematics import JOINT_D6, JOINT_DISTANCE, JOINT_FREE, JOINT_PRISMATIC, JOINT_REVOLUTE
+from ...articulation.dynamics import articulation_bias_and_mass_matrix
+from ...articulation.factor import factor_articulation, factor_solve
+from ...articulation.joint_model import JointModel
+from ...articulation.kinematics import (
+    JOINT_D6,
+    JOINT_DISTANCE,
+    JOINT_FREE,
+    JOINT_PRISMATIC,
+    JOINT_REVOLUTE,
+    articulation_forward_kinematics,
+)
 from ...articulation.spatial import skew
 from ...launches import launch
 
@@ -42,15 +61,82 @@ wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint 
 KINEMATIC_ARMATURE = wp.constant(1.0e10)
 
 
+@wp.func
+def joint_forces(
+    j: int,
+    dt: float,
+    drive_rows: int,
+    # Model:
+    joints: JointModel,
+    joint_articulation: wp.array[int],
+    joint_target_q_start: wp.array[int],
+    joint_target_ke: wp.array[float],
+    joint_target_kd: wp.array[float],
+    joint_effort_limit: wp.array[float],
+    joint_damping: wp.array[float],
+    joint_stiffness: wp.array[float],
+    joint_rest_q: wp.array[float],
+    # Solver tables:
+    dof_is_kinematic: wp.array[wp.int32],
+    # Data in:
+    joint_q: wp.array[float],
+    joint_qd: wp.array[float],
+    control_joint_f: wp.array[float],
+    control_target_q: wp.array[float],
+    control_target_qd: wp.array[float],
+    # Data out:
+    dof_f_out: wp.array[float],
+    dof_diag_out: wp.array[float],
+):
+    """Explicit force and implicit diagonal of joint ``j``'s DOFs (the body of :func:`eval_joint_forces`)."""
+    d0 = joints.qd_start[j]
+    d1 = joints.qd_start[j + 1]
+    jtype = joints.kind[j]
+    driven = jtype == JOINT_PRISMATIC or jtype == JOINT_REVOLUTE or jtype == JOINT_D6
+    free = jtype == JOINT_FREE or jtype == JOINT_DISTANCE
+    for k in range(d1 - d0):
+        d = d0 + k
+        f = float(0.0)
+        if control_joint_f:
+            f = control_joint_f[d]
+        diag = float(0.0)
+        if joint_articulation[j] >= 0 and not free:
+            qd = joint_qd[d]
+            c = joint_damping[d]
+            f -= c * qd
+            diag += dt * c
+            if driven:  # drive_mode="rows" leaves ke and kd to rows/drives.py
+                q = joint_q[joints.q_start[j] + k]
+                ke = joint_target_ke[d]
+                kd = joint_target_kd[d]
+                if (ke != 0.0 or kd != 0.0) and drive_rows == 0:
+                    q_t = float(0.0)
+                    qd_t = float(0.0)
+                    if control_target_q:
+                        q_t = control_target_q[joint_target_q_start[j] + k]
+                    if control_target_qd:
+                        qd_t = control_target_qd[d]
+                    limit = joint_effort_limit[d]
+                    f += wp.clamp(ke * (q_t - q - dt * qd) + kd * (qd_t - qd), -limit, limit)
+                    diag += dt * kd + dt * dt * ke
+                ks = joint_stiffness[d]
+                if ks != 0.0:
+                    f += ks * (joint_rest_q[joints.q_start[j] + k] - q - dt * qd)
+                    diag += dt * dt * ks
+        if dof_is_kinematic[d] != 0:
+            f = 0.0
+            diag += KINEMATIC_ARMATURE
+        dof_f_out[d] = f
+        dof_diag_out[d] = diag
+
+
 @wp.kernel
 def _joint_forces(
     dt: float,
     drive_rows: int,
     # Model:
-    joint_type: wp.array[int],
+    joints: JointModel,
     joint_articulation: wp.array[int],
-    joint_q_start: wp.array[int],
-    joint_qd_start: wp.array[int],
     joint_target_q_start: wp.array[int],
     joint_target_ke: wp.array[float],
     joint_target_kd: wp.array[float],
@@ -71,45 +157,9 @@ def _joint_forces(
     dof_diag_out: wp.array[float],
 ):
     j = wp.tid()  # one thread per joint
-    d0 = joint_qd_start[j]
-    d1 = joint_qd_start[j + 1]
-    jtype = joint_type[j]
-    driven = jtype == JOINT_PRISMATIC or jtype == JOINT_REVOLUTE or jtype == JOINT_D6
-    free = jtype == JOINT_FREE or jtype == JOINT_DISTANCE
-    for k in range(d1 - d0):
-        d = d0 + k
-        f = float(0.0)
-        if control_joint_f:
-            f = control_joint_f[d]
-        diag = float(0.0)
-        if joint_articulation[j] >= 0 and not free:
-            qd = joint_qd[d]
-            c = joint_damping[d]
-            f -= c * qd
-            diag += dt * c
-            if driven:  # drive_mode="rows" leaves ke and kd to rows/drives.py
-                q = joint_q[joint_q_start[j] + k]
-                ke = joint_target_ke[d]
-                kd = joint_target_kd[d]
-                if (ke != 0.0 or kd != 0.0) and drive_rows == 0:
-                    q_t = float(0.0)
-                    qd_t = float(0.0)
-                    if control_target_q:
-                        q_t = control_target_q[joint_target_q_start[j] + k]
-                    if control_target_qd:
-                        qd_t = control_target_qd[d]
-                    limit = joint_effort_limit[d]
-                    f += wp.clamp(ke * (q_t - q - dt * qd) + kd * (qd_t - qd), -limit, limit)
-                    diag += dt * kd + dt * dt * ke
-                ks = joint_stiffness[d]
-                if ks != 0.0:
-                    f += ks * (joint_rest_q[joint_q_start[j] + k] - q - dt * qd)
-                    diag += dt * dt * ks
-        if dof_is_kinematic[d] != 0:
-            f = 0.0
-            diag += KINEMATIC_ARMATURE
-        dof_f_out[d] = f
-        dof_diag_out[d] = diag
+    joint_forces(j, dt, drive_rows, joints, joint_articulation, joint_target_q_start, joint_target_ke,
+                 joint_target_kd, joint_effort_limit, joint_damping, joint_stiffness, joint_rest_q, dof_is_kinematic,
+                 joint_q, joint_qd, control_joint_f, control_target_q, control_target_qd, dof_f_out, dof_diag_out)
 
 
 def eval_joint_forces(solver, state, control, dt: float, joint_qd: wp.array) -> None:
@@ -124,10 +174,8 @@ def eval_joint_forces(solver, state, control, dt: float, joint_qd: wp.array) -> 
         inputs=[
             float(dt),
             int(solver.options.drive_mode == "rows"),
-            model.joint_type,
+            solver.core.plan.joints,
             model.joint_articulation,
-            model.joint_q_start,
-            model.joint_qd_start,
             model.joint_target_q_start,
             model.joint_target_ke,
             model.joint_target_kd,
@@ -147,8 +195,9 @@ def eval_joint_forces(solver, state, control, dt: float, joint_qd: wp.array) -> 
     )
 
 
-@wp.kernel
-def _predict_velocity(
+@wp.func
+def predict_articulation_velocity(
+    art: int,
     dt: float,
     # Plan and solver tables:
     dof_start: wp.array[int],
@@ -166,7 +215,7 @@ def _predict_velocity(
     # Data out:
     qd_pred_out: wp.array[float],
 ):
-    art = wp.tid()  # one thread per articulation
+    """``qd* = qd - dt H^-1 bias`` of articulation ``art`` (the body of :func:`predict_velocity`)."""
     if articulation_skip[art] != 0:
         return  # a sleeping island: no dynamics (sleeping.py)
     n = dof_count[art]
@@ -203,6 +252,31 @@ def _predict_velocity(
         qd_pred_out[d0 + 3 + k] = w1[k]
 
 
+@wp.kernel
+def _predict_velocity(
+    dt: float,
+    # Plan and solver tables:
+    dof_start: wp.array[int],
+    dof_count: wp.array[int],
+    mass_start: wp.array[int],
+    articulation_is_free_body: wp.array[wp.int32],
+    use_tree: int,
+    dof_parent: wp.array[int],
+    articulation_skip: wp.array[wp.int32],
+    # Data in:
+    mass_matrix: wp.array[float],
+    mass_factor: wp.array[float],
+    dof_bias: wp.array[float],
+    joint_qd: wp.array[float],
+    # Data out:
+    qd_pred_out: wp.array[float],
+):
+    art = wp.tid()  # one thread per articulation
+    predict_articulation_velocity(art, dt, dof_start, dof_count, mass_start, articulation_is_free_body, use_tree,
+                                  dof_parent, articulation_skip, mass_matrix, mass_factor, dof_bias, joint_qd,
+                                  qd_pred_out)
+
+
 def predict_velocity(solver, joint_qd: wp.array, dt: float) -> None:
     """``solver.qd = joint_qd - dt H^-1 bias`` per articulation (implicit gyroscopics for free bodies)."""
     plan, data = solver.core.plan, solver.core.data
@@ -227,6 +301,145 @@ def predict_velocity(solver, joint_qd: wp.array, dt: float) -> None:
         ],
         outputs=[solver.qd],
         device=solver.model.device,
+    )
+
+
+@wp.kernel
+def _free_dynamics(
+    dt: float,
+    drive_rows: int,
+    with_kinematics: int,
+    use_tree: int,
+    # Plan:
+    tree_start: wp.array[int],
+    tree_joint: wp.array[int],
+    joint_parent_joint: wp.array[int],
+    dof_start: wp.array[int],
+    dof_count: wp.array[int],
+    mass_start: wp.array[int],
+    gravity_index: wp.array[int],
+    dof_parent: wp.array[int],
+    # Model:
+    joints: JointModel,
+    joint_articulation: wp.array[int],
+    joint_target_q_start: wp.array[int],
+    joint_target_ke: wp.array[float],
+    joint_target_kd: wp.array[float],
+    joint_effort_limit: wp.array[float],
+    joint_damping: wp.array[float],
+    joint_stiffness: wp.array[float],
+    joint_rest_q: wp.array[float],
+    joint_armature: wp.array[float],
+    gravity: wp.array[wp.vec3],
+    # Solver tables:
+    dof_is_kinematic: wp.array[wp.int32],
+    articulation_is_free_body: wp.array[wp.int32],
+    # Data in:
+    joint_q: wp.array[float],
+    joint_qd: wp.array[float],
+    body_f_ext: wp.array[wp.spatial_vector],
+    control_joint_f: wp.array[float],
+    control_target_q: wp.array[float],
+    control_target_qd: wp.array[float],
+    # Data out (the kinematics' only with with_kinematics):
+    body_q_out: wp.array[wp.transform],
+    body_qd_out: wp.array[wp.spatial_vector],
+    articulation_origin_out: wp.array[wp.vec3],
+    body_v_out: wp.array[wp.spatial_vector],
+    body_c_out: wp.array[wp.spatial_vector],
+    dof_S_out: wp.array[wp.spatial_vector],
+    dof_f_out: wp.array[float],
+    dof_diag_out: wp.array[float],
+    dof_diag_factored_out: wp.array[float],
+    body_a_out: wp.array[wp.spatial_vector],
+    body_f_out: wp.array[wp.spatial_vector],
+    body_Ic_out: wp.array[wp.spatial_matrix],
+    dof_bias_out: wp.array[float],
+    mass_matrix_out: wp.array[float],
+    mass_factor_out: wp.array[float],
+    qd_pred_out: wp.array[float],
+):
+    art = wp.tid()  # one thread per articulation: every stage below reads only this articulation's entries
+    if with_kinematics != 0 and joints.articulation_skip[art] == 0:
+        articulation_forward_kinematics(art, tree_start, tree_joint, joints, joint_q, joint_qd, body_q_out,
+                                        body_qd_out, articulation_origin_out, body_v_out, body_c_out, dof_S_out)
+    for t in range(tree_start[art], tree_start[art + 1]):
+        j = tree_joint[t]
+        joint_forces(j, dt, drive_rows, joints, joint_articulation, joint_target_q_start, joint_target_ke,
+                     joint_target_kd, joint_effort_limit, joint_damping, joint_stiffness, joint_rest_q, dof_is_kinematic,
+                     joint_q, joint_qd, control_joint_f, control_target_q, control_target_qd, dof_f_out, dof_diag_out)
+        for d in range(joints.qd_start[j], joints.qd_start[j + 1]):
+            dof_diag_factored_out[d] = dof_diag_out[d]
+    articulation_bias_and_mass_matrix(
+        art, tree_start, tree_joint, joint_parent_joint, dof_start, dof_count, mass_start, gravity_index, joints,
+        joint_armature, gravity, body_q_out, articulation_origin_out, body_v_out, body_c_out, dof_S_out, body_f_ext,
+        dof_f_out, dof_diag_out, 1, body_a_out, body_f_out, body_Ic_out, dof_bias_out, mass_matrix_out)
+    # The separate path factors asleep articulations' (stale) H as well; so does this one, bit for bit.
+    factor_articulation(use_tree, dof_count[art], mass_start[art], dof_start[art], dof_parent, mass_matrix_out,
+                        mass_factor_out)
+    predict_articulation_velocity(art, dt, dof_start, dof_count, mass_start, articulation_is_free_body, use_tree,
+                                  dof_parent, joints.articulation_skip, mass_matrix_out, mass_factor_out,
+                                  dof_bias_out, joint_qd, qd_pred_out)
+
+
+def free_dynamics_fuses(solver, rebuild_mass_matrix: bool) -> bool:
+    """Whether :func:`eval_free_dynamics` can run this step's free dynamics: ``H`` is rebuilt (the
+    default ``update_mass_matrix_interval=1``) and every joint lies in an articulation's tree (no loop
+    closure, no joint outside the articulations), so one thread per articulation reaches every DOF."""
+    plan = solver.core.plan
+    return rebuild_mass_matrix and plan.articulation_count > 0 and plan.trees_cover_every_joint
+
+
+def eval_free_dynamics(solver, state, control, dt: float, joint_qd: wp.array, with_kinematics: bool) -> None:
+    """Stages 1-2 of the step in one launch, one thread per articulation: forward kinematics of the input
+    (``with_kinematics``), joint forces, RNEA + CRBA, factor and ``solver.qd``, with ``H`` rebuilt.
+
+    Writes what the separate launches write, bit for bit (the same ``wp.func``s in the same order per
+    articulation), including ``solver.dof_diag_factored``. Needs :func:`free_dynamics_fuses`. With
+    ``with_kinematics``, ``solver.body_qd_in`` must already hold the twists of bodies outside every
+    articulation.
+    """
+    model, plan, data = solver.model, solver.core.plan, solver.core.data
+    launch(
+        _free_dynamics,
+        dim=plan.articulation_count,
+        inputs=[
+            float(dt),
+            int(solver.options.drive_mode == "rows"),
+            int(with_kinematics),
+            int(plan.tree_factor_ok),
+            plan.tree_start,
+            plan.tree_joint,
+            plan.joint_parent_joint,
+            plan.dof_start,
+            plan.dof_count_per_articulation,
+            plan.mass_start,
+            plan.gravity_index,
+            plan.dof_parent,
+            plan.joints,
+            model.joint_articulation,
+            model.joint_target_q_start,
+            model.joint_target_ke,
+            model.joint_target_kd,
+            model.joint_effort_limit,
+            model.joint_damping,
+            model.joint_stiffness,
+            model.joint_rest_q,
+            model.joint_armature,
+            model.gravity,
+            solver.tables.dof_is_kinematic,
+            solver.tables.articulation_is_free_body,
+            state.joint_q,
+            joint_qd,
+            state.body_f,
+            control.joint_f,
+            control.joint_target_q,
+            control.joint_target_qd,
+        ],
+        outputs=[state.body_q, solver.body_qd_in, data.articulation_origin, data.body_v, data.body_c, data.dof_S,
+                 solver.dof_f, solver.dof_diag, solver.dof_diag_factored, data.body_a, data.body_f, data.body_Ic,
+                 data.dof_bias, data.mass_matrix, data.mass_factor, solver.qd],
+        device=model.device,
     )
 
 

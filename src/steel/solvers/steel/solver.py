@@ -19,7 +19,7 @@ from ..inputs import as_python_scalar, check_control, check_dt, check_model_type
 from . import attributes as _attributes
 from .coupling import SteelCoupling
 from .data import SteelRows
-from .finish import finish_step
+from .finish import finish_and_publish, finish_fuses, finish_step
 from .mass_ratio import warn_mass_ratio
 from .observables import SteelObservableKind, SteelObservables, write_observables
 from .options import (
@@ -31,7 +31,8 @@ from .options import (
     validate_option,
 )
 from .pgs import sweep, velocity_sweep
-from .predict import eval_joint_forces, flag_changed_diagonal, predict_velocity
+from .predict import (eval_free_dynamics, eval_joint_forces, flag_changed_diagonal, free_dynamics_fuses,
+                      predict_velocity)
 from .rows.adhesion import check_adhesion_options
 from .rows.capacity import resolved_rigid_contact_max, row_capacities
 from .rows.compliance import (COMPLIANT, SKIPPED, ComplianceCounters, check_compliance_contacts,
@@ -286,26 +287,38 @@ class SolverSteel(SolverBase, SteelCoupling):
         control = self._default_control if control is None else control
         core, rows = self.core, self.rows
 
-        # 1. Kinematics of the input state (callers need no eval_fk before stepping).
-        if not kinematics_done:
-            self.input_kinematics(state_in)
-        qd_in = self.input_velocity(state_in)
-        # 2. Free dynamics: explicit joint forces, implicit terms, H, factor, predicted velocity.
-        eval_joint_forces(self, state_in, control, dt, qd_in)
         refresh = self._refresh_mass_matrix or self._step_count % self.options.update_mass_matrix_interval == 0
-
-        def rebuild():
-            core.dynamics(state_in.body_q, state_in.body_f, self.dof_f, self.dof_diag, compute_mass_matrix=True)
-            factor_articulations(core)
-            wp.copy(self.dof_diag_factored, self.dof_diag)
-
-        if refresh:
-            rebuild()
+        # The kinematics write every body (none outside the trees, none asleep): no pass-through copies.
+        kinematics_write_every_body = self.sleep is None and not len(core.plan.bodies_outside_np)
+        if free_dynamics_fuses(self, refresh):
+            # 1-2 in one launch, one thread per articulation (predict.py), bitwise the stages below.
+            if not kinematics_done:
+                if self.model.body_count and not kinematics_write_every_body:
+                    wp.copy(self.body_qd_in, state_in.body_qd)  # bodies outside every articulation keep their twist
+                self.input_velocity(state_in, prescale=True)
+            eval_free_dynamics(self, state_in, control, dt, self.input_velocity(state_in),
+                               with_kinematics=not kinematics_done)
             self._refresh_mass_matrix = False
         else:
-            core.dynamics(state_in.body_q, state_in.body_f, self.dof_f, self.dof_diag, compute_mass_matrix=False)
-            wp.capture_if(flag_changed_diagonal(self), on_true=rebuild)  # a gain edit: fold the new diagonal
-        predict_velocity(self, qd_in, dt)
+            # 1. Kinematics of the input state (callers need no eval_fk before stepping).
+            if not kinematics_done:
+                self.input_kinematics(state_in)
+            qd_in = self.input_velocity(state_in)
+            # 2. Free dynamics: explicit joint forces, implicit terms, H, factor, predicted velocity.
+            eval_joint_forces(self, state_in, control, dt, qd_in)
+
+            def rebuild():
+                core.dynamics(state_in.body_q, state_in.body_f, self.dof_f, self.dof_diag, compute_mass_matrix=True)
+                factor_articulations(core)
+                wp.copy(self.dof_diag_factored, self.dof_diag)
+
+            if refresh:
+                rebuild()
+                self._refresh_mass_matrix = False
+            else:
+                core.dynamics(state_in.body_q, state_in.body_f, self.dof_f, self.dof_diag, compute_mass_matrix=False)
+                wp.capture_if(flag_changed_diagonal(self), on_true=rebuild)  # a gain edit: fold the new diagonal
+            predict_velocity(self, qd_in, dt)
         # 3. Rows: drives, contacts, then joint limits, joint friction and velocity limits.
         rows.begin_step()
         if self.options.drive_mode == "rows":
@@ -329,11 +342,16 @@ class SolverSteel(SolverBase, SteelCoupling):
         if contacts is not None and contacts.rigid_contact_max > 0:
             record_contacts(self, contacts, dt)
         # 6. Velocities -> positions, then publish body poses and twists.
-        finish_step(self, state_in, state_out, dt, self.qd_position)
-        if state_out is not state_in and self.model.body_count:
+        fused_finish = finish_fuses(self, self.qd_position)
+        if not fused_finish:
+            finish_step(self, state_in, state_out, dt, self.qd_position)
+        if state_out is not state_in and self.model.body_count and not kinematics_write_every_body:
             wp.copy(state_out.body_q, state_in.body_q)  # bodies outside every articulation pass through
             wp.copy(state_out.body_qd, self.body_qd_in)
-        core.kinematics(state_out.joint_q, state_out.joint_qd, state_out.body_q, state_out.body_qd)
+        if fused_finish:
+            finish_and_publish(self, state_in, state_out, dt)  # finish.py: one launch, bitwise the two lines
+        else:
+            core.kinematics(state_out.joint_q, state_out.joint_qd, state_out.body_q, state_out.body_qd)
 
     def input_kinematics(self, state_in) -> None:
         """Forward kinematics of the input: poses into ``state_in.body_q``, twists into ``self.body_qd_in``
