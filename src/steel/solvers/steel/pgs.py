@@ -378,7 +378,7 @@ def _solve_tail(
             if rows.kind[f] == ROW_PATCH:
                 bound = 0.0
                 if loaded != 0:
-                    bound = patch_bound(rows, r, f, first, last, base)
+                    bound = patch_bound(rows, r, f, first, last, base, end)
             _solve_disk(rows, f, bound, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
             f += 2
         else:

@@ -34,7 +34,6 @@ from __future__ import annotations
 import warp as wp
 
 from ..data import ROW_PATCH, RowBuffers
-from .common import reserved_end
 
 PATCH_NORMAL_COS = wp.constant(0.995)  # contacts within ~5.7 degrees of each other's normal share a patch
 PATCH_PLANE_DISTANCE = wp.constant(0.005)  # [m] largest offset along the normal between members of a patch
@@ -120,10 +119,12 @@ def region_roles(
 
 
 @wp.func(inline=True)
-def patch_bound(rows: RowBuffers, r: int, f: int, first: int, last: int, base: int):
+def patch_bound(rows: RowBuffers, r: int, f: int, first: int, last: int, base: int, end: int):
     """Disk bound of anchor pair ``f`` of normal row ``r``: its share of the region's normal impulse [N·s].
 
-    ``first``..``last`` is the body-pair group of ``r`` in ``rows.order`` (from ``base``).
+    ``first``..``last`` is the body-pair group of ``r`` in ``rows.order`` (from ``base``); ``end`` is
+    ``reserved_end`` of ``r``, which every member shares (one body pair's rows are of one family), passed
+    in because finding it divides by the world capacity, per member and pass in the sweep.
     """
     n = rows.dir[r]
     load = float(0.0)
@@ -132,6 +133,6 @@ def patch_bound(rows: RowBuffers, r: int, f: int, first: int, last: int, base: i
         u = rows.order[base + g]
         if wp.dot(rows.dir[u], n) >= PATCH_NORMAL_COS:
             load += rows.impulse[u]
-            if u + 1 < reserved_end(rows, u) and rows.kind[u + 1] == ROW_PATCH:
+            if u + 1 < end and rows.kind[u + 1] == ROW_PATCH:
                 anchors += 1
     return rows.mu[f] * load / float(wp.max(anchors, 1))
