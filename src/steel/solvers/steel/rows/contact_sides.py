@@ -1,0 +1,70 @@
+"""Contact row sides: the DOF range each side of a contact's rows acts on, and where each body's Jacobian goes.
+
+Owns how the contact-row kernel (``contacts.py``) fills ``rows.dof_start``, ``rows.dof_count``,
+``rows.mass_start`` and ``rows.J`` of a contact's rows (normal, friction pair, angular rows). The sweep
+reads a row's sides generically (``rows/common.py``); this module decides what the sides are.
+
+Self-contact: one side. When both bodies belong to one articulation and both respond (the links of a
+chain folding onto each other), a row written as two sides over the same DOF range made the sweep run
+``J qd``, ``Y = H^-1 J^T`` and every impulse application twice over those DOFs, and formed ``J Y`` as
+``J0 H^-1 J0^T + J1 H^-1 J1^T``: the cross term ``2 J0 H^-1 J1^T`` was missing, so the row's effective
+mass was wrong wherever the two bodies share ancestors (their common joints move both contact points
+together, which the relative velocity does not see). Such a contact now gets one side holding the
+summed Jacobian ``J0 + J1`` (side 1 has ``dof_count`` 0), whose ``J Y`` is the row's true
+``J H^-1 J^T``; ``rows.body`` still names both bodies, so grouping, islands and observables are
+unchanged. A prescribed (kinematic) body keeps its own side, which takes no impulse.
+
+Each side's Jacobian is :func:`~.common.add_point_jacobian` over the body's joint path, added to the
+cleared range, so a contact of two articulations, or of one against the world, is written bitwise as
+before.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from ..data import RowBuffers
+from .common import side_offset
+
+
+@wp.func(inline=True)  # five array arguments: an out-of-line call would copy their headers
+def contact_side(
+    body: int,
+    body_articulation: wp.array[int],
+    body_responds: wp.array[wp.int32],
+    art_dof_start: wp.array[int],
+    art_dof_count: wp.array[int],
+    art_mass_start: wp.array[int],
+):
+    """``(dof_start, dof_count, mass_start, articulation)`` of the side acting on ``body``.
+
+    ``dof_count`` 0 and articulation -1: no side (static, or outside every articulation); ``mass_start``
+    -1: a prescribed side, which keeps its Jacobian (the row sees its motion) but takes no impulse.
+    """
+    if body < 0:
+        return wp.vec4i(0, 0, -1, -1)
+    art = body_articulation[body]
+    if art < 0:
+        return wp.vec4i(0, 0, -1, -1)
+    mass_start = int(-1)
+    if body_responds[body] != 0:
+        mass_start = art_mass_start[art]
+    return wp.vec4i(art_dof_start[art], art_dof_count[art], mass_start, art)
+
+
+@wp.func(inline=True)
+def shares_side(side0: wp.vec4i, side1: wp.vec4i):
+    """The two sides are one responding articulation's: the contact's rows get one side holding ``J0 + J1``."""
+    return side0[3] >= 0 and side0[3] == side1[3] and side0[2] >= 0 and side1[2] >= 0
+
+
+@wp.func(inline=True)
+def write_side_ranges(rows: RowBuffers, row: int, s: int, side: wp.vec4i):
+    """Side ``s`` of ``row`` acts on ``side``'s DOF range (count 0: none); its Jacobian is cleared."""
+    rows.dof_count[row, s] = side[1]
+    if side[1] > 0:
+        rows.dof_start[row, s] = side[0]
+        rows.mass_start[row, s] = side[2]
+        offset = side_offset(rows, row, s)
+        for k in range(side[1]):
+            rows.J[offset + k] = 0.0
