@@ -3,7 +3,7 @@
 A unilateral row with no impulse whose last full ``J qd`` cleared its target by more than its world's
 velocity drift since then can move it is skipped. The gate must never change the iterate: every test
 compares against the same solver with the gate switched off (an infinite rounding allowance makes
-every bound fail), bitwise. The scene makes speculative rows activate in the middle of a sweep: a box
+every bound fail, and stops the sweep skipping the passes that follow one that applied nothing), bitwise. The scene makes speculative rows activate in the middle of a sweep: a box
 lands and the box resting 2 mm above it, which the first pass saw at rest relative to it, closes
 the gap within the same step; a three-link chain swings into a box and its links pass each other.
 """
@@ -23,6 +23,22 @@ GAP = 0.002  # gap of the upper box above the falling one [m]
 LINK = 0.15  # chain link length [m]
 
 
+def _add_chain(robot, pivot, cfg):
+    """Three links of ``LINK`` hanging from ``pivot`` [m] on hinges about y; returns the joints."""
+    parent = -1
+    joints = []
+    for _ in range(3):
+        link = robot.add_link()
+        robot.add_shape_box(link, xform=wp.transform(wp.vec3(0.0, 0.0, -0.5 * LINK), wp.quat_identity()),
+                            hx=0.02, hy=0.02, hz=0.5 * LINK, cfg=cfg)
+        offset = pivot if parent < 0 else wp.vec3(0.0, 0.0, -LINK)
+        joints.append(robot.add_joint_revolute(parent, link, parent_xform=wp.transform(offset, wp.quat_identity()),
+                                               axis=(0.0, 1.0, 0.0)))
+        parent = link
+    robot.add_articulation(joints)
+    return joints
+
+
 def _scene(world_count: int = 2):
     """Per world: two boxes falling 5 cm with 2 mm between them, a box beside them, a swinging chain."""
     robot = newton.ModelBuilder()
@@ -34,18 +50,22 @@ def _scene(world_count: int = 2):
     # A chain from a pivot at x = 1 m, swung up by 0.8 rad towards -x; it swings into a small box at x = 1.15 m.
     box = robot.add_body(xform=wp.transform(wp.vec3(1.15, 0.0, 0.5 * HALF), wp.quat_identity()))
     robot.add_shape_box(box, hx=0.5 * HALF, hy=0.5 * HALF, hz=0.5 * HALF, cfg=cfg)
-    parent = -1
-    joints = []
-    for i in range(3):
-        link = robot.add_link()
-        robot.add_shape_box(link, xform=wp.transform(wp.vec3(0.0, 0.0, -0.5 * LINK), wp.quat_identity()),
-                            hx=0.02, hy=0.02, hz=0.5 * LINK, cfg=cfg)
-        offset = wp.vec3(1.0, 0.0, 0.5) if parent < 0 else wp.vec3(0.0, 0.0, -LINK)
-        joints.append(robot.add_joint_revolute(parent, link, parent_xform=wp.transform(offset, wp.quat_identity()),
-                                               axis=(0.0, 1.0, 0.0)))
-        parent = link
-    robot.add_articulation(joints)
+    joints = _add_chain(robot, wp.vec3(1.0, 0.0, 0.5), cfg)
     robot.joint_q[robot.joint_q_start[joints[0]]] = 0.8
+    scene = newton.ModelBuilder()
+    scene.replicate(robot, world_count)
+    scene.add_ground_plane(cfg=cfg)
+    return scene.finalize(device="cpu")
+
+
+def _quiet_scene(world_count: int = 2):
+    """Per world: a chain hanging at rest with its tip 5 cm above the ground (a speculative row that never
+    acts), and a box dropped from 0.3 m, so the world's passes apply nothing until the box nears the ground."""
+    robot = newton.ModelBuilder()
+    cfg = newton.ModelBuilder.ShapeConfig(mu=0.6)
+    body = robot.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, 0.3), wp.quat_identity()))
+    robot.add_shape_box(body, hx=HALF, hy=HALF, hz=HALF, cfg=cfg)
+    _add_chain(robot, wp.vec3(1.0, 0.0, 3.0 * LINK + 0.05), cfg)
     scene = newton.ModelBuilder()
     scene.replicate(robot, world_count)
     scene.add_ground_plane(cfg=cfg)
@@ -86,6 +106,19 @@ def test_gate_keeps_the_iterate_bitwise(options):
     body_q = state.body_q.numpy()
     assert abs(body_q[1, 2] - body_q[0, 2] - 2.0 * HALF) < 1e-3  # stacked: the 2 mm gap closed
     assert body_q[3, 0] > 1.15 + 1e-3  # pushed by the chain
+
+
+@pytest.mark.parametrize("options", [{}, {"contact_friction_position_iterations": 4}, {"velocity_iterations": 2}],
+                         ids=["position", "friction_phases", "velocity_iterations"])
+def test_skipped_quiet_passes_keep_the_iterate_bitwise(options):
+    """Passes after one that applied nothing are skipped (pgs.py ``_run_passes``); the gate's switch turns that
+    off too, so the two runs differ in it, and must agree bitwise, before, during and after the landing."""
+    model = _quiet_scene()
+    gated, state = _run(model, _solver(model, True, **options), 80)
+    plain, _ = _run(model, _solver(model, False, **options), 80)
+    assert np.isfinite(gated).all()
+    np.testing.assert_array_equal(gated, plain)
+    assert abs(state.body_q.numpy()[0, 2] - HALF) < 2e-3  # the box landed
 
 
 def test_gate_skips_rows_that_cannot_act():

@@ -133,7 +133,8 @@ class RowBuffers:
     # The gate on rows that cannot act (pgs.py, "Gate"): a bound on how far each world's joint velocities
     # moved, and each unit row's velocity when it was last computed in full.
     gate_rounding: float  # relative float32 rounding allowed on a J qd sum and its bounds, from stride;
-    #                      inf switches the gate off (every test fails)
+    #                      inf switches the gate off (every test fails), and the sweep's skip of
+    #                      passes that would repeat one that applied nothing (pgs.py)
     y_max: wp.array[float]  # max_k |Y_k| of the row's response [qd per N·s], formed with it  (row,)
     world_drift: wp.array[float]  # bound on the sum of max_k |change of qd_k| of the applies since the
     #                               sweep began [m/s or rad/s]  (world,)

@@ -191,8 +191,11 @@ def row_velocity_bounds(rows: RowBuffers, r: int, joint_qd: wp.array[float]):
 
 
 # Each apply widens its world's drift by this factor besides the change, so the float32 sum stays an
-# upper bound of the exact one (its additions round down by at most 2^-24 each).
+# upper bound of the exact one (its additions round down by at most 2^-24 each), and adds this floor
+# [m/s or rad/s], so every apply, even of a zero impulse, moves the drift (the sweep reads an unmoved
+# drift as a pass that applied nothing).
 DRIFT_WIDENING = wp.constant(1.0 + 2.0**-21)
+DRIFT_FLOOR = wp.constant(1.0e-30)
 
 
 @wp.func(inline=True)
@@ -204,7 +207,7 @@ def add_drift(rows: RowBuffers, r: int, change: float):
     it, so the stored velocity moves by at most ``2 |p|``, whatever the rounding.
     """
     world = r // rows.world_row_capacity
-    rows.world_drift[world] = (rows.world_drift[world] + 2.0 * change) * DRIFT_WIDENING
+    rows.world_drift[world] = (rows.world_drift[world] + 2.0 * change) * DRIFT_WIDENING + DRIFT_FLOOR
 
 
 @wp.func(inline=True)
