@@ -5,12 +5,23 @@ lengths. A kernel launched on them would read or write past the end of a buffer 
 corrupts the heap and can abort the process), so every solver checks the arrays it is about to
 read before launching anything. Array shapes and devices are host metadata: the checks cost no
 device synchronization and are safe inside a CUDA graph capture.
+
+A solver checks the same objects step after step (two states and a control swapped every step), so
+a passed check is remembered: a set of arrays that fitted a model is identified by the ids of the
+model, the table and the arrays, and forgotten by a weak reference's callback as soon as any of
+them is freed (before its id can be reused). An attribute reassigned to another array, a replaced
+model or a freed array is thus checked again. A ``wp.array``'s length and device never change, nor
+does a finalized model's entity count, so a remembered verdict stays true; other array-likes are
+checked every time. Likewise Python float ``dt`` values that passed :func:`check_dt`. Measured per
+SolverSteel step on cartpole x64 (``dt``, two states and a control): 12.2 -> 4.2 us.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+import operator
+import weakref
 
 import numpy as np
 import warp as wp
@@ -33,6 +44,41 @@ PARTICLE_ARRAYS = (
     ("particle_qd", "particle_count", "particles"),
     ("particle_f", "particle_count", "particles"),
 )
+_STATE_AND_PARTICLE_ARRAYS = STATE_ARRAYS + PARTICLE_ARRAYS
+
+_PASSED_CAPACITY = 64  # remembered passed checks (the oldest dropped first)
+# (id(table), id(model), optional, ids of the arrays) -> (table, weak references); see the module docstring
+_passed_arrays: dict = {}
+_passed_dt: set = set()  # (dt, allow_zero) of Python floats that passed check_dt
+_readers: dict = {}  # id(table) -> (table, reader of its attributes as a tuple)
+
+
+def _reader(table):
+    entry = _readers.get(id(table))
+    if entry is None or entry[0] is not table:
+        if len(_readers) >= _PASSED_CAPACITY:  # tables made anew per call: keep the cache bounded
+            _readers.clear()
+        attrs = [attr for attr, _, _ in table]
+        get = operator.attrgetter(*attrs)
+        entry = _readers[id(table)] = (table, get if len(attrs) > 1 else lambda obj: (get(obj),))
+    return entry[1]
+
+
+def _remember(model, arrays, table, key) -> None:
+    """Remember that ``arrays`` fitted ``model`` until any of them (or the model) is freed."""
+    if not all(a is None or isinstance(a, wp.array) for a in arrays):
+        return  # other array-likes (a NumPy array can be resized in place) are checked every time
+
+    def forget(_ref):  # runs while the object is freed, before its id can be reused
+        _passed_arrays.pop(key, None)
+
+    try:
+        refs = [weakref.ref(model, forget)] + [weakref.ref(a, forget) for a in arrays if a is not None]
+    except TypeError:  # a model stand-in without weak references: checked every time
+        return
+    if len(_passed_arrays) >= _PASSED_CAPACITY:
+        _passed_arrays.pop(next(iter(_passed_arrays)))
+    _passed_arrays[key] = (table, refs)  # the table itself, so its id stays its own while remembered
 
 
 def check_arrays(model, obj, name: str, table, *, optional=()) -> None:
@@ -47,9 +93,20 @@ def check_arrays(model, obj, name: str, table, *, optional=()) -> None:
     """
     if obj is None:
         raise TypeError(f"{name} must be a newton State/Control, got None")
-    for attr, count_attr, what in table:
+    try:
+        arrays = _reader(table)(obj)
+    except AttributeError:  # a missing attribute reads as None
+        arrays = tuple(getattr(obj, attr, None) for attr, _, _ in table)
+    key = (id(table), id(model), optional if type(optional) is tuple else tuple(optional), *map(id, arrays))
+    if key in _passed_arrays:
+        return
+    _check_arrays(model, arrays, name, table, optional)
+    _remember(model, arrays, table, key)
+
+
+def _check_arrays(model, arrays, name: str, table, optional) -> None:
+    for (attr, count_attr, what), arr in zip(table, arrays):
         expected = int(getattr(model, count_attr, 0) or 0)
-        arr = getattr(obj, attr, None)
         if arr is None:
             if expected == 0 or attr in optional:
                 continue
@@ -66,7 +123,7 @@ def check_arrays(model, obj, name: str, table, *, optional=()) -> None:
 
 def check_state(model, state, name: str, *, particles: bool = False) -> None:
     """Check a ``State``'s body and joint arrays (and particle arrays when ``particles``)."""
-    check_arrays(model, state, name, STATE_ARRAYS + (PARTICLE_ARRAYS if particles else ()))
+    check_arrays(model, state, name, _STATE_AND_PARTICLE_ARRAYS if particles else STATE_ARRAYS)
 
 
 def check_control(model, control, name: str = "control") -> None:
@@ -110,6 +167,8 @@ def check_dt(dt, *, allow_zero: bool = False) -> float:
     the kernels receive*: ``1e-300`` is positive in float64 but 0 in float32 and ``1e300`` is inf,
     and either would turn the step (and the contact history carried to later steps) into NaN.
     """
+    if type(dt) is float and (dt, allow_zero) in _passed_dt:
+        return dt  # itself, not the remembered equal value: -0.0 stays -0.0
     value = as_python_scalar(dt)
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"dt must be a real number of seconds, got {dt!r}")
@@ -119,6 +178,8 @@ def check_dt(dt, *, allow_zero: bool = False) -> float:
     lowest = "non-negative" if allow_zero else "positive"
     if not (math.isfinite(dt32) and (dt32 > 0.0 or (allow_zero and value == 0.0))):
         raise ValueError(f"dt must be a {lowest} finite number of seconds in float32, got {dt!r}")
+    if type(dt) is float and len(_passed_dt) < _PASSED_CAPACITY:
+        _passed_dt.add((dt, allow_zero))
     return value
 
 

@@ -58,6 +58,9 @@ from ...launches import launch
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
 
+_OPTION_NAMES = frozenset(f.name for f in fields(SteelOptions))
+
+
 class SolverSteel(SolverBase, SteelCoupling):
     """Reduced-coordinate articulated dynamics with a projected Gauss-Seidel impulse solve.
 
@@ -216,13 +219,13 @@ class SolverSteel(SolverBase, SteelCoupling):
 
     def __getattr__(self, name):
         opts = self.__dict__.get("options")
-        if opts is not None and name in {f.name for f in fields(SteelOptions)}:
+        if opts is not None and name in _OPTION_NAMES:
             return getattr(opts, name)
         raise AttributeError(f"{type(self).__name__!s} has no attribute {name!r}")
 
     def __setattr__(self, name, value):
         opts = self.__dict__.get("options")
-        if opts is not None and name in {f.name for f in fields(SteelOptions)}:
+        if opts is not None and name in _OPTION_NAMES:  # every attribute set per step passes here: no rebuilt set
             if name not in STEP_OPTIONS:
                 raise AttributeError(f"SolverSteel option {name!r} is set at construction only")
             setattr(opts, name, validate_option(name, as_python_scalar(value)))  # raises before changing anything
@@ -467,8 +470,13 @@ class SolverSteel(SolverBase, SteelCoupling):
             raise RuntimeError(f"SolverSteel.{what}() reads the device on the host; call it outside graph capture")
 
     def _warn_overflow_once(self) -> None:
-        # One host read per step only while nothing has been reported yet; cheap next to the step.
-        if self.rows.constraint_overflow.numpy().any():
+        # One host read per step only while nothing has been reported yet, through a NumPy view of the
+        # CPU flags made once (``.numpy()`` wraps the buffer anew each call, about 3 us).
+        flags = self.rows.constraint_overflow
+        view = self.__dict__.get("_overflow_view")
+        if view is None or view[0] is not flags:
+            view = self._overflow_view = (flags, flags.numpy())
+        if view[1].any():
             self._warned_overflow = True
             warnings.warn(
                 "SolverSteel dropped constraint rows for lack of capacity; see constraint_overflow and "

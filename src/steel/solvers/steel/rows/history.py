@@ -73,6 +73,7 @@ class ContactHistory:
         self.world = wp.zeros(n, dtype=wp.int32, device=device)
         self.age = wp.zeros(n, dtype=wp.int32, device=device)
         self.count = wp.zeros(1, dtype=wp.int32, device=device)
+        self._count_view = None  # (count, its NumPy view) on the CPU; see count_view
         # Warm start by contact identity (rows/warmstart.py): the records are also read by slot.
         self.solved_generation = wp.full(1, -1, dtype=wp.int32, device=device)  # match generation of the solved set
         self.solved_contacts = None  # the Contacts buffer last solved (host reference)
@@ -81,6 +82,13 @@ class ContactHistory:
         # asleep articulations (sleeping.py) keep the record they had when they fell asleep, whether
         # their rows are skipped or solved, so a woken island resumes from the same history either way.
         self.carried = wp.zeros(n, dtype=CarriedRecord, device=device)
+
+    def count_view(self):
+        """A NumPy view of ``count`` (CPU only, outside captures), made once per ``count`` array."""
+        view = self._count_view
+        if view is None or view[0] is not self.count:
+            view = self._count_view = (self.count, self.count.numpy())
+        return view[1]
 
     def clear(self) -> None:
         self.count.zero_()
@@ -269,7 +277,9 @@ def record_contacts(solver, contacts, dt: float) -> None:
         key_bits = min(max((model.shape_count * model.shape_count).bit_length(), 1), 31)
         wp.utils.radix_sort_pairs(hist.key, hist.index, n, end_bit=key_bits)
     if live_only:
-        hist.count.fill_(n)  # the recorded slots (the pipeline's count can exceed its capacity)
+        # The recorded slots (the pipeline's count can exceed its capacity), written through a NumPy view
+        # of the CPU count made once: ``fill_`` packs a value and calls into Warp each step (about 3 us).
+        hist.count_view()[0] = n
     else:
         wp.copy(hist.count, contacts.rigid_contact_count)
     if solver.options.contact_warmstart:
