@@ -80,16 +80,16 @@ the full computation, so the iterate is bitwise the same: joint_q and joint_qd a
 x64, humanoid x16, tower x16 and ant x64 equal the ungated sweep's. The references are dropped at the start
 of each step's sweep (rows are rebuilt every step) and stay valid into the velocity sweeps, whose new
 targets the test reads. A group whose normal rows all carry no impulse also skips summing its patch
-anchors' shares (``patch_bound``), which are then 0. Measured, ``_sweep`` per step before -> after (the
-launch replayed 40 times on each of 5 saved steps, mean of the minima, other jobs on the 2-core CPU):
-chain x64 2.53 -> 0.97 ms (48 speculative link pairs per world, none acting: all gated after the first
-pass), humanoid x16 lying down 1.25 -> 0.97 ms (4 of 27 normal rows act; rows within ~1 m/s of their
-target are re-evaluated as the drift grows), tower x16 2.06 -> 1.56 ms, ant x64 0.55 -> 0.45 ms.
-Every apply also moves the drift by at least ``1e-30``, so a pass that leaves it where it was applied
-nothing: the velocities and impulses are as it found them, and the passes after it in the same
-friction phase would repeat it exactly, so an interleaved sweep skips them (``_run_passes``). A world
-whose rows all stay open then runs one pass: chain x64 0.95 -> 0.29 ms, ant x64 0.32 -> 0.20 ms measured as
-above (humanoid x16 and tower x16 unchanged within the noise).
+anchors' shares (``patch_bound``), which are then 0. Every apply also moves the drift by at least
+``1e-30``, so a pass that leaves it where it was applied nothing: the velocities and impulses are as it
+found them, and the passes after it in the same friction phase would repeat it exactly, so an
+interleaved sweep skips them (``_run_passes``); a world whose rows all stay open runs one pass.
+Measured, ``_sweep`` per step without -> with both (the launch replayed 20 times on each of 5 saved
+steps, mean of the minima, two interleaved runs each): chain x64 2.1 -> 0.29-0.39 ms (48 speculative
+link pairs per world, none acting: gated after the first pass, which applies nothing), humanoid x16
+lying down 1.06 -> 0.82 ms (4 of 27 normal rows act; rows within ~1 m/s of their target are
+re-evaluated as the drift grows), tower x16 1.47 -> 1.41-1.47 ms (its rows act), ant x64 0.45 ->
+0.13-0.16 ms. The gate alone took chain x64 to 0.95 ms; the skipped passes, 0.95 -> 0.29.
 
 Velocity sweeps (``velocity_iterations``, :func:`velocity_sweep`). After the position solve the
 step keeps its velocity for the positions, then runs ``velocity_iterations`` more passes from the
