@@ -1,0 +1,77 @@
+"""The contact history's sort (rows/history.py): on the CPU the recording kernel merge-sorts the live records
+itself instead of a radix sort. Both must give the stable order by shape-pair key, since ties between equally
+near records go to the first in that order; these tests pin it down."""
+
+import numpy as np
+import pytest
+import warp as wp
+
+import newton
+from steel.solvers import SolverSteel
+from steel.solvers.steel.rows.history import NO_KEY, sort_records
+
+
+@wp.kernel
+def _sort(n: int, key: wp.array[wp.int32], index: wp.array[wp.int32]):
+    sort_records(n, key.shape[0] // 2, key, index)
+
+
+@pytest.mark.parametrize("layout", ["random_ties", "random_wide", "sorted", "runs", "descending", "no_key_tail"])
+def test_sort_records_is_the_stable_sort(layout):
+    rng = np.random.default_rng(7)
+    for _ in range(40):
+        capacity = int(rng.integers(1, 200))
+        n = int(rng.integers(0, capacity + 1))
+        keys = rng.integers(0, 4 if layout == "random_ties" else 100000, size=n).astype(np.int32)
+        if layout == "sorted":
+            keys.sort()
+        elif layout == "runs":  # ascending runs, as the collision pipeline's narrow phases write them
+            keys = np.concatenate([np.sort(part) for part in np.array_split(keys, int(rng.integers(1, 6)))])
+        elif layout == "descending":
+            keys = np.sort(keys)[::-1].copy()
+        elif layout == "no_key_tail":
+            keys[rng.random(n) < 0.3] = NO_KEY
+        key = np.full(2 * capacity, -5, dtype=np.int32)  # the scratch half starts with junk
+        key[:n] = keys
+        index = np.arange(2 * capacity, dtype=np.int32)
+        key_wp = wp.array(key, dtype=wp.int32, device="cpu")
+        index_wp = wp.array(index, dtype=wp.int32, device="cpu")
+        wp.launch(_sort, dim=1, inputs=[n, key_wp, index_wp], device="cpu")
+        order = np.argsort(keys, kind="stable")
+        np.testing.assert_array_equal(key_wp.numpy()[:n], keys[order])
+        np.testing.assert_array_equal(index_wp.numpy()[:n], order)
+
+
+def test_recorded_history_is_sorted_stably_by_shape_pair():
+    """After steps of two worlds of boxes piled on a ground, the history holds every recorded slot once, keys
+    ascending, slots ascending within a key, each key that of its slot's shape pair."""
+    builder = newton.ModelBuilder()
+    for world in range(2):
+        builder.begin_world()
+        for i in range(4):
+            body = builder.add_body(xform=wp.transform(wp.vec3(0.05 * i, 0.0, 0.1 + 0.21 * i), wp.quat_identity()))
+            builder.add_shape_box(body, hx=0.1, hy=0.1, hz=0.1)
+        builder.end_world()
+    builder.add_ground_plane()
+    model = builder.finalize(device="cpu")
+    solver = SolverSteel(model)
+    pipeline = newton.CollisionPipeline(model)
+    contacts = pipeline.contacts()
+    s0, s1, control = model.state(), model.state(), model.control()
+    for _ in range(60):
+        pipeline.collide(s0, contacts)
+        solver.step(s0, s1, control, contacts, 1.0 / 240.0)
+        s0, s1 = s1, s0
+    hist = solver.history
+    n = int(hist.count.numpy()[0])
+    assert n > 8
+    key, index = hist.key.numpy()[:n], hist.index.numpy()[:n]
+    np.testing.assert_array_equal(np.sort(index), np.arange(n))
+    assert np.all(np.diff(key.astype(np.int64)) >= 0)
+    same = np.diff(key) == 0
+    assert np.all(np.diff(index)[same] > 0)
+    shape0 = contacts.rigid_contact_shape0.numpy()[index]
+    shape1 = contacts.rigid_contact_shape1.numpy()[index]
+    recorded = key != NO_KEY
+    assert recorded.sum() > 8
+    np.testing.assert_array_equal(key[recorded], (shape0 * model.shape_count + shape1)[recorded])
