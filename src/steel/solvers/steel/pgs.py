@@ -59,7 +59,16 @@ pyramid's rows, ~180 bytes each that a pass reads, no longer fit the 1 MB L2 cac
 loops the sweep reads its world's reserved-row ends from a triple computed once per sweep instead of
 dividing the row index by the world's capacity per call, and a tail pair's two rows (one contact's
 tangents, so the same sides) are read and applied in one pass over their DOFs; neither changes a bit
-of the iterate.
+of the iterate. Applies take the world from the sweep (``apply_world_impulse``) instead of dividing the row
+index for it, and ``_normal_step`` has a single return: with the gate's early return the C++ compiler kept
+its result in memory, and a perf profile of the tower put 4 % of the kernel's samples on the stalled load
+that read it back. Both leave the float operations as they were (joint_q/joint_qd after 300 steps bitwise
+equal on tower x1/x16, humanoid x16, ant x64, chain x64); ``_sweep`` tower x16 1.58 -> 1.51 ms (launch
+replayed 30 times on 5 saved steps, median over 4 interleaved runs of the mean of per-step minima; the
+runs' best per step 1.49 -> 1.47), humanoid x16 0.76 -> 0.76. Rejected: 6-DOF DOF loops unrolled (chunks
+of a compile-time 6, then the rest, same order): within noise (1.55/1.54 -> 1.58/1.50 ms). The 6-DOF sums
+are not what the tower's sweep waits on: they are a fifth of its samples, each term two indexed loads
+whose index wrap and stride multiply stay, and the rest is row bookkeeping spread thin.
 
 Responses are formed lazily: a row's ``Y = H^-1 J^T`` (a tree-sparse solve) is computed the first
 time the row must apply an impulse. A speculative contact that stays open, or a friction pair whose
@@ -108,8 +117,9 @@ import warp as wp
 
 from .data import (ROW_CLAMP, ROW_CONTACT, ROW_COUPLED, ROW_DRIVE, ROW_FRICTION, ROW_FROZEN, ROW_LIMIT, ROW_PATCH,
                    ROW_ROLLING, ROW_SPEED_LIMIT, ROW_SPIN, ROW_TORSION, RowBuffers)
-from .rows.common import DRIFT_WIDENING, add_drift, dof_row_dof, row_velocity_bounds
+from .rows.common import DRIFT_WIDENING, add_world_drift, dof_row_dof, row_velocity_bounds
 from .rows.common import apply_impulse as _apply
+from .rows.common import apply_world_impulse as _apply_in
 from .rows.common import block_entry as _block
 from .rows.common import ensure_response as _ensure_response
 from .rows.common import is_boxed, side_offset
@@ -166,7 +176,7 @@ def _pair_velocity(rows: RowBuffers, f: int, joint_qd: wp.array[float]):
 
 
 @wp.func(inline=True)
-def _apply_pair(rows: RowBuffers, f: int, impulse1: float, impulse2: float, joint_qd: wp.array[float]):
+def _apply_pair(rows: RowBuffers, world: int, f: int, impulse1: float, impulse2: float, joint_qd: wp.array[float]):
     """``qd += Y_f impulse1`` then ``qd += Y_(f+1) impulse2`` in one pass over the pair's shared DOFs (each
     DOF takes the two products in that order, bitwise what two ``apply_impulse`` calls give)."""
     for s in range(2):
@@ -176,12 +186,13 @@ def _apply_pair(rows: RowBuffers, f: int, impulse1: float, impulse2: float, join
         for k in range(rows.dof_count[f, s]):
             joint_qd[d0 + k] = joint_qd[d0 + k] + rows.Y[o1 + k] * impulse1 + rows.Y[o2 + k] * impulse2
     # Two roundings per DOF, each within its own product of the exact sum: the changes add.
-    add_drift(rows, f, wp.abs(impulse1) * rows.y_max[f] + wp.abs(impulse2) * rows.y_max[f + 1])
+    add_world_drift(rows, world, wp.abs(impulse1) * rows.y_max[f] + wp.abs(impulse2) * rows.y_max[f + 1])
 
 
 @wp.func(inline=True)
 def _solve_disk(
     rows: RowBuffers,
+    world: int,
     f: int,
     bound: float,
     relaxation: float,
@@ -214,7 +225,7 @@ def _solve_disk(
         scale = bound / mag
         new1 *= scale
         new2 *= scale
-    _apply_pair(rows, f, new1 - old1, new2 - old2, joint_qd)
+    _apply_pair(rows, world, f, new1 - old1, new2 - old2, joint_qd)
     rows.impulse[f] = new1
     rows.impulse[f + 1] = new2
 
@@ -222,6 +233,7 @@ def _solve_disk(
 @wp.func(inline=True)
 def _solve_interval(
     rows: RowBuffers,
+    world: int,
     f: int,
     bound: float,
     relaxation: float,
@@ -239,7 +251,7 @@ def _solve_interval(
     old = rows.impulse[f]
     new = old + relaxation * (rows.target[f] - _row_velocity(rows, f, joint_qd)) * rows.inv_mass[f]
     new = wp.clamp(new, -bound, bound)
-    _apply(rows, f, new - old, joint_qd)
+    _apply_in(rows, world, f, new - old, joint_qd)
     rows.impulse[f] = new
 
 
@@ -342,6 +354,7 @@ def _unit_last(rows: RowBuffers, ends: wp.vec3i, r: int):
 def _solve_tail(
     rows: RowBuffers,
     ends: wp.vec3i,
+    world: int,
     r: int,
     base: int,
     first: int,
@@ -384,13 +397,13 @@ def _solve_tail(
                 bound = 0.0
                 if loaded != 0:
                     bound = patch_bound(rows, r, f, first, last, base, end)
-            _solve_disk(rows, f, bound, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+            _solve_disk(rows, world, f, bound, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
             f += 2
         else:
             bound = rows.mu[f] * rows.impulse[r]
             if late != 0:
                 bound = torsion_bound(rows, f, first, last, base)
-            _solve_interval(rows, f, bound, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+            _solve_interval(rows, world, f, bound, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
             f += 1
 
 
@@ -450,22 +463,26 @@ def _normal_step(
     """
     old = rows.impulse[r]
     v = float(0.0)
+    stays_open = False  # then no step: the zeros returned add nothing to the group's line search either
     if _gated(rows, r):
-        if old == 0.0 and _stays_open(rows, r, world):
-            return wp.vec3(0.0)  # no step; the zeros add nothing to the group's line search either
-        bounds = row_velocity_bounds(rows, r, joint_qd)
-        v = bounds[0]
-        rounding = rows.gate_rounding
-        rows.gate[r] = wp.vec3(v - 2.0 * rounding * bounds[1], (1.0 + 2.0 * rounding) * bounds[2],
-                               rows.world_drift[world])
+        if old == 0.0:
+            stays_open = _stays_open(rows, r, world)
+        if not stays_open:
+            bounds = row_velocity_bounds(rows, r, joint_qd)
+            v = bounds[0]
+            rounding = rows.gate_rounding
+            rows.gate[r] = wp.vec3(v - 2.0 * rounding * bounds[1], (1.0 + 2.0 * rounding) * bounds[2],
+                                   rows.world_drift[world])
     else:
         v = _row_velocity(rows, r, joint_qd)
     delta = float(0.0)
-    residual = rows.target[r] - v
+    residual = float(0.0)
+    if not stays_open:
+        residual = rows.target[r] - v
     boxed = is_boxed(rows.kind[r])
     # An untouched row that is satisfied needs no response: most speculative rows never do.
     inert = rows.kind[r] == ROW_FROZEN or rows.kind[r] == ROW_CLAMP  # hold their impulse / act after the pass
-    if (old != 0.0 or v < rows.target[r] or (boxed and v > rows.target[r])) and not inert:
+    if (old != 0.0 or v < rows.target[r] or (boxed and v > rows.target[r])) and not inert and not stays_open:
         _ensure_response(rows, r, cfm, use_tree, dof_parent, mass_factor)
         g = _softness(rows, r)
         new = old + relaxation * (rows.target[r] - v) * rows.inv_mass[r]
@@ -478,6 +495,8 @@ def _normal_step(
             new = wp.max(new, 0.0) / (1.0 + g)
         delta = new - old
         residual -= g * old / rows.inv_mass[r]
+    # One return: with an early one the C++ compiler kept the result in memory, and the group's line search
+    # waited on a store-forwarding stall at every row.
     return wp.vec3(delta, residual, v)
 
 
@@ -628,7 +647,7 @@ def _iterate(
             r = rows.order[base + first]
             step = _normal_step(rows, world, r, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
             if step[0] != 0.0:
-                _apply(rows, r, step[0], joint_qd)
+                _apply_in(rows, world, r, step[0], joint_qd)
                 rows.impulse[r] = rows.impulse[r] + step[0]
             continue
         # Normal rows of the group: one projected Jacobi step from the same velocities, then
@@ -650,7 +669,7 @@ def _iterate(
             for g in range(first, last + 1):
                 r = rows.order[base + g]
                 if rows.step[r] != 0.0:
-                    _apply(rows, r, rows.step[r], joint_qd)
+                    _apply_in(rows, world, r, rows.step[r], joint_qd)
             alpha = float(1.0)
             if last > first:
                 curvature = -moved  # delta^T A delta = delta . (J qd after - J qd before)
@@ -666,7 +685,7 @@ def _iterate(
                 r = rows.order[base + g]
                 if rows.step[r] != 0.0:
                     if alpha < 1.0:
-                        _apply(rows, r, (alpha - 1.0) * rows.step[r], joint_qd)
+                        _apply_in(rows, world, r, (alpha - 1.0) * rows.step[r], joint_qd)
                     rows.impulse[r] = rows.impulse[r] + alpha * rows.step[r]
         # Tails of the group (friction, spin, rolling), bounded by the updated normal rows; then its
         # torsion rows, whose budget is what the normal and sliding rows leave.
@@ -677,7 +696,7 @@ def _iterate(
         # One call site for both passes: _solve_tail is inlined.
         for pass_index in range(1 + rows.late_rows):
             for g in range(first, last + 1):
-                _solve_tail(rows, ends, rows.order[base + g], base, first, last, loaded, pass_index, friction,
+                _solve_tail(rows, ends, world, rows.order[base + g], base, first, last, loaded, pass_index, friction,
                             friction_mode, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
 
 

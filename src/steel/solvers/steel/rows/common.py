@@ -206,20 +206,32 @@ def add_drift(rows: RowBuffers, r: int, change: float):
     ``qd_k + p`` rounds to the float nearest the exact sum, and ``qd_k`` itself is a float within ``|p|`` of
     it, so the stored velocity moves by at most ``2 |p|``, whatever the rounding.
     """
-    world = r // rows.world_row_capacity
+    add_world_drift(rows, r // rows.world_row_capacity, change)
+
+
+@wp.func(inline=True)
+def add_world_drift(rows: RowBuffers, world: int, change: float):
+    """:func:`add_drift` for a caller that knows the row's world (the division that finds it costs more than the
+    update)."""
     rows.world_drift[world] = (rows.world_drift[world] + 2.0 * change) * DRIFT_WIDENING + DRIFT_FLOOR
 
 
 @wp.func(inline=True)
 def apply_impulse(rows: RowBuffers, r: int, impulse: float, joint_qd: wp.array[float]):
     """``qd += Y impulse``: row ``r``'s impulse [N·s or N·m·s] on the joint velocities (and its world's drift)."""
+    apply_world_impulse(rows, r // rows.world_row_capacity, r, impulse, joint_qd)
+
+
+@wp.func(inline=True)
+def apply_world_impulse(rows: RowBuffers, world: int, r: int, impulse: float, joint_qd: wp.array[float]):
+    """:func:`apply_impulse` of row ``r`` of ``world`` (the sweep knows the world; finding it is a division)."""
     for s in range(2):
         n = rows.dof_count[r, s]
         offset = side_offset(rows, r, s)
         d0 = rows.dof_start[r, s]
         for k in range(n):
             joint_qd[d0 + k] = joint_qd[d0 + k] + rows.Y[offset + k] * impulse
-    add_drift(rows, r, wp.abs(impulse) * rows.y_max[r])
+    add_world_drift(rows, world, wp.abs(impulse) * rows.y_max[r])
 
 
 @wp.func(inline=True)
