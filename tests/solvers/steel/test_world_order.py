@@ -35,7 +35,7 @@ PAIRS_PER_WORLD = 3  # sphere-ground candidate pairs of one tripod
 NARROW_PHASE_THREADS_CPU = 256  # the pipeline's grid-stride thread count on the CPU (measured)
 STRADDLING = NARROW_PHASE_THREADS_CPU // PAIRS_PER_WORLD  # world 85 owns pairs 255, 256, 257
 WORLDS = STRADDLING + 1  # 258 pairs: the boundary falls inside the last world
-STEPS = 20  # world 85 already differs after step 1 (tests below give the measured gaps)
+STEPS = 20  # world 85 already differs after step 1 (largest body_q entry 1.9e-6 apart)
 # Sphere centres in the body frame [m] and radii [m]: uneven, so the three contacts carry different loads.
 FEET = ((0.2, 0.0, 0.05), (-0.1, 0.17, 0.045), (-0.1, -0.15, 0.05))
 
@@ -94,10 +94,10 @@ def _canonical_order(model, contacts):
     return order
 
 
-def _run(world_count, *, canonical=False, deterministic=False, **solver_options):
+def _run(world_count, *, canonical=False, deterministic=False):
     """body_q and body_qd after every step, shape (steps, worlds, 7 or 6), and the first step's contact lists."""
     model = _tripods(world_count)
-    solver = SolverSteel(model, **solver_options)
+    solver = SolverSteel(model)
     pipeline = newton.CollisionPipeline(model, contact_matching="disabled", deterministic=deterministic)
     contacts = pipeline.contacts()
     s0, s1 = model.state(), model.state()
@@ -153,37 +153,14 @@ def plain():
     return _run(WORLDS)
 
 
-def _assert_only_the_rotated_world_differs(q, qd, lists):
-    """Every world but the straddling one steps bitwise like world 0."""
+def test_the_rotated_world_leaves_the_others_bitwise(plain):
+    q, qd, lists = plain
     assert _pairs(lists[STRADDLING]) != _pairs(lists[0])
     others = [w for w in range(WORLDS) if w != STRADDLING]
     assert np.array_equal(q[:, others], np.broadcast_to(q[:, :1], q[:, others].shape))
     assert np.array_equal(qd[:, others], np.broadcast_to(qd[:, :1], qd[:, others].shape))
-
-
-def test_the_rotated_world_leaves_the_others_bitwise(plain):
-    """Friction patches (the default): the rotation changes the straddling world's velocities at every step.
-
-    The guard is what keeps the test from being vacuous: a world that steps exactly like world 0 could not
-    reveal interference. It checks body_qd, the sweep's direct output, at every step: body_q is that
-    rounded through one step of integration and can come out equal. Measured: with patch anchors starting
-    from 0.75 of last step's friction (``rows/contacts.py``, ``WARM_PATCH_FRICTION``) body_qd 3.0e-8 and
-    body_q 3.5e-10 apart at every one of the 20 steps; from 0.5, body_q was bitwise equal to world 0's at
-    every step while body_qd stayed 3.0e-8 apart; with the full carry 1.9e-9 (body_q) and 8.9e-8 apart."""
-    q, qd, lists = plain
-    _assert_only_the_rotated_world_differs(q, qd, lists)
-    assert all(not np.array_equal(qd[k, STRADDLING], qd[k, 0]) for k in range(STEPS))
-
-
-def test_with_point_friction_the_rotated_world_also_leaves_the_others_bitwise():
-    """``friction_anchor_beta=0``: every contact its own friction pair, carried in full (no anchors).
-
-    The order still moves positions here: body_q of the straddling world 1.5e-10 apart after step 1
-    (body_qd 1.7e-8), and every other world bitwise equal to world 0."""
-    q, qd, lists = _run(WORLDS, friction_anchor_beta=0.0)
-    _assert_only_the_rotated_world_differs(q, qd, lists)
+    # The straddling world differs from the first step on (measured: largest body_q entry 1.9e-6 apart).
     assert not np.array_equal(q[0, STRADDLING], q[0, 0])
-    assert all(not np.array_equal(qd[k, STRADDLING], qd[k, 0]) for k in range(STEPS))
 
 
 def test_a_canonical_contact_order_makes_every_world_bitwise_equal(plain):

@@ -91,17 +91,6 @@ wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint 
 
 IMPACT_SPEED = wp.constant(0.1)  # [m/s] closing speed above which a contact counts as an impact
 WARM_NORMAL = wp.constant(0.5)  # share of last step's normal force a settled contact starts from
-# Share of last step's friction force a patch anchor starts from. A full carry made the anchors' friction an
-# integrator: each step's order-biased correction added a self-balancing part (no velocity sees it, so no
-# later pass removes it) to what was carried, until anchors reached the Coulomb limit, released and
-# gave up their slip. A partial carry bleeds that part away while the anchors' slip target keeps the load
-# held. The price is creep near the limit: the pair rebuilds the rest within the step's sweeps, and under a
-# load close to the disk's edge it falls short by a little every step. Measured, 30-level box pyramid
-# (465 boxes), largest drift after 1/4/10 s: full carry 1/3/5.05 mm, 0.75 0.28/0.35/0.57 mm, 0.5
-# 0.25/0.33/0.43 mm. A cube pushed sideways at 0.95 of its friction limit (test_adhesion), slide over 240
-# steps: full carry 2.8e-6 m, 0.75 6.2e-5 m, 0.5 1.6e-4 m (the test allows 1e-4). Point and coupled
-# friction (no anchors) keep the full carry.
-WARM_PATCH_FRICTION = wp.constant(0.75)
 SETTLED_AGE = wp.constant(8)  # steps a contact must persist before its normal force seeds the next step
 # [m/s] ceiling on the speed at which any penetrating contact is pushed out, whatever dt (Box2D
 # bounds its push the same way with 3 m/s; a higher ceiling keeps deep overlaps at usual steps as before)
@@ -518,8 +507,6 @@ def _contact_rows(
             contact_age_out[c] = age
         if rec >= 0 and friction:
             ft = history_force_t[rec] * dt
-            if friction_kind == ROW_PATCH:
-                ft = WARM_PATCH_FRICTION * ft
             rows.impulse[r + 1] = wp.dot(ft, t1)  # clamped to the disk by the sweep's first pass
             rows.impulse[r + 2] = wp.dot(ft, t2)
             if anchor_beta > 0.0:
