@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from ....articulation.spatial import point_velocity
 from ..data import RowBuffers
 from .common import side_offset
 
@@ -68,3 +69,43 @@ def write_side_ranges(rows: RowBuffers, row: int, s: int, side: wp.vec4i):
         offset = side_offset(rows, row, s)
         for k in range(side[1]):
             rows.J[offset + k] = 0.0
+
+
+@wp.func(inline=True)
+def add_contact_jacobians(
+    rows: RowBuffers,
+    r: int,
+    s: int,
+    translational: int,
+    body: int,
+    point_rel: wp.vec3,
+    n: wp.vec3,
+    t1: wp.vec3,
+    t2: wp.vec3,
+    sign: float,
+    dof_start: int,
+    body_joint: wp.array[int],
+    joint_parent_joint: wp.array[int],
+    joint_qd_start: wp.array[int],
+    dof_S: wp.array[wp.spatial_vector],
+):
+    """:func:`~.common.add_point_jacobian` of ``body`` at ``point_rel`` into side ``s`` of the contact's first
+    ``translational`` rows (1: the normal row ``r``; 3: also its friction pair ``r + 1``, ``r + 2`` along
+    ``t1``, ``t2``), which act at the same points.
+
+    One walk up the joint path serves all three rows: each DOF's point velocity is formed once, not once
+    per row. Every entry gets the same products and sums, in the same order, as a walk per row.
+    """
+    o0 = side_offset(rows, r, s)
+    o1 = side_offset(rows, r + 1, s)
+    o2 = side_offset(rows, r + 2, s)
+    j = body_joint[body]
+    while j >= 0:
+        for d in range(joint_qd_start[j], joint_qd_start[j + 1]):
+            m = point_velocity(dof_S[d], point_rel)
+            i = d - dof_start
+            rows.J[o0 + i] = rows.J[o0 + i] + sign * wp.dot(n, m)
+            if translational == 3:
+                rows.J[o1 + i] = rows.J[o1 + i] + sign * wp.dot(t1, m)
+                rows.J[o2 + i] = rows.J[o2 + i] + sign * wp.dot(t2, m)
+        j = joint_parent_joint[j]

@@ -12,7 +12,8 @@ How: after a step, every contact with rows is recorded under the key ``shape0 * 
 shape1`` with its contact points in the bodies' frames and its force ``(f_n, f_t)`` (normal
 magnitude [N] and tangential vector, world frame [N]); the records are sorted by key (stably:
 records of one key stay in slot order, which decides ties between equally near records). The
-next step's contact-row kernel binary-searches its key and takes the record whose body-frame
+next step's contact-row kernel searches its key (galloping up from the previous shape pair's position,
+:func:`next_first_record`) and takes the record whose body-frame
 points lie closest to its own (within ``MATCH_DISTANCE``), then seeds its normal impulse with
 ``f_n dt`` and its friction pair with ``f_t dt`` projected on the new tangents and clamped to
 the friction disk. Forces rather than impulses are kept so a change of ``dt`` scales correctly.
@@ -127,6 +128,38 @@ def first_record(key: int, count: int, sorted_key: wp.array[wp.int32]):
 
 
 @wp.func
+def next_first_record(key: int, previous_key: int, previous_start: int, count: int, sorted_key: wp.array[wp.int32]):
+    """:func:`first_record` of ``key``, given that of ``previous_key`` (-1: none) for a caller that walks keys
+    mostly upwards (the pipeline writes contacts in runs of ascending shape pairs).
+
+    Above the previous key, the search gallops up from the previous position (steps 1, 2, 4, ...) and
+    bisects the last step, so the next pair a few records on costs a few reads, not a search of the whole
+    history; any other key is searched from scratch. Both find the same first position.
+    """
+    if previous_key < 0 or key < previous_key:
+        return first_record(key, count, sorted_key)
+    lo = previous_start  # every record before lo has a key below previous_key, so below key
+    step = int(1)
+    while lo < count and sorted_key[lo] < key:
+        hi = lo + step
+        if hi >= count or sorted_key[hi] >= key:
+            # The first position lies in (lo, min(hi, count)]: bisect it as first_record does.
+            base = lo + 1
+            n = wp.min(hi, count) - base
+            while n > 0:
+                half = n // 2
+                if sorted_key[base + half] < key:
+                    base = base + half + 1
+                    n = n - half - 1
+                else:
+                    n = half
+            return base
+        lo = hi + 1
+        step *= 2
+    return lo
+
+
+@wp.func
 def find_record(
     start: int,
     key: int,
@@ -142,13 +175,21 @@ def find_record(
     :func:`first_record` of ``key`` (contacts of one shape pair share it)."""
     best = int(-1)
     best_d = float(MATCH_DISTANCE)
+    # Squared distances at or above this cannot give d < best_d: sqrt is monotone, and the first bound
+    # sits a relative 1e-3 above MATCH_DISTANCE^2, far beyond rounding. Records farther away skip the root.
+    best_sq = float(MATCH_DISTANCE * MATCH_DISTANCE * 1.001)
     i = start
     while i < count and sorted_key[i] == key:
         rec = sorted_index[i]
-        d = wp.max(wp.length(record_point0[rec] - point0), wp.length(record_point1[rec] - point1))
-        if d < best_d:
-            best_d = d
-            best = rec
+        # max(|a|, |b|) as sqrt(max(|a|^2, |b|^2)): a length is sqrt(length_sq), and a correctly rounded sqrt
+        # is monotone, so this is bitwise the same distance with one square root instead of two.
+        d_sq = wp.max(wp.length_sq(record_point0[rec] - point0), wp.length_sq(record_point1[rec] - point1))
+        if d_sq < best_sq:
+            d = wp.sqrt(d_sq)
+            if d < best_d:
+                best_d = d
+                best_sq = d_sq
+                best = rec
         i += 1
     return best
 

@@ -44,6 +44,7 @@ PATCH_SCAN = wp.constant(32)  # contacts searched on either side of a contact fo
 # separation e has the larger |e . u|: a rectangle's diagonals (a, +-b) in a coordinate plane score
 # |3a +- 2b| (or |3a +- c|, |2b +- c|), equal only for a degenerate rectangle, so float noise cannot swap them.
 DIAGONAL_PICK = wp.constant(wp.vec3(0.8017837, 0.5345225, 0.2672612))  # (3, 2, 1) / sqrt(14)
+MEMBER_BITS = wp.constant(31)  # run members whose membership region_roles tests once and keeps as bits
 
 
 @wp.func
@@ -54,6 +55,16 @@ def region_member(k: int, n: wp.vec3, n_local: wp.vec3, p_local: wp.vec3, contac
     if wp.dot(contact_normal[k], n) < PATCH_NORMAL_COS:
         return False
     return wp.abs(wp.dot(contact_point1[k] - p_local, n_local)) <= PATCH_PLANE_DISTANCE
+
+
+@wp.func(inline=True)
+def region_has(i: int, first: int, members: int, n: wp.vec3, n_local: wp.vec3, p_local: wp.vec3,
+               contact_normal: wp.array[wp.vec3], contact_point1: wp.array[wp.vec3]):
+    """Contact ``i`` of the run from ``first`` is a member: bit ``i - first`` of ``members`` for the first
+    ``MEMBER_BITS`` contacts of the run, tested again (:func:`region_member`) past them."""
+    if i - first < MEMBER_BITS:
+        return (members >> (i - first)) & 1 != 0
+    return region_member(i, n, n_local, p_local, contact_normal, contact_point1)
 
 
 @wp.func
@@ -101,6 +112,12 @@ def region_roles(
     b = shape_body[contact_shape1[c]]
     if b >= 0:
         n_local = wp.quat_rotate_inv(wp.transform_get_rotation(body_q[b]), n)
+    # Each contact of the run is tested once and the farthest-pair search below reads the bits: it tested
+    # every later contact again for each member, up to L (L + 1) / 2 tests for a run of L, not L.
+    members = int(0)
+    for i in range(first, wp.min(last, first + MEMBER_BITS - 1) + 1):
+        if region_member(i, n, n_local, p, contact_normal, contact_point1):
+            members = members | (1 << (i - first))
     is_first = int(1)
     # Farthest pair of members. Pairs within a relative margin of each other in length (the two
     # diagonals of a rectangular face) are told apart by geometry, not by their place in the buffer:
@@ -114,12 +131,12 @@ def region_roles(
     best_d = float(-1.0)
     best_s = float(-1.0)
     for i in range(first, last + 1):
-        if region_member(i, n, n_local, p, contact_normal, contact_point1):
+        if region_has(i, first, members, n, n_local, p, contact_normal, contact_point1):
             if i < c:
                 is_first = 0
             pi = contact_point1[i]
             for j in range(i + 1, last + 1):
-                if region_member(j, n, n_local, p, contact_normal, contact_point1):
+                if region_has(j, first, members, n, n_local, p, contact_normal, contact_point1):
                     e = contact_point1[j] - pi
                     d = wp.length_sq(e)
                     s = wp.abs(wp.dot(e, DIAGONAL_PICK))
