@@ -64,12 +64,15 @@ Cost. The normal row and the friction pair act at the contact's own points (unle
 shared), so their Jacobians are written in one walk up each body's joint path, each DOF's point velocity
 formed once for the three rows (``rows/contact_sides.add_contact_jacobians``); the history's search for the
 next shape pair gallops up from the last one, and a record's distance takes one square root, none beyond
-``MATCH_DISTANCE`` (``rows/history.py``); a region's members are tested once (``rows/patches.py``). Every
-entry gets the same arithmetic as before: 300 steps of tower x1/x16, humanoid x16, ant x64, chain x64 and
-cartpole x64 stay bitwise the same. This kernel (thread CPU time of one step's rebuild, median of 400,
-three alternating runs, the old code from a worktree): chain x64 725 -> 615 us, tower x16 385 -> 348 us,
-humanoid x16 163 -> 130 us. What is left on chain x64 (ablations, 2752 contacts, 6592 rows): the walk
-~90 us, clearing the sides' J ranges ~55 us, everything before the reservation ~190 us.
+``MATCH_DISTANCE`` (``rows/history.py``); a region's members are tested once (``rows/patches.py``); each
+body's world centre of mass is formed once for the closing speed and the sweep key. Every entry gets the
+same arithmetic as before: 300 steps of tower x1/x16, humanoid x16, ant x64, chain x64 and cartpole x64
+stay bitwise the same. This kernel (thread CPU time of one step's rebuild, median of 400, three
+alternating runs, the old code from a worktree): chain x64 672 -> 572 us, tower x16 367 -> 320 us,
+humanoid x16 151 -> 118 us. What is left on chain x64 (ablations, 2752 contacts, 6592 rows): the walk
+~90 us, clearing the sides' J ranges ~55 us, the patch regions ~70 us, everything before the reservation
+~190 us. Tried and not kept: clearing a contact's three J ranges in one loop (no change), reusing one
+region's farthest pair along its run (tower x16 -1 %).
 
 A contact where neither body responds (static, kinematic, or outside every articulation) gets no
 row. Bodies outside every articulation enter with their pose and zero velocity. The launch reads
@@ -125,15 +128,23 @@ def _body_pose(body: int, body_q: wp.array[wp.transform]):
 
 
 @wp.func
-def _point_velocity(body: int, point: wp.vec3, body_q: wp.array[wp.transform], body_qd: wp.array[wp.spatial_vector],
-                    body_com: wp.array[wp.vec3], body_articulation: wp.array[int]):
-    """World velocity of a body point from Newton's COM twist; zero for static or unarticulated bodies."""
+def _body_com(body: int, pose: wp.transform, body_com: wp.array[wp.vec3]):
+    """World centre of mass of ``body`` at ``pose`` [m] (the origin for the world, ``body`` -1)."""
+    if body < 0:
+        return wp.vec3(0.0)
+    return wp.transform_point(pose, body_com[body])
+
+
+@wp.func
+def _point_velocity(body: int, point: wp.vec3, com: wp.vec3, body_qd: wp.array[wp.spatial_vector],
+                    body_articulation: wp.array[int]):
+    """World velocity of a body point from Newton's COM twist (``com``: :func:`_body_com`); zero for static
+    or unarticulated bodies."""
     if body < 0:
         return wp.vec3(0.0)
     if body_articulation[body] < 0:
         return wp.vec3(0.0)
     tw = body_qd[body]
-    com = wp.transform_point(body_q[body], body_com[body])
     return wp.spatial_top(tw) + wp.cross(wp.spatial_bottom(tw), point - com)
 
 
@@ -387,8 +398,11 @@ def _contact_rows(
         # decides rebounds, and marks impacts, whose impulse is a one-off and must not seed the next step
         # (see rows/history.py).
         pn0, pn1 = row_points(0, ROW_CONTACT, a0, a1, shared_anchor, friction_shared_anchor)
-        u0 = wp.dot(n, _point_velocity(b1, pn1, body_q, body_qd, body_com, body_articulation)
-                    - _point_velocity(b0, pn0, body_q, body_qd, body_com, body_articulation))
+        # The centres of mass serve the closing speed and the sweep key below (formed once each).
+        com0 = _body_com(b0, X0, body_com)
+        com1 = _body_com(b1, X1, body_com)
+        u0 = wp.dot(n, _point_velocity(b1, pn1, com1, body_qd, body_articulation)
+                    - _point_velocity(b0, pn0, com0, body_qd, body_articulation))
         reaches = phi + dt * u0 <= 0.0
         contact_impact_out[c] = int(-u0 >= wp.min(restitution_threshold, IMPACT_SPEED) and reaches)
         # Velocity-only sweeps (velocity_iterations): no position bias. A positive gap keeps its
@@ -424,10 +438,10 @@ def _contact_rows(
         # solves them as one group (see pgs.py).
         h0 = wp.dot(a0, up)
         if b0 >= 0:
-            h0 = wp.dot(wp.transform_point(X0, body_com[b0]), up)
+            h0 = wp.dot(com0, up)
         h1 = wp.dot(a1, up)
         if b1 >= 0:
-            h1 = wp.dot(wp.transform_point(X1, body_com[b1]), up)
+            h1 = wp.dot(com1, up)
         key = 0.5 * (h0 + h1)
         t1 = _tangent(n)
         t2 = wp.cross(n, t1)
