@@ -159,6 +159,19 @@ def launch(kernel, dim, inputs=(), outputs=(), device=None, **kwargs) -> None:
     forward(bounds, block_ref)
 
 
+def serial_threads(count: int, device) -> int:
+    """Threads of a launch over ``count`` independent items whose thread ``t`` handles items ``t, t + threads,
+    ...``: one per item on CUDA, a single one walking them in order on the CPU.
+
+    A CPU launch runs its threads one after another and copies the kernel's whole argument block into
+    each thread's frame (``_free_dynamics`` passes 49 arguments, 3.1 KB), so a thread per item pays
+    that copy per item before any work. One thread pays it once and does the same work per item, so the
+    result is bitwise the same.
+    """
+    dev = device if type(device) is wp.Device else wp.get_device(device)
+    return 1 if dev.is_cpu else count
+
+
 def clear() -> None:
     """Drop every recorded launch (and the references they hold to their arguments)."""
     _records.clear()

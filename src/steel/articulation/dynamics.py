@@ -12,7 +12,10 @@ reference point in world orientation:
 2. backward pass (reverse tree order): ``bias_k = S_k . f_i - joint_f_k``; ``f_parent += f_i``;
    ``Ic_parent += Ic_i``;
 3. CRBA: for each DOF ``k`` of joint ``i``, ``F = Ic_i S_k`` and ``H[k, l] = H[l, k] = S_l . F`` for
-   every DOF ``l`` of ``i`` and of its ancestors; then ``H[k, k] += armature_k + extra_k``.
+   every DOF ``l`` of ``i`` and of its ancestors; then ``H[k, k] += armature_k + extra_k``. Of ``i``'s own
+   DOFs only ``l <= k`` are visited: the pair's other order was written first and then overwritten by
+   this one, so skipping it keeps the bits and halves a free body's products (tower x16 RNEA + CRBA
+   88 -> 63 us per step); a one-joint articulation writes its whole block, so it is not zeroed first.
 
 The two passes share the spatial inertias and the tree walk, so fusing them saves a launch and
 a second read of the model per step.
@@ -144,8 +147,9 @@ def articulation_bias_and_mass_matrix(
     first_dof = dof_start[art]
     n = dof_count[art]
     base = mass_start[art]
-    for i in range(n * n):
-        mass_matrix_out[base + i] = 0.0
+    if end - start > 1:  # one joint writes every entry of its block below; a tree leaves non-ancestor pairs 0
+        for i in range(n * n):
+            mass_matrix_out[base + i] = 0.0
     for t in range(start, end):
         j = tree_joint[t]
         Ic = body_Ic_out[joints.child[j]]
@@ -154,7 +158,12 @@ def articulation_bias_and_mass_matrix(
             row = k - first_dof
             m = j
             while m >= 0:
-                for l in range(joints.qd_start[m], joints.qd_start[m + 1]):
+                # Of the joint's own DOFs only those up to k: the pair (k, l > k) is written again, and kept,
+                # at row l, as S_k . Ic S_l (ancestors' DOFs all come before k).
+                l_end = joints.qd_start[m + 1]
+                if m == j:
+                    l_end = k + 1
+                for l in range(joints.qd_start[m], l_end):
                     col = l - first_dof
                     h = motion_dot_force(dof_S[l], F)
                     mass_matrix_out[base + row * n + col] = h

@@ -217,12 +217,15 @@ def articulation_forward_kinematics(
         parent = joints.parent[j]
         X_pa = joints.X_p[j]
         v_parent = wp.spatial_vector()
+        X_wc = X_w0
+        com_world = origin
         if parent >= 0:
             X_pa = body_q_out[parent] * X_pa
             v_parent = body_v_out[parent]
-
-        X_wc = X_pa * joint_transform(joints, j, joint_q) * wp.transform_inverse(joints.X_c[j])
-        com_world = wp.transform_point(X_wc, joints.body_com[child])
+        if t != start or parent >= 0:
+            # The first joint hanging from the world placed its child above already, by the same operations.
+            X_wc = X_pa * joint_transform(joints, j, joint_q) * wp.transform_inverse(joints.X_c[j])
+            com_world = wp.transform_point(X_wc, joints.body_com[child])
         v_J, c_rel = write_joint_columns(joints, j, joint_q, joint_qd, X_pa, com_world, origin, dof_S_out)
         v_child = v_parent + v_J
         body_q_out[child] = X_wc

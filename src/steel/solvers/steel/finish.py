@@ -30,7 +30,7 @@ import warp as wp
 from ...articulation.integrate import integrate_joint, integrate_joints
 from ...articulation.joint_model import JointModel
 from ...articulation.kinematics import JOINT_DISTANCE, JOINT_FREE, articulation_forward_kinematics
-from ...launches import launch
+from ...launches import launch, serial_threads
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -119,6 +119,8 @@ def _finish_velocities(
 
 @wp.kernel
 def _finish_articulations(
+    articulation_count: int,
+    threads: int,
     dt: float,
     # Plan and model:
     tree_start: wp.array[int],
@@ -147,18 +149,20 @@ def _finish_articulations(
     body_c_out: wp.array[wp.spatial_vector],
     dof_S_out: wp.array[wp.spatial_vector],
 ):
-    art = wp.tid()  # one thread per articulation: each joint's stages read only its own DOFs and coordinates
-    for t in range(tree_start[art], tree_start[art + 1]):
-        j = tree_joint[t]
-        finish_joint_velocity(j, dt, joints, joint_articulation, dof_is_kinematic, body_is_free, angular_damping,
-                              linear_damping, max_linear_velocity, max_angular_velocity, joint_qd_in, qd_solved,
-                              joint_qd_out)
-        # Zero acceleration, as the separate integrator launch is given: qd + dt * 0 keeps its bits there too.
-        integrate_joint(j, joints, joint_articulation, joint_q_in, joint_qd_out, zero_dof, dt, joint_q_out,
-                        joint_qd_out)
-    if joints.articulation_skip[art] == 0:
-        articulation_forward_kinematics(art, tree_start, tree_joint, joints, joint_q_out, joint_qd_out, body_q_out,
-                                        body_qd_out, articulation_origin_out, body_v_out, body_c_out, dof_S_out)
+    # One thread per articulation on CUDA; on the CPU one thread walks them in order (serial_threads).
+    for art in range(wp.tid(), articulation_count, threads):
+        # Each joint's stages read only its own DOFs and coordinates.
+        for t in range(tree_start[art], tree_start[art + 1]):
+            j = tree_joint[t]
+            finish_joint_velocity(j, dt, joints, joint_articulation, dof_is_kinematic, body_is_free, angular_damping,
+                                  linear_damping, max_linear_velocity, max_angular_velocity, joint_qd_in, qd_solved,
+                                  joint_qd_out)
+            # Zero acceleration, as the separate integrator launch is given: qd + dt * 0 keeps its bits there too.
+            integrate_joint(j, joints, joint_articulation, joint_q_in, joint_qd_out, zero_dof, dt, joint_q_out,
+                            joint_qd_out)
+        if joints.articulation_skip[art] == 0:
+            articulation_forward_kinematics(art, tree_start, tree_joint, joints, joint_q_out, joint_qd_out, body_q_out,
+                                            body_qd_out, articulation_origin_out, body_v_out, body_c_out, dof_S_out)
 
 
 def _finish(solver, state_in, dt: float, qd_solved, qd_out) -> None:
@@ -222,10 +226,13 @@ def finish_and_publish(solver, state_in, state_out, dt: float) -> None:
     every articulation.
     """
     model, plan, data, attrs = solver.model, solver.core.plan, solver.core.data, solver.attributes
+    threads = serial_threads(plan.articulation_count, model.device)
     launch(
         _finish_articulations,
-        dim=plan.articulation_count,
+        dim=threads,
         inputs=[
+            plan.articulation_count,
+            threads,
             float(dt),
             plan.tree_start,
             plan.tree_joint,
