@@ -50,25 +50,24 @@ block LCP (the corners of a face make ``A`` singular, rank 3, so the block solve
 
 ``w`` is ``relaxation``. Rows of worlds are disjoint in DOFs, so worlds never race.
 
-Order. Each world's units are sorted once per sweep by a stable bottom-up merge sort, O(n log n) in
-the world's units: a world is one thread's work, and the insertion sort this replaced cost O(n^2),
-most of the sweep of a 465-box pyramid (8,600 units). Measured on the same rows, old and new sweep
-interleaved in one process: 10/20/30-level pyramids 2.35/22.0/75.4 ms before, 1.57/6.20/23.7 ms
-after (exponent against rows 1.53 -> 1.17; the growth left is not the order's: the 30-level
-pyramid's rows, ~180 bytes each that a pass reads, no longer fit the 1 MB L2 cache). In the inner
-loops the sweep reads its world's reserved-row ends from a triple computed once per sweep instead of
-dividing the row index by the world's capacity per call, and a tail pair's two rows (one contact's
-tangents, so the same sides) are read and applied in one pass over their DOFs; neither changes a bit
-of the iterate. Applies take the world from the sweep (``apply_world_impulse``) instead of dividing the row
-index for it, and ``_normal_step`` has a single return: with the gate's early return the C++ compiler kept
-its result in memory, and a perf profile of the tower put 4 % of the kernel's samples on the stalled load
-that read it back. Both leave the float operations as they were (joint_q/joint_qd after 300 steps bitwise
-equal on tower x1/x16, humanoid x16, ant x64, chain x64); ``_sweep`` tower x16 1.58 -> 1.51 ms (launch
-replayed 30 times on 5 saved steps, median over 4 interleaved runs of the mean of per-step minima; the
-runs' best per step 1.49 -> 1.47), humanoid x16 0.76 -> 0.76. Rejected: 6-DOF DOF loops unrolled (chunks
-of a compile-time 6, then the rest, same order): within noise (1.55/1.54 -> 1.58/1.50 ms). The 6-DOF sums
-are not what the tower's sweep waits on: they are a fifth of its samples, each term two indexed loads
-whose index wrap and stride multiply stay, and the rest is row bookkeeping spread thin.
+Order and tails. Each world's units are sorted once per sweep, top down (``pgs_order.py``, with the
+measured merge sort); a unit's tail rows are solved by ``pgs_tails.py``. Applies take the world from the
+sweep (``apply_world_impulse``) instead of dividing the row index for it, and ``_normal_step`` has a single
+return: with the gate's early return the C++ compiler kept its result in memory (4 % of the tower's
+samples on the stalled load that read it back).
+
+DOF loops. The products over a row's DOFs (``J qd``, its gate bounds, ``qd += Y lambda``, a tail pair's
+two rows at once) run as native loops on the arrays' data (``rows/dof_loops.py``): a Warp array load wraps
+a negative index and multiplies by the byte stride, and a perf annotation of the tower's sweep put the
+hottest instructions of its 6-DOF sums on that address arithmetic (unrolling the Warp loops had measured
+within noise). Same float operations in the same order: joint_q/joint_qd after 300 steps bitwise equal on
+tower x1/x16, humanoid x16, ant x64, chain x64. ``_sweep`` per step (launch replayed 20 times on 5 saved
+steps, mean of per-step minima, HEAD and new interleaved): tower x16 1.45 -> 1.08 ms (1.34-1.42 -> 1.03-1.05
+on a busier machine), humanoid x16 0.35 -> 0.26, chain x64 0.23 -> 0.19, ant x64 0.08-0.09 either way. What
+is left on the tower is row bookkeeping: each struct-array field a row visit reads is a pointer and stride
+reloaded from the stack, an index wrap and a multiply; forming the responses (``ensure_response``) is
+0.12-0.2 ms of it. Rejected: skipping a loaded row's gate reference (a valid, looser bound): bitwise, but
+measured slower (1.04 -> 1.17 ms, code layout).
 
 Responses are formed lazily: a row's ``Y = H^-1 J^T`` (a tree-sparse solve) is computed the first
 time the row must apply an impulse. A speculative contact that stays open, or a friction pair whose
@@ -115,296 +114,26 @@ from __future__ import annotations
 
 import warp as wp
 
-from .data import (ROW_CLAMP, ROW_CONTACT, ROW_COUPLED, ROW_DRIVE, ROW_FRICTION, ROW_FROZEN, ROW_LIMIT, ROW_PATCH,
-                   ROW_ROLLING, ROW_SPEED_LIMIT, ROW_SPIN, ROW_TORSION, RowBuffers)
-from .rows.common import DRIFT_WIDENING, add_world_drift, dof_row_dof, row_velocity_bounds
+from .data import ROW_CLAMP, ROW_CONTACT, ROW_DRIVE, ROW_FROZEN, ROW_LIMIT, ROW_SPEED_LIMIT, RowBuffers
+from .pgs_order import is_sliding_friction as _is_sliding_friction
+from .pgs_order import is_unit as _is_unit
+from .pgs_order import order_units as _order_units
+from .pgs_tails import is_coupled as _is_coupled
+from .pgs_tails import solve_tail as _solve_tail
+from .pgs_tails import unit_last as _unit_last
+from .pgs_tails import world_ends as _world_ends
+from .rows.common import DRIFT_WIDENING, dof_row_dof, row_velocity_bounds
 from .rows.common import apply_impulse as _apply
 from .rows.common import apply_world_impulse as _apply_in
-from .rows.common import block_entry as _block
 from .rows.common import ensure_response as _ensure_response
 from .rows.common import is_boxed, side_offset
 from .rows.common import row_velocity as _row_velocity
-from .rows.friction_modes import MODE_INDEX, coupled_contact_impulse
-from .rows.patches import patch_bound
+from .rows.dof_loops import row_dot
+from .rows.friction_modes import MODE_INDEX
 from .rows.preelimination import preeliminate
-from .rows.torsion import torsion_bound
 from ...launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
-
-
-@wp.func(inline=True)
-def _sorts_before(rows: RowBuffers, a: int, b: int):
-    """Unit ``a`` goes before unit ``b``: larger key first, ties by body pair (a pair's rows stay adjacent)."""
-    if rows.key[a] != rows.key[b]:
-        return rows.key[a] > rows.key[b]
-    if rows.body[a, 1] != rows.body[b, 1]:
-        return rows.body[a, 1] < rows.body[b, 1]
-    return rows.body[a, 0] < rows.body[b, 0]
-
-
-@wp.func(inline=True)
-def _same_group(rows: RowBuffers, a: int, b: int):
-    """Units ``a`` and ``b`` are contact normals of the same body pair (limit rows carry -1, -1)."""
-    return (rows.body[a, 0] == rows.body[b, 0] and rows.body[a, 1] == rows.body[b, 1]
-            and (rows.body[a, 0] >= 0 or rows.body[a, 1] >= 0))
-
-
-@wp.func(inline=True)
-def _pair_velocity(rows: RowBuffers, f: int, joint_qd: wp.array[float]):
-    """``J qd`` of rows ``f`` and ``f + 1`` [m/s or rad/s], a tail pair: one pass over the DOFs they share.
-
-    A pair's rows are one contact's, so they share their sides; each sum is formed as ``row_velocity``
-    forms it (side by side), so the result is bitwise the same as two calls.
-    """
-    v = wp.vec2(0.0)
-    for s in range(2):
-        n = rows.dof_count[f, s]
-        if n > 0:
-            o1 = side_offset(rows, f, s)
-            o2 = side_offset(rows, f + 1, s)
-            d0 = rows.dof_start[f, s]
-            v1 = float(0.0)
-            v2 = float(0.0)
-            for k in range(n):
-                q = joint_qd[d0 + k]
-                v1 += rows.J[o1 + k] * q
-                v2 += rows.J[o2 + k] * q
-            v[0] += v1
-            v[1] += v2
-    return v
-
-
-@wp.func(inline=True)
-def _apply_pair(rows: RowBuffers, world: int, f: int, impulse1: float, impulse2: float, joint_qd: wp.array[float]):
-    """``qd += Y_f impulse1`` then ``qd += Y_(f+1) impulse2`` in one pass over the pair's shared DOFs (each
-    DOF takes the two products in that order, bitwise what two ``apply_impulse`` calls give)."""
-    for s in range(2):
-        o1 = side_offset(rows, f, s)
-        o2 = side_offset(rows, f + 1, s)
-        d0 = rows.dof_start[f, s]
-        for k in range(rows.dof_count[f, s]):
-            joint_qd[d0 + k] = joint_qd[d0 + k] + rows.Y[o1 + k] * impulse1 + rows.Y[o2 + k] * impulse2
-    # Two roundings per DOF, each within its own product of the exact sum: the changes add.
-    add_world_drift(rows, world, wp.abs(impulse1) * rows.y_max[f] + wp.abs(impulse2) * rows.y_max[f + 1])
-
-
-@wp.func(inline=True)
-def _solve_disk(
-    rows: RowBuffers,
-    world: int,
-    f: int,
-    bound: float,
-    relaxation: float,
-    cfm: float,
-    use_tree: int,
-    dof_parent: wp.array[int],
-    mass_factor: wp.array[float],
-    joint_qd: wp.array[float],
-):
-    """Tail pair ``f``, ``f + 1`` on the disk ``|lambda| <= bound`` (``mu lambda_r``, or a patch share).
-
-    Sliding friction (two tangents) and rolling friction (angular velocity about two tangents): both
-    rows are updated from the same velocities (a Jacobi step within the pair) and projected together,
-    which keeps the pair isotropic (maximum dissipation on the disk).
-    """
-    rows.bound[f] = bound
-    if bound == 0.0 and rows.impulse[f] == 0.0 and rows.impulse[f + 1] == 0.0:
-        return
-    _ensure_response(rows, f, cfm, use_tree, dof_parent, mass_factor)
-    _ensure_response(rows, f + 1, cfm, use_tree, dof_parent, mass_factor)
-    v = _pair_velocity(rows, f, joint_qd)
-    v1 = v[0]
-    v2 = v[1]
-    old1 = rows.impulse[f]
-    old2 = rows.impulse[f + 1]
-    new1 = old1 + relaxation * (rows.target[f] - v1) * rows.inv_mass[f]
-    new2 = old2 + relaxation * (rows.target[f + 1] - v2) * rows.inv_mass[f + 1]
-    mag = wp.sqrt(new1 * new1 + new2 * new2)
-    if mag > bound:
-        scale = bound / mag
-        new1 *= scale
-        new2 *= scale
-    _apply_pair(rows, world, f, new1 - old1, new2 - old2, joint_qd)
-    rows.impulse[f] = new1
-    rows.impulse[f + 1] = new2
-
-
-@wp.func(inline=True)
-def _solve_interval(
-    rows: RowBuffers,
-    world: int,
-    f: int,
-    bound: float,
-    relaxation: float,
-    cfm: float,
-    use_tree: int,
-    dof_parent: wp.array[int],
-    mass_factor: wp.array[float],
-    joint_qd: wp.array[float],
-):
-    """Single tail row ``f`` on ``|lambda| <= bound``: ``mu lambda_r`` (condim 4's spin row) or a torsion budget."""
-    rows.bound[f] = bound
-    if bound == 0.0 and rows.impulse[f] == 0.0:
-        return
-    _ensure_response(rows, f, cfm, use_tree, dof_parent, mass_factor)
-    old = rows.impulse[f]
-    new = old + relaxation * (rows.target[f] - _row_velocity(rows, f, joint_qd)) * rows.inv_mass[f]
-    new = wp.clamp(new, -bound, bound)
-    _apply_in(rows, world, f, new - old, joint_qd)
-    rows.impulse[f] = new
-
-
-@wp.func(inline=True)
-def _is_pair(rows: RowBuffers, r: int):
-    """Row ``r`` starts a tail pair (solved on a disk, or coupled with its unit row)."""
-    k = rows.kind[r]
-    return k == ROW_FRICTION or k == ROW_ROLLING or k == ROW_PATCH or k == ROW_COUPLED
-
-
-@wp.func(inline=True)
-def _is_sliding_friction(rows: RowBuffers, r: int):
-    """Row ``r`` starts a sliding-friction pair (point, patch or coupled), which contact_friction_position_iterations
-    gates."""
-    return rows.kind[r] == ROW_FRICTION or rows.kind[r] == ROW_PATCH or rows.kind[r] == ROW_COUPLED
-
-
-@wp.func(inline=True)
-def _world_ends(rows: RowBuffers, world: int, base: int):
-    """``(start of the free-body family, end of the articulated rows, end of the free-body rows)`` of a world.
-
-    What ``rows.common.reserved_end`` returns, computed once per sweep: that function finds the world
-    by an integer division, which in the sweep's inner loops cost more than the comparison it guards.
-    """
-    split = base + rows.articulation_capacity
-    return wp.vec3i(split, base + wp.min(rows.world_row_count[world, 0], rows.articulation_capacity),
-                    split + wp.min(rows.world_row_count[world, 1], rows.free_body_capacity))
-
-
-@wp.func(inline=True)
-def _end(ends: wp.vec3i, r: int):
-    """One past the last row reserved in row ``r``'s family (``ends`` from :func:`_world_ends`)."""
-    if r < ends[0]:
-        return ends[1]
-    return ends[2]
-
-
-@wp.func(inline=True)
-def _is_coupled(rows: RowBuffers, ends: wp.vec3i, r: int):
-    """Unit row ``r`` is solved together with the tangent pair that follows it (a coupled ``friction_mode``)."""
-    return r + 1 < _end(ends, r) and rows.kind[r + 1] == ROW_COUPLED
-
-
-@wp.func(inline=True)
-def _solve_coupled(
-    rows: RowBuffers,
-    r: int,
-    f: int,
-    friction_mode: int,
-    cfm: float,
-    use_tree: int,
-    dof_parent: wp.array[int],
-    mass_factor: wp.array[float],
-    joint_qd: wp.array[float],
-):
-    """Unit row ``r`` and its tail pair ``f``, ``f + 1`` replaced by their coupled solution (unrelaxed).
-
-    The sweep assembles the 3x3 block and the rows' velocities; the update itself is the row family's
-    (``rows/friction_modes.py``).
-    """
-    _ensure_response(rows, r, cfm, use_tree, dof_parent, mass_factor)
-    _ensure_response(rows, f, cfm, use_tree, dof_parent, mass_factor)
-    _ensure_response(rows, f + 1, cfm, use_tree, dof_parent, mass_factor)
-    ids = wp.vec3i(r, f, f + 1)
-    w = wp.mat33()
-    c = wp.vec3()
-    old = wp.vec3()
-    for a in range(3):
-        c[a] = _row_velocity(rows, ids[a], joint_qd) - rows.target[ids[a]]
-        old[a] = rows.impulse[ids[a]]
-        for b in range(a, 3):
-            e = _block(rows, ids[a], ids[b])
-            w[a, b] = e
-            w[b, a] = e
-    free_body = int(r % rows.world_row_capacity >= rows.articulation_capacity)
-    new = coupled_contact_impulse(friction_mode, free_body, w, c, old, rows.mu[f])
-    for a in range(3):
-        _apply(rows, ids[a], new[a] - old[a], joint_qd)
-        rows.impulse[ids[a]] = new[a]
-    rows.bound[f] = rows.mu[f] * new[0]
-
-
-@wp.func(inline=True)
-def _is_unit(rows: RowBuffers, r: int):
-    """Row ``r`` starts a unit: a normal or limit row (tail rows follow their unit row)."""
-    return not _is_pair(rows, r) and rows.kind[r] != ROW_SPIN and rows.kind[r] != ROW_TORSION
-
-
-@wp.func(inline=True)
-def _unit_last(rows: RowBuffers, ends: wp.vec3i, r: int):
-    """Last row of the unit that starts at ``r``: the end of its tail."""
-    end = _end(ends, r)
-    last = r
-    while last + 1 < end and not _is_unit(rows, last + 1):
-        last += 1
-    return last
-
-
-@wp.func(inline=True)
-def _solve_tail(
-    rows: RowBuffers,
-    ends: wp.vec3i,
-    world: int,
-    r: int,
-    base: int,
-    first: int,
-    last: int,
-    loaded: int,
-    late: int,
-    friction: int,
-    friction_mode: int,
-    relaxation: float,
-    cfm: float,
-    use_tree: int,
-    dof_parent: wp.array[int],
-    mass_factor: wp.array[float],
-    joint_qd: wp.array[float],
-):
-    """The tail of unit ``r`` in order (friction pair, spin row, rolling pair), on the updated ``lambda_r``;
-    with ``late`` only its torsion row, which the group solves after every other tail.
-
-    A patch anchor's pair (``ROW_PATCH``) is bounded by its share of the region's load, summed over
-    the group ``first``..``last`` of ``rows.order`` (``rows/patches.py``); a torsion row by what the
-    region's normal and sliding rows leave of its budget (``rows/torsion.py``). ``loaded`` 0: no normal row
-    of the group carries an impulse, so every patch share is 0 without summing it (the sum of zeros
-    ``patch_bound`` would form is +0 too, so the bound is bitwise the same).
-    """
-    end = _end(ends, r)
-    f = r + 1
-    while f < end and not _is_unit(rows, f):
-        if int(rows.kind[f] == ROW_TORSION) != late:
-            f += 1  # not this pass's (torsion rows come last; in a late pass only they are solved)
-            if _is_pair(rows, f - 1):
-                f += 1
-        elif _is_pair(rows, f) and friction == 0 and _is_sliding_friction(rows, f):
-            f += 2  # held at zero (contact_friction_position_iterations)
-        elif rows.kind[f] == ROW_COUPLED:
-            _solve_coupled(rows, r, f, friction_mode, cfm, use_tree, dof_parent, mass_factor, joint_qd)
-            f += 2
-        elif _is_pair(rows, f):
-            bound = rows.mu[f] * rows.impulse[r]
-            if rows.kind[f] == ROW_PATCH:
-                bound = 0.0
-                if loaded != 0:
-                    bound = patch_bound(rows, r, f, first, last, base, end)
-            _solve_disk(rows, world, f, bound, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
-            f += 2
-        else:
-            bound = rows.mu[f] * rows.impulse[r]
-            if late != 0:
-                bound = torsion_bound(rows, f, first, last, base)
-            _solve_interval(rows, world, f, bound, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
-            f += 1
 
 
 @wp.func(inline=True)
@@ -501,75 +230,6 @@ def _normal_step(
 
 
 @wp.func(inline=True)
-def _merge_runs(rows: RowBuffers, src: wp.array[wp.int32], dst: wp.array[wp.int32], base: int, n: int, width: int):
-    """One merge-sort pass: the sorted runs of ``width`` units in ``src[base:base + n]``, merged pairwise into
-    ``dst``."""
-    lo = int(0)
-    while lo < n:
-        mid = wp.min(lo + width, n)
-        hi = wp.min(lo + 2 * width, n)
-        a = lo
-        b = mid
-        for k in range(lo, hi):
-            take_right = b < hi
-            if take_right and a < mid:
-                # The right run's head goes first only if it sorts strictly before the left's: stable.
-                take_right = _sorts_before(rows, src[base + b], src[base + a])
-            if take_right:
-                dst[base + k] = src[base + b]
-                b += 1
-            else:
-                dst[base + k] = src[base + a]
-                a += 1
-        lo = hi
-
-
-@wp.func(inline=True)
-def _order_units(rows: RowBuffers, world: int, base: int):
-    """Sort the world's row units into ``rows.order``, mark its groups in ``rows.span``; return the unit count."""
-    # Order the world's row units (a normal or limit row, with the friction pair that follows it)
-    # by descending key, so a stack's weight travels down it within one iteration; a body pair's
-    # contacts share a key and end up side by side.
-    unit_count = int(0)
-    for family in range(2):
-        start = base
-        count = wp.min(rows.world_row_count[world, 0], rows.articulation_capacity)
-        if family == 1:
-            start = base + rows.articulation_capacity
-            count = wp.min(rows.world_row_count[world, 1], rows.free_body_capacity)
-        for i in range(count):
-            r = start + i
-            if _is_unit(rows, r):
-                rows.order[base + unit_count] = r
-                unit_count += 1
-    # Bottom-up merge sort, stable (ties keep the row order, as the insertion sort it replaces did),
-    # O(n log n): a large world is one thread's work (a pyramid of 465 boxes has ~4,000 units).
-    # rows.span is the scratch half until the groups are marked below; the runs go back and forth.
-    width = int(1)
-    in_order = int(1)
-    while width < unit_count:
-        if in_order != 0:
-            _merge_runs(rows, rows.order, rows.span, base, unit_count, width)
-        else:
-            _merge_runs(rows, rows.span, rows.order, base, unit_count, width)
-        in_order = 1 - in_order
-        width *= 2
-    if in_order == 0:
-        for u in range(unit_count):
-            rows.order[base + u] = rows.span[base + u]
-    # Groups: runs of contacts of one body pair. rows.span holds, at each end of a run, the other end.
-    u = int(0)
-    while u < unit_count:
-        last = u
-        while last + 1 < unit_count and _same_group(rows, rows.order[base + u], rows.order[base + last + 1]):
-            last += 1
-        rows.span[base + u] = last
-        rows.span[base + last] = u
-        u = last + 1
-    return unit_count
-
-
-@wp.func(inline=True)
 def _warm_start(
     rows: RowBuffers,
     ends: wp.vec3i,
@@ -658,7 +318,8 @@ def _iterate(
         for g in range(first, last + 1):
             r = rows.order[base + g]
             step = wp.vec3(0.0)
-            if friction == 0 or not _is_coupled(rows, ends, r):  # a coupled unit is solved with its tail
+            # A coupled unit is solved with its tail; only a coupled friction_mode writes them.
+            if friction == 0 or friction_mode == 0 or not _is_coupled(rows, ends, r):
                 step = _normal_step(rows, world, r, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
             rows.step[r] = step[0]
             gain += step[0] * step[1]

@@ -14,6 +14,7 @@ from ....articulation.factor import factor_solve
 from ....articulation.spatial import point_velocity
 from ..data import (FAMILY_FREE_BODY, ROW_BOX, ROW_CLAMP, ROW_DRIVE, ROW_FROZEN, ROW_LIMIT, ROW_SPEED_LIMIT,
                     RowBuffers)
+from .dof_loops import row_axpy, row_dot, row_dot_bounds
 
 
 @wp.func(inline=True)
@@ -138,17 +139,6 @@ def side_response(
 
 
 @wp.func(inline=True)
-def side_velocity(rows: RowBuffers, r: int, s: int, joint_qd: wp.array[float]):
-    """``J qd`` of side ``s`` of row ``r`` [m/s or rad/s]."""
-    offset = side_offset(rows, r, s)
-    d0 = rows.dof_start[r, s]
-    v = float(0.0)
-    for k in range(rows.dof_count[r, s]):
-        v += rows.J[offset + k] * joint_qd[d0 + k]
-    return v
-
-
-@wp.func(inline=True)
 def row_velocity(rows: RowBuffers, r: int, joint_qd: wp.array[float]):
     """``J qd`` of row ``r`` [m/s or rad/s]."""
     dof = dof_row_dof(rows, r)
@@ -156,11 +146,7 @@ def row_velocity(rows: RowBuffers, r: int, joint_qd: wp.array[float]):
         # A one-DOF joint row: J qd is its sign times qd_dof (most velocity-limit and limit rows never act,
         # and this is all they cost per pass).
         return rows.J[side_offset(rows, r, 0) + dof - rows.dof_start[r, 0]] * joint_qd[dof]
-    v = float(0.0)
-    for s in range(2):
-        if rows.dof_count[r, s] > 0:
-            v += side_velocity(rows, r, s, joint_qd)
-    return v
+    return row_dot(rows.J, rows.dof_start, rows.dof_count, r, rows.stride, joint_qd)
 
 
 @wp.func(inline=True)
@@ -171,23 +157,7 @@ def row_velocity_bounds(rows: RowBuffers, r: int, joint_qd: wp.array[float]):
     order), so it is bitwise the same; the two bounds feed the sweep's gate (``pgs.py``). The extra
     sums are independent of the first and cost little beside it on a serial float chain.
     """
-    v = float(0.0)
-    size = float(0.0)
-    norm = float(0.0)
-    for s in range(2):
-        n = rows.dof_count[r, s]
-        if n > 0:
-            offset = side_offset(rows, r, s)
-            d0 = rows.dof_start[r, s]
-            side = float(0.0)
-            for k in range(n):
-                j = rows.J[offset + k]
-                q = joint_qd[d0 + k]
-                side += j * q
-                size += wp.abs(j * q)
-                norm += wp.abs(j)
-            v += side
-    return wp.vec3(v, size, norm)
+    return row_dot_bounds(rows.J, rows.dof_start, rows.dof_count, r, rows.stride, joint_qd)
 
 
 # Each apply widens its world's drift by this factor besides the change, so the float32 sum stays an
@@ -225,12 +195,7 @@ def apply_impulse(rows: RowBuffers, r: int, impulse: float, joint_qd: wp.array[f
 @wp.func(inline=True)
 def apply_world_impulse(rows: RowBuffers, world: int, r: int, impulse: float, joint_qd: wp.array[float]):
     """:func:`apply_impulse` of row ``r`` of ``world`` (the sweep knows the world; finding it is a division)."""
-    for s in range(2):
-        n = rows.dof_count[r, s]
-        offset = side_offset(rows, r, s)
-        d0 = rows.dof_start[r, s]
-        for k in range(n):
-            joint_qd[d0 + k] = joint_qd[d0 + k] + rows.Y[offset + k] * impulse
+    row_axpy(rows.Y, rows.dof_start, rows.dof_count, r, rows.stride, impulse, joint_qd)
     add_world_drift(rows, world, wp.abs(impulse) * rows.y_max[r])
 
 
