@@ -44,6 +44,8 @@ from __future__ import annotations
 
 import warp as wp
 
+from ...host_views import host_view, host_writable
+
 ROW_CONTACT = wp.constant(0)
 ROW_FRICTION = wp.constant(1)
 ROW_LIMIT = wp.constant(2)
@@ -209,4 +211,8 @@ class SteelRows:
 
     def begin_step(self) -> None:
         """Forget last step's rows (counts only: rows past a world's count are never read)."""
-        self.world_row_count.zero_()
+        counts = self.world_row_count
+        if host_writable(counts):
+            host_view(counts).fill(0)  # a NumPy fill: zero_() costs a few us of host time each step
+        else:
+            counts.zero_()  # recorded by a capture; on CUDA the counts stay on the device

@@ -15,6 +15,7 @@ from ....articulation.spatial import point_velocity
 from ..data import (FAMILY_FREE_BODY, ROW_BOX, ROW_CLAMP, ROW_DRIVE, ROW_FROZEN, ROW_LIMIT, ROW_SPEED_LIMIT,
                     RowBuffers)
 from .dof_loops import row_axpy, row_dot, row_dot_bounds
+from ....host_views import host_view
 
 
 @wp.func(inline=True)
@@ -379,7 +380,7 @@ def contact_slots(contacts) -> int:
     a CPU graph is captured, whose replays see other counts.
     """
     if host_counted(contacts):
-        return min(int(contacts.rigid_contact_count.numpy()[0]), contacts.rigid_contact_max)
+        return min(int(host_view(contacts.rigid_contact_count)[0]), contacts.rigid_contact_max)
     return contacts.rigid_contact_max
 
 
