@@ -129,6 +129,7 @@ from .rows.common import ensure_response as _ensure_response
 from .rows.common import is_boxed, side_offset
 from .rows.common import row_velocity as _row_velocity
 from .rows.dof_loops import row_dot
+from .rows.dormant import DormantWalk, is_dormant, materialize
 from .rows.friction_modes import MODE_INDEX
 from .rows.preelimination import preeliminate
 from ...launches import launch
@@ -163,10 +164,13 @@ def _stays_open(rows: RowBuffers, r: int, world: int):
 
 @wp.func(inline=True)
 def _reset_gate(rows: RowBuffers, world: int, base: int, unit_count: int):
-    """Forget the gate references of the world's units (rows are rebuilt every step) and restart its drift."""
+    """Forget the gate references of the world's units (rows are rebuilt every step) and restart its drift; a
+    dormant contact keeps the reference its build wrote against this drift (rows/dormant.py)."""
     rows.world_drift[world] = 0.0
     for u in range(unit_count):
-        rows.gate[rows.order[base + u]] = wp.vec3(0.0, 0.0, -1.0)
+        r = rows.order[base + u]
+        if not is_dormant(rows, r):
+            rows.gate[r] = wp.vec3(0.0, 0.0, -1.0)
 
 
 @wp.func(inline=True)
@@ -180,6 +184,7 @@ def _normal_step(
     dof_parent: wp.array[int],
     mass_factor: wp.array[float],
     joint_qd: wp.array[float],
+    walk: DormantWalk,
 ):
     """Projected step of unilateral row ``r`` from the current velocities: ``(delta, residual, J qd)``.
 
@@ -197,6 +202,8 @@ def _normal_step(
         if old == 0.0:
             stays_open = _stays_open(rows, r, world)
         if not stays_open:
+            if is_dormant(rows, r):
+                materialize(rows, walk, r)  # its build left J unwritten (rows/dormant.py)
             bounds = row_velocity_bounds(rows, r, joint_qd)
             v = bounds[0]
             rounding = rows.gate_rounding
@@ -280,6 +287,7 @@ def _iterate(
     dof_parent: wp.array[int],
     mass_factor: wp.array[float],
     joint_qd: wp.array[float],
+    walk: DormantWalk,
 ):
     """One Gauss-Seidel pass over the world's groups, forward on even ``it`` and backward on odd.
 
@@ -305,7 +313,8 @@ def _iterate(
             # An internal row (limit, joint friction, drive, velocity limit) is a group of one without a
             # tail: its projected step alone (the line search and the tail pass would be no-ops).
             r = rows.order[base + first]
-            step = _normal_step(rows, world, r, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+            step = _normal_step(rows, world, r, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd,
+                                walk)
             if step[0] != 0.0:
                 _apply_in(rows, world, r, step[0], joint_qd)
                 rows.impulse[r] = rows.impulse[r] + step[0]
@@ -320,7 +329,8 @@ def _iterate(
             step = wp.vec3(0.0)
             # A coupled unit is solved with its tail; only a coupled friction_mode writes them.
             if friction == 0 or friction_mode == 0 or not _is_coupled(rows, ends, r):
-                step = _normal_step(rows, world, r, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+                step = _normal_step(rows, world, r, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd,
+                                    walk)
             rows.step[r] = step[0]
             gain += step[0] * step[1]
             moved += step[0] * step[2]
@@ -354,6 +364,11 @@ def _iterate(
         for g in range(first, last + 1):
             if rows.impulse[rows.order[base + g]] != 0.0:
                 loaded = 1
+        if loaded != 0:
+            # A loaded group's tails may bound a dormant contact's friction pair away from 0 (a patch share).
+            for g in range(first, last + 1):
+                if is_dormant(rows, rows.order[base + g]):
+                    materialize(rows, walk, rows.order[base + g])
         # One call site for both passes: _solve_tail is inlined.
         for pass_index in range(1 + rows.late_rows):
             for g in range(first, last + 1):
@@ -408,6 +423,7 @@ def _run_passes(
     dof_parent: wp.array[int],
     mass_factor: wp.array[float],
     joint_qd: wp.array[float],
+    walk: DormantWalk,
 ):
     """``count`` iterations numbered from ``it0``, arranged by ``row_schedule``.
 
@@ -444,7 +460,7 @@ def _run_passes(
             continue
         drift = rows.world_drift[world]
         _iterate(rows, ends, base, unit_count, it0 + k, units, friction, friction_mode, relaxation, cfm, use_tree,
-                 dof_parent, mass_factor, joint_qd)
+                 dof_parent, mass_factor, joint_qd, walk)
         if rows.clamp_rows != 0:
             _clamp_velocities(rows, base, cfm, use_tree, dof_parent, mass_factor, joint_qd)
         if schedule == 0 and rows.world_drift[world] == drift and rows.gate_rounding < 1.0:
@@ -468,6 +484,8 @@ def _sweep(
     # enable_bilateral_preelimination in effect, bilateral_preelimination_include_mimics:
     bilateral: int,
     include_mimics: int,
+    # Dormant contacts' records and the tables their walk reads (rows/dormant.py):
+    walk: DormantWalk,
     # Data in/out: the rows (impulses, responses and sweep scratch written), then the velocities.
     rows: RowBuffers,
     joint_qd: wp.array[float],
@@ -484,7 +502,7 @@ def _sweep(
     if bilateral != 0:
         preeliminate(rows, world, base, include_mimics, cfm, use_tree, dof_parent, mass_factor, joint_qd)
     _run_passes(rows, ends, base, unit_count, 0, iterations, schedule, friction_start, friction_mode, relaxation, cfm,
-                use_tree, dof_parent, mass_factor, joint_qd)
+                use_tree, dof_parent, mass_factor, joint_qd, walk)
 
 
 @wp.kernel
@@ -501,6 +519,7 @@ def _velocity_sweep(
     use_tree: int,
     dof_parent: wp.array[int],
     mass_factor: wp.array[float],
+    walk: DormantWalk,
     # Data in/out: the rows (targets replaced, impulses refined), then the velocities.
     rows: RowBuffers,
     joint_qd: wp.array[float],
@@ -535,7 +554,7 @@ def _velocity_sweep(
             rows.target[r] = target
             rows.regularization[r] = 0.0  # the velocity sweeps stay rigid
     _run_passes(rows, ends, base, unit_count, iterations, velocity_iterations, schedule, 0, friction_mode, relaxation,
-                cfm, use_tree, dof_parent, mass_factor, joint_qd)
+                cfm, use_tree, dof_parent, mass_factor, joint_qd, walk)
 
 
 def _factor_inputs(solver) -> list:
@@ -567,7 +586,7 @@ def sweep(solver, joint_qd: wp.array) -> None:
         inputs=[int(solver.options.iterations), SCHEDULE_INDEX[solver.options.row_schedule],
                 _friction_start(solver.options),
                 MODE_INDEX[solver.options.friction_mode], *_factor_inputs(solver), int(solver.preeliminate),
-                int(solver.options.bilateral_preelimination_include_mimics)],
+                int(solver.options.bilateral_preelimination_include_mimics), solver.dormant.walk(solver)],
         outputs=[rows.buffers, joint_qd],
         device=solver.model.device,
     )
@@ -586,7 +605,7 @@ def velocity_sweep(solver, joint_qd: wp.array) -> None:
         dim=rows.world_count,
         inputs=[int(solver.options.iterations), int(solver.options.velocity_iterations),
                 int(solver.options.velocity_drive_mode == "freeze"), SCHEDULE_INDEX[solver.options.row_schedule],
-                MODE_INDEX[solver.options.friction_mode], *_factor_inputs(solver)],
+                MODE_INDEX[solver.options.friction_mode], *_factor_inputs(solver), solver.dormant.walk(solver)],
         outputs=[rows.buffers, joint_qd],
         device=solver.model.device,
     )

@@ -61,6 +61,7 @@ from ...articulation.kinematics import (
 )
 from ...articulation.spatial import skew
 from ...launches import launch, serial_threads
+from .rows.dormant import joint_path_sums, velocity_spread
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -369,6 +370,8 @@ def _free_dynamics(
     mass_matrix_out: wp.array[float],
     mass_factor_out: wp.array[float],
     qd_pred_out: wp.array[float],
+    path_sums_out: wp.array[wp.vec2],
+    spread_out: wp.array[wp.vec2],
 ):
     # One thread per articulation on CUDA; on the CPU one thread walks them in order (serial_threads).
     for art in range(wp.tid(), articulation_count, threads):
@@ -376,6 +379,9 @@ def _free_dynamics(
         if with_kinematics != 0 and joints.articulation_skip[art] == 0:
             articulation_forward_kinematics(art, tree_start, tree_joint, joints, joint_q, joint_qd, body_q_out,
                                             body_qd_out, articulation_origin_out, body_v_out, body_c_out, dof_S_out)
+            # The dormant contact rows' bound on |J| (rows/dormant.py): the subspaces are this step's.
+            joint_path_sums(art, tree_start, tree_joint, joint_parent_joint, joints.qd_start, dof_S_out,
+                            path_sums_out)
         for t in range(tree_start[art], tree_start[art + 1]):
             j = tree_joint[t]
             joint_forces(j, dt, drive_rows, joints, joint_articulation, joint_target_q_start, joint_target_ke,
@@ -394,6 +400,7 @@ def _free_dynamics(
         predict_articulation_velocity(art, dt, dof_start, dof_count, mass_start, articulation_is_free_body, use_tree,
                                       dof_parent, joints.articulation_skip, mass_matrix_out, mass_factor_out,
                                       dof_bias_out, joint_qd, qd_pred_out)
+        velocity_spread(art, joints.articulation_skip[art], dof_start, dof_count, joint_qd, qd_pred_out, spread_out)
 
 
 def free_dynamics_fuses(solver, rebuild_mass_matrix: bool) -> bool:
@@ -455,7 +462,8 @@ def eval_free_dynamics(solver, state, control, dt: float, joint_qd: wp.array, wi
         ],
         outputs=[state.body_q, solver.body_qd_in, data.articulation_origin, data.body_v, data.body_c, data.dof_S,
                  solver.dof_f, solver.dof_diag, solver.dof_diag_factored, data.body_a, data.body_f, data.body_Ic,
-                 data.dof_bias, data.mass_matrix, data.mass_factor, solver.qd],
+                 data.dof_bias, data.mass_matrix, data.mass_factor, solver.qd, solver.dormant.path_sums,
+                 solver.dormant.spread],
         device=model.device,
     )
 

@@ -39,6 +39,7 @@ from .rows.compliance import (COMPLIANT, SKIPPED, ComplianceCounters, check_comp
                               warn_point_friction)
 from .rows.contacts import build_contact_rows
 from .rows.history import ContactHistory, forget_worlds, record_contacts
+from .rows.dormant import DormantRows
 from .rows.drives import build_drive_rows
 from .rows.joint_friction import JointFriction, check_joint_friction_options
 from .rows.joint_rows import build_joint_rows
@@ -197,6 +198,7 @@ class SolverSteel(SolverBase, SteelCoupling):
         # The input state's body twists as the step reads them [m/s, rad/s]: the kinematics of the input writes
         # its poses into state_in.body_q but its twists here, so state_in.body_qd stays as given (the reference).
         self.body_qd_in = wp.zeros(max(model.body_count, 1), dtype=wp.spatial_vector, device=model.device)
+        self.dormant = DormantRows(self)  # speculative contacts built without a Jacobian (rows/dormant.py)
 
     @property
     def velocity_limits_fused(self) -> bool:
@@ -293,6 +295,8 @@ class SolverSteel(SolverBase, SteelCoupling):
         refresh = self._refresh_mass_matrix or self._step_count % self.options.update_mass_matrix_interval == 0
         # The kinematics write every body (none outside the trees, none asleep): no pass-through copies.
         kinematics_write_every_body = self.sleep is None and not len(core.plan.bodies_outside_np)
+        # The fused launch with the input kinematics writes what dormant contact rows are bounded by.
+        self.dormant.fused = free_dynamics_fuses(self, refresh) and not kinematics_done
         if free_dynamics_fuses(self, refresh):
             # 1-2 in one launch, one thread per articulation (predict.py), bitwise the stages below.
             if not kinematics_done:

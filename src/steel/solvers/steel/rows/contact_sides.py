@@ -60,12 +60,28 @@ def shares_side(side0: wp.vec4i, side1: wp.vec4i):
 
 
 @wp.func(inline=True)
-def write_side_ranges(rows: RowBuffers, row: int, s: int, side: wp.vec4i):
-    """Side ``s`` of ``row`` acts on ``side``'s DOF range (count 0: none); its Jacobian is cleared."""
+def set_side_range(rows: RowBuffers, row: int, s: int, side: wp.vec4i):
+    """Side ``s`` of ``row`` acts on ``side``'s DOF range (count 0: none); its Jacobian is left as it is."""
     rows.dof_count[row, s] = side[1]
     if side[1] > 0:
         rows.dof_start[row, s] = side[0]
         rows.mass_start[row, s] = side[2]
+
+
+@wp.func(inline=True)
+def clear_side_jacobians(rows: RowBuffers, row: int):
+    """Zero both sides' Jacobian ranges of ``row`` (as its ranges were set), before the walks add to them."""
+    for s in range(2):
+        offset = side_offset(rows, row, s)
+        for k in range(rows.dof_count[row, s]):
+            rows.J[offset + k] = 0.0
+
+
+@wp.func(inline=True)
+def write_side_ranges(rows: RowBuffers, row: int, s: int, side: wp.vec4i):
+    """Side ``s`` of ``row`` acts on ``side``'s DOF range (count 0: none); its Jacobian is cleared."""
+    set_side_range(rows, row, s, side)
+    if side[1] > 0:
         offset = side_offset(rows, row, s)
         for k in range(side[1]):
             rows.J[offset + k] = 0.0

@@ -90,7 +90,9 @@ from .adhesion import adhesion_pull
 from .angular import angular_coefficients, angular_row, angular_row_count
 from .common import add_point_jacobian, contact_threads, reserve_rows, side_offset
 from .compliance import compliant_law
-from .contact_sides import add_contact_jacobians, contact_side, shares_side, write_side_ranges
+from .contact_sides import add_contact_jacobians, clear_side_jacobians, contact_side, set_side_range, shares_side
+from .dormant import (DORMANT_NORMAL, DORMANT_PAIR, DormantRecord, contact_spread, dormant_bound, dormant_record,
+                      side_norm)
 from .friction_modes import MODE_INDEX, coupled_contact
 from .history import CarriedRecord, find_record, next_first_record
 from ..sleeping import contact_sleep_inputs
@@ -237,6 +239,11 @@ def _contact_rows(
     articulation_origin: wp.array[wp.vec3],
     dof_S: wp.array[wp.spatial_vector],
     threads: int,
+    # Dormant rows (rows/dormant.py): on this step, their relative allowance, per-joint path sums, spreads:
+    dormant_enabled: int,
+    dormant_allowance: float,
+    path_sums: wp.array[wp.vec2],
+    spread: wp.array[wp.vec2],
     # Data out (reserved rows and their accounting, then per contact):
     rows: RowBuffers,
     contact_row_out: wp.array[wp.int32],
@@ -248,6 +255,7 @@ def _contact_rows(
     contact_release1_out: wp.array[wp.vec3],
     contact_age_out: wp.array[wp.int32],
     contact_carried_out: wp.array[CarriedRecord],
+    dormant_record_out: wp.array[DormantRecord],
 ):
     # One thread per slot on CUDA; on the CPU one thread walks every slot in order (contact_threads).
     # The history's first record of the last shape pair looked up: a pair's contacts lie side by side.
@@ -481,9 +489,11 @@ def _contact_rows(
                 d = t2
                 kind = friction_kind
             # Sides: body 0's Jacobian, then body 1's on its own side or added to side 0 (rows/contact_sides.py).
-            write_side_ranges(rows, row, 0, side0)
-            write_side_ranges(rows, row, 1, range1)
+            # The translational rows' Jacobians are cleared and walked at the end, unless the contact is dormant.
+            set_side_range(rows, row, 0, side0)
+            set_side_range(rows, row, 1, range1)
             if k >= translational:
+                clear_side_jacobians(rows, row)
                 p0, p1 = row_points(k, kind, a0, a1, shared_anchor, friction_shared_anchor)
                 if side0[3] >= 0:
                     add_point_jacobian(rows, side_offset(rows, row, 0), b0, p0 - articulation_origin[side0[3]], d,
@@ -512,13 +522,6 @@ def _contact_rows(
             rows.key[row] = key
             rows.body[row, 0] = b0
             rows.body[row, 1] = b1
-        if translational > 0:
-            if side0[3] >= 0:
-                add_contact_jacobians(rows, r, 0, translational, b0, a0 - articulation_origin[side0[3]], n, t1, t2,
-                                      -1.0, side0[0], body_joint, joint_parent_joint, joint_qd_start, dof_S)
-            if side1[3] >= 0:
-                add_contact_jacobians(rows, r, side_of_1, translational, b1, a1 - articulation_origin[side1[3]], n, t1,
-                                      t2, 1.0, side1[0], body_joint, joint_parent_joint, joint_qd_start, dof_S)
         rows.target[r] = target
         rows.regularization[r] = row_regularization
         rows.compliance[r] = softness
@@ -577,6 +580,42 @@ def _contact_rows(
         if asleep == 0:
             contact_anchor0_out[c] = anchor0
             contact_anchor1_out[c] = anchor1
+        if translational > 0:
+            # The rows' impulses are known now: a contact that provably cannot act at the start of the sweep
+            # keeps only the gate reference and what its walk needs (rows/dormant.py).
+            arm0 = wp.vec3(0.0)
+            if side0[3] >= 0:
+                arm0 = a0 - articulation_origin[side0[3]]
+            arm1 = wp.vec3(0.0)
+            if side1[3] >= 0:
+                arm1 = a1 - articulation_origin[side1[3]]
+            dormant = int(0)
+            if dormant_enabled != 0 and phi > 0.0 and stiffness == 0.0 and translational == count:
+                dormant = int(rows.preload[r] == 0.0)
+                for k in range(count):
+                    if rows.impulse[r + k] != 0.0:
+                        dormant = 0
+            if dormant != 0:
+                norm = side_norm(b0, int(side0[3] >= 0), arm0, body_joint, path_sums)
+                norm += side_norm(b1, int(side1[3] >= 0), arm1, body_joint, path_sums)
+                bound = dormant_bound(u0, norm, contact_spread(side0[3], side1[3], spread), dormant_allowance)
+                if bound[0] > target:
+                    rows.gate[r] = wp.vec3(bound[0], bound[1], 0.0)  # drift 0: the world's at the sweep's start
+                    rows.inv_mass[r] = DORMANT_NORMAL
+                    if count == 3:
+                        rows.inv_mass[r] = DORMANT_PAIR
+                    dormant_record_out[r] = dormant_record(arm0, arm1, side0, side1, side_of_1)
+                else:
+                    dormant = 0
+            if dormant == 0:
+                for k in range(translational):
+                    clear_side_jacobians(rows, r + k)
+                if side0[3] >= 0:
+                    add_contact_jacobians(rows, r, 0, translational, b0, arm0, n, t1, t2, -1.0, side0[0], body_joint,
+                                          joint_parent_joint, joint_qd_start, dof_S)
+                if side1[3] >= 0:
+                    add_contact_jacobians(rows, r, side_of_1, translational, b1, arm1, n, t1, t2, 1.0, side1[0],
+                                          body_joint, joint_parent_joint, joint_qd_start, dof_S)
 
 
 def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float) -> None:
@@ -663,6 +702,10 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             core.data.articulation_origin,
             core.data.dof_S,
             threads,
+            int(solver.dormant.active(solver)),
+            float(solver.dormant.allowance(solver)),
+            solver.dormant.path_sums,
+            solver.dormant.spread,
         ],
         outputs=[
             rows.buffers,
@@ -675,6 +718,7 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             solver.contact_release1,
             solver.contact_age,
             solver.history.carried,
+            solver.dormant.record,
         ],
         device=model.device,
     )
