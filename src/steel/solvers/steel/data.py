@@ -122,7 +122,8 @@ class RowBuffers:
     impulse: wp.array[float]  # accumulated impulse lambda [N·s or N·m·s]  (row,)
     preload: wp.array[float]  # impulse applied before the sweep, outside the bounds [N·s]; 0 on most rows  (row,)
     Y: wp.array[float]  # response H^-1 J^T of each side [qd per N·s], laid out as J  (row * 2 * stride,)
-    inv_mass: wp.array[float]  # 1 / (J Y + cfm) [1/kg or 1/(kg·m²)]; -1 until the sweep forms it  (row,)
+    inv_mass: wp.array[float]  # 1 / (J Y + cfm) [1/kg or 1/(kg·m²)]; -1 until the sweep forms it; -2 / -3: a
+    #                            dormant contact's normal row, its J not written yet (rows/dormant.py)  (row,)
     # Sweep scratch:
     order: wp.array[wp.int32]  # units (normal and limit rows) sorted by key, then body pair  (row,)
     span: wp.array[wp.int32]  # at either end of a group's sorted run, the other end  (row,)

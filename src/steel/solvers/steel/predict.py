@@ -27,6 +27,10 @@ correction: ``w'`` is re-solved with the inertia the body will have after turnin
 that the world angular momentum ``I w`` is carried over unchanged (measured: |L| drifts by less
 than 1 % over a 5 s intermediate-axis tumble at dt = 1/240 s, against 1.4 % without it).
 
+The fused launch also writes what the dormant contact rows are bounded by (``rows/dormant.py``): per joint,
+after the input kinematics, the sums of its path's motion-subspace magnitudes, and per articulation, after
+``qd*``, the largest input velocity and the largest change ``qd* - qd_in``.
+
 One launch (``_free_dynamics``). When ``H`` is rebuilt this step (the default
 ``update_mass_matrix_interval=1``) and every joint lies in an articulation's tree, the input kinematics,
 joint forces, RNEA + CRBA, factor and ``qd*`` run as one kernel, one thread per articulation, calling the

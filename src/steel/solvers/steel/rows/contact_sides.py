@@ -16,7 +16,9 @@ unchanged. A prescribed (kinematic) body keeps its own side, which takes no impu
 
 Each side's Jacobian is :func:`~.common.add_point_jacobian` over the body's joint path, added to the
 cleared range, so a contact of two articulations, or of one against the world, is written bitwise as
-before.
+before. The ranges are set first (:func:`set_side_range`) and the translational rows' Jacobians cleared and
+walked last (:func:`clear_side_jacobians`, :func:`add_contact_jacobians`), so a dormant contact
+(``rows/dormant.py``) skips both and the sweep repeats them, bitwise, only if it needs the rows.
 """
 
 from __future__ import annotations
