@@ -80,16 +80,6 @@ def clear_side_jacobians(rows: RowBuffers, row: int):
 
 
 @wp.func(inline=True)
-def write_side_ranges(rows: RowBuffers, row: int, s: int, side: wp.vec4i):
-    """Side ``s`` of ``row`` acts on ``side``'s DOF range (count 0: none); its Jacobian is cleared."""
-    set_side_range(rows, row, s, side)
-    if side[1] > 0:
-        offset = side_offset(rows, row, s)
-        for k in range(side[1]):
-            rows.J[offset + k] = 0.0
-
-
-@wp.func(inline=True)
 def add_contact_jacobians(
     rows: RowBuffers,
     r: int,
@@ -127,3 +117,40 @@ def add_contact_jacobians(
                 rows.J[o1 + i] = rows.J[o1 + i] + sign * wp.dot(t1, m)
                 rows.J[o2 + i] = rows.J[o2 + i] + sign * wp.dot(t2, m)
         j = joint_parent_joint[j]
+
+
+@wp.func(inline=True)
+def write_contact_jacobians(
+    rows: RowBuffers,
+    r: int,
+    count: int,
+    b0: int,
+    start0: int,
+    arm0: wp.vec3,
+    b1: int,
+    start1: int,
+    side_of_1: int,
+    arm1: wp.vec3,
+    n: wp.vec3,
+    t1: wp.vec3,
+    t2: wp.vec3,
+    body_joint: wp.array[int],
+    joint_parent_joint: wp.array[int],
+    joint_qd_start: wp.array[int],
+    dof_S: wp.array[wp.spatial_vector],
+):
+    """Clear the Jacobians of a contact's first ``count`` translational rows from ``r`` and walk both bodies' paths.
+
+    ``start0``/``start1`` are the first DOFs of the bodies' articulations (-1: no side); body 1's Jacobian goes
+    to side ``side_of_1`` (0: a self-contact's shared side). The contact-row kernel and the sweep's
+    materialization of a dormant contact (``rows/dormant.py``) both write through here, so the two are bitwise
+    the same.
+    """
+    for k in range(count):
+        clear_side_jacobians(rows, r + k)
+    if start0 >= 0:
+        add_contact_jacobians(rows, r, 0, count, b0, arm0, n, t1, t2, -1.0, start0, body_joint, joint_parent_joint,
+                              joint_qd_start, dof_S)
+    if start1 >= 0:
+        add_contact_jacobians(rows, r, side_of_1, count, b1, arm1, n, t1, t2, 1.0, start1, body_joint,
+                              joint_parent_joint, joint_qd_start, dof_S)

@@ -101,7 +101,8 @@ from .adhesion import adhesion_pull
 from .angular import angular_coefficients, angular_row, angular_row_count
 from .common import add_point_jacobian, contact_threads, reserve_rows, side_offset
 from .compliance import compliant_law
-from .contact_sides import add_contact_jacobians, clear_side_jacobians, contact_side, set_side_range, shares_side
+from .contact_sides import (clear_side_jacobians, contact_side, set_side_range, shares_side,
+                            write_contact_jacobians)
 from .dormant import (DORMANT_NORMAL, DORMANT_PAIR, DormantRecord, contact_spread, dormant_bound, dormant_record,
                       side_norm)
 from .friction_modes import MODE_INDEX, coupled_contact
@@ -621,14 +622,10 @@ def _contact_rows(
                 else:
                     dormant = 0
             if dormant == 0:
-                for k in range(translational):
-                    clear_side_jacobians(rows, r + k)
-                if side0[3] >= 0:
-                    add_contact_jacobians(rows, r, 0, translational, b0, arm0, n, t1, t2, -1.0, side0[0], body_joint,
-                                          joint_parent_joint, joint_qd_start, dof_S)
-                if side1[3] >= 0:
-                    add_contact_jacobians(rows, r, side_of_1, translational, b1, arm1, n, t1, t2, 1.0, side1[0],
-                                          body_joint, joint_parent_joint, joint_qd_start, dof_S)
+                walked = dormant_record(arm0, arm1, side0, side1, side_of_1)  # the sides as a dormant walk reads them
+                write_contact_jacobians(rows, r, translational, b0, int(walked.start0), arm0, b1, int(walked.start1),
+                                        side_of_1, arm1, n, t1, t2, body_joint, joint_parent_joint, joint_qd_start,
+                                        dof_S)
 
 
 def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float) -> None:

@@ -42,7 +42,7 @@ import numpy as np
 import warp as wp
 
 from ..data import RowBuffers
-from .contact_sides import add_contact_jacobians
+from .contact_sides import write_contact_jacobians
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -88,11 +88,6 @@ def materialize(rows: RowBuffers, walk: DormantWalk, r: int):
     count = int(1)
     if rows.inv_mass[r] < -2.5:
         count = 3
-    for k in range(count):
-        for s in range(2):
-            offset = (2 * (r + k) + s) * rows.stride
-            for i in range(rows.dof_count[r + k, s]):
-                rows.J[offset + i] = 0.0
     rec = walk.record[r]
     n = rows.dir[r]
     t1 = n
@@ -100,13 +95,9 @@ def materialize(rows: RowBuffers, walk: DormantWalk, r: int):
     if count == 3:
         t1 = rows.dir[r + 1]
         t2 = rows.dir[r + 2]
-    if rec.start0 >= 0:
-        add_contact_jacobians(rows, r, 0, count, rows.body[r, 0], rec.arm0, n, t1, t2, -1.0, int(rec.start0),
-                              walk.body_joint, walk.joint_parent_joint, walk.joint_qd_start, walk.dof_S)
-    if rec.start1 >= 0:
-        add_contact_jacobians(rows, r, int(rec.side_of_1), count, rows.body[r, 1], rec.arm1, n, t1, t2, 1.0,
-                              int(rec.start1), walk.body_joint, walk.joint_parent_joint, walk.joint_qd_start,
-                              walk.dof_S)
+    write_contact_jacobians(rows, r, count, rows.body[r, 0], int(rec.start0), rec.arm0, rows.body[r, 1],
+                            int(rec.start1), int(rec.side_of_1), rec.arm1, n, t1, t2, walk.body_joint,
+                            walk.joint_parent_joint, walk.joint_qd_start, walk.dof_S)
     rows.inv_mass[r] = -1.0
 
 
