@@ -18,7 +18,11 @@ Each side's Jacobian is :func:`~.common.add_point_jacobian` over the body's join
 cleared range, so a contact of two articulations, or of one against the world, is written bitwise as
 before. The ranges are set first (:func:`set_side_range`) and the translational rows' Jacobians cleared and
 walked last (:func:`clear_side_jacobians`, :func:`add_contact_jacobians`), so a dormant contact
-(``rows/dormant.py``) skips both and the sweep repeats them, bitwise, only if it needs the rows.
+(``rows/dormant.py``) skips both and the sweep repeats them, bitwise, only if it needs the rows. A side that
+one walk writes whole (the body's joint is the articulation's root and holds all its DOFs: a free body, a
+single hinged link) is neither cleared nor read back: each entry is stored as ``0.0 + term``, the bits the
+cleared walk gives. Measured (the contact-row launch replayed 300 times on one step's input, median):
+tower x16 after landing 0.753 -> 0.703 ms; chain x64 (links below the root) unchanged.
 """
 
 from __future__ import annotations
@@ -71,12 +75,18 @@ def set_side_range(rows: RowBuffers, row: int, s: int, side: wp.vec4i):
 
 
 @wp.func(inline=True)
+def clear_side(rows: RowBuffers, row: int, s: int):
+    """Zero side ``s``'s Jacobian range of ``row`` (as its range was set)."""
+    offset = side_offset(rows, row, s)
+    for k in range(rows.dof_count[row, s]):
+        rows.J[offset + k] = 0.0
+
+
+@wp.func(inline=True)
 def clear_side_jacobians(rows: RowBuffers, row: int):
     """Zero both sides' Jacobian ranges of ``row`` (as its ranges were set), before the walks add to them."""
-    for s in range(2):
-        offset = side_offset(rows, row, s)
-        for k in range(rows.dof_count[row, s]):
-            rows.J[offset + k] = 0.0
+    clear_side(rows, row, 0)
+    clear_side(rows, row, 1)
 
 
 @wp.func(inline=True)
@@ -92,6 +102,7 @@ def add_contact_jacobians(
     t2: wp.vec3,
     sign: float,
     dof_start: int,
+    cleared: int,
     body_joint: wp.array[int],
     joint_parent_joint: wp.array[int],
     joint_qd_start: wp.array[int],
@@ -102,7 +113,9 @@ def add_contact_jacobians(
     ``t1``, ``t2``), which act at the same points.
 
     One walk up the joint path serves all three rows: each DOF's point velocity is formed once, not once
-    per row. Every entry gets the same products and sums, in the same order, as a walk per row.
+    per row. Every entry gets the same products and sums, in the same order, as a walk per row. With
+    ``cleared`` 0 the side was not cleared and the walk covers all of it (:func:`walk_covers_side`): each entry
+    is written as ``0.0 + term``, the sum the cleared entry would get, without reading the entry back.
     """
     o0 = side_offset(rows, r, s)
     o1 = side_offset(rows, r + 1, s)
@@ -112,11 +125,32 @@ def add_contact_jacobians(
         for d in range(joint_qd_start[j], joint_qd_start[j + 1]):
             m = point_velocity(dof_S[d], point_rel)
             i = d - dof_start
-            rows.J[o0 + i] = rows.J[o0 + i] + sign * wp.dot(n, m)
+            e0 = float(0.0)
+            e1 = float(0.0)
+            e2 = float(0.0)
+            if cleared != 0:
+                e0 = rows.J[o0 + i]
+                if translational == 3:
+                    e1 = rows.J[o1 + i]
+                    e2 = rows.J[o2 + i]
+            rows.J[o0 + i] = e0 + sign * wp.dot(n, m)
             if translational == 3:
-                rows.J[o1 + i] = rows.J[o1 + i] + sign * wp.dot(t1, m)
-                rows.J[o2 + i] = rows.J[o2 + i] + sign * wp.dot(t2, m)
+                rows.J[o1 + i] = e1 + sign * wp.dot(t1, m)
+                rows.J[o2 + i] = e2 + sign * wp.dot(t2, m)
         j = joint_parent_joint[j]
+
+
+@wp.func(inline=True)
+def walk_covers_side(body: int, dof_count: int, body_joint: wp.array[int], joint_parent_joint: wp.array[int],
+                     joint_qd_start: wp.array[int]):
+    """1 when ``body``'s joint is its articulation's root and holds all ``dof_count`` DOFs of the side (a free
+    body, a single hinged link): the walk then writes every entry of the side, which needs no clearing."""
+    j = body_joint[body]
+    if j < 0 or joint_parent_joint[j] >= 0:
+        return 0
+    return int(joint_qd_start[j + 1] - joint_qd_start[j] == dof_count)
+
+
 
 
 @wp.func(inline=True)
@@ -146,11 +180,22 @@ def write_contact_jacobians(
     materialization of a dormant contact (``rows/dormant.py``) both write through here, so the two are bitwise
     the same.
     """
-    for k in range(count):
-        clear_side_jacobians(rows, r + k)
+    # A side that one walk covers whole is written, not cleared and added to; a self-contact's shared side
+    # (two walks) and a side with DOFs off the body's path are cleared first.
+    clear0 = int(1)
     if start0 >= 0:
-        add_contact_jacobians(rows, r, 0, count, b0, arm0, n, t1, t2, -1.0, start0, body_joint, joint_parent_joint,
-                              joint_qd_start, dof_S)
-    if start1 >= 0:
-        add_contact_jacobians(rows, r, side_of_1, count, b1, arm1, n, t1, t2, 1.0, start1, body_joint,
+        clear0 = 1 - walk_covers_side(b0, rows.dof_count[r, 0], body_joint, joint_parent_joint, joint_qd_start)
+    clear1 = int(1)
+    if start1 >= 0 and side_of_1 == 1:
+        clear1 = 1 - walk_covers_side(b1, rows.dof_count[r, 1], body_joint, joint_parent_joint, joint_qd_start)
+    for k in range(count):
+        if clear0 != 0:
+            clear_side(rows, r + k, 0)
+        if clear1 != 0:
+            clear_side(rows, r + k, 1)
+    if start0 >= 0:
+        add_contact_jacobians(rows, r, 0, count, b0, arm0, n, t1, t2, -1.0, start0, clear0, body_joint,
                               joint_parent_joint, joint_qd_start, dof_S)
+    if start1 >= 0:
+        add_contact_jacobians(rows, r, side_of_1, count, b1, arm1, n, t1, t2, 1.0, start1, clear1 | (1 - side_of_1),
+                              body_joint, joint_parent_joint, joint_qd_start, dof_S)
