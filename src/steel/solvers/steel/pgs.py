@@ -125,6 +125,7 @@ from .pgs_order import is_unit as _is_unit
 from .pgs_order import order_units as _order_units
 from .pgs_tails import is_coupled as _is_coupled
 from .pgs_tails import solve_tail as _solve_tail
+from .pgs_tails import unit_end as _unit_end
 from .pgs_tails import unit_last as _unit_last
 from .pgs_tails import world_ends as _world_ends
 from .rows.common import DRIFT_WIDENING, dof_row_dof, row_velocity_bounds
@@ -136,6 +137,7 @@ from .rows.common import row_velocity as _row_velocity
 from .rows.dof_loops import row_dot
 from .rows.dormant import DormantWalk, is_dormant, materialize
 from .rows.friction_modes import MODE_INDEX
+from .rows.patches import group_patch_load
 from .rows.preelimination import preeliminate
 from ...launches import launch
 
@@ -374,11 +376,14 @@ def _iterate(
             for g in range(first, last + 1):
                 if is_dormant(rows, rows.order[base + g]):
                     materialize(rows, walk, rows.order[base + g])
+        group_load = wp.vec2(0.0, -1.0)
+        if loaded != 0:
+            group_load = group_patch_load(rows, first, last, base, _unit_end(ends, rows.order[base + first]))
         # One call site for both passes: _solve_tail is inlined.
         for pass_index in range(1 + rows.late_rows):
             for g in range(first, last + 1):
-                _solve_tail(rows, ends, world, rows.order[base + g], base, first, last, loaded, pass_index, friction,
-                            friction_mode, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+                _solve_tail(rows, ends, world, rows.order[base + g], base, first, last, loaded, group_load, pass_index,
+                            friction, friction_mode, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
 
 
 @wp.func(inline=True)

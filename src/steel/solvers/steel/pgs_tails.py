@@ -26,7 +26,7 @@ from .rows.common import ensure_response as _ensure_response
 from .rows.common import row_velocity as _row_velocity
 from .rows.dof_loops import pair_axpy, pair_dot
 from .rows.friction_modes import coupled_contact_impulse
-from .rows.patches import patch_bound
+from .rows.patches import group_patch_load, patch_bound
 from .rows.torsion import torsion_bound
 
 
@@ -200,6 +200,7 @@ def solve_tail(
     first: int,
     last: int,
     loaded: int,
+    group_load: wp.vec2,
     late: int,
     friction: int,
     friction_mode: int,
@@ -217,7 +218,9 @@ def solve_tail(
     the group ``first``..``last`` of ``rows.order`` (``rows/patches.py``); a torsion row by what the
     region's normal and sliding rows leave of its budget (``rows/torsion.py``). ``loaded`` 0: no normal row
     of the group carries an impulse, so every patch share is 0 without summing it (the sum of zeros
-    ``patch_bound`` would form is +0 too, so the bound is bitwise the same).
+    ``patch_bound`` would form is +0 too, so the bound is bitwise the same). ``group_load``: the group's
+    :func:`~.rows.patches.group_patch_load` when loaded, whose share replaces ``patch_bound``'s sum when its
+    members share one normal (anchors >= 0).
     """
     end = unit_end(ends, r)
     f = r + 1
@@ -236,7 +239,10 @@ def solve_tail(
             if rows.kind[f] == ROW_PATCH:
                 bound = 0.0
                 if loaded != 0:
-                    bound = patch_bound(rows, r, f, first, last, base, end)
+                    if group_load[1] >= 0.0:
+                        bound = rows.mu[f] * group_load[0] / float(wp.max(int(group_load[1]), 1))
+                    else:
+                        bound = patch_bound(rows, r, f, first, last, base, end)
             _solve_disk(rows, world, f, bound, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
             f += 2
         else:

@@ -170,3 +170,28 @@ def patch_bound(rows: RowBuffers, r: int, f: int, first: int, last: int, base: i
             if u + 1 < end and rows.kind[u + 1] == ROW_PATCH:
                 anchors += 1
     return rows.mu[f] * load / float(wp.max(anchors, 1))
+
+
+@wp.func(inline=True)
+def group_patch_load(rows: RowBuffers, first: int, last: int, base: int, end: int):
+    """``(load, anchors)`` that every anchor of the body-pair group ``first``..``last`` reads when all its normal
+    rows share one direction; ``anchors`` -1 when they do not.
+
+    Each anchor's :func:`patch_bound` then sums the same members in the same order (every member agrees with
+    every normal), so the sum is formed once per group and pass instead of once per anchor: bitwise the same
+    bound. The normal impulses it sums do not change while the group's tails are solved.
+    """
+    n = rows.dir[rows.order[base + first]]
+    if wp.dot(n, n) < PATCH_NORMAL_COS:
+        return wp.vec2(0.0, -1.0)  # not a unit normal: leave the test to patch_bound
+    load = float(0.0)
+    anchors = int(0)
+    for g in range(first, last + 1):
+        u = rows.order[base + g]
+        d = rows.dir[u]
+        if d[0] != n[0] or d[1] != n[1] or d[2] != n[2]:
+            return wp.vec2(0.0, -1.0)
+        load += rows.impulse[u]
+        if u + 1 < end and rows.kind[u + 1] == ROW_PATCH:
+            anchors += 1
+    return wp.vec2(load, float(anchors))
