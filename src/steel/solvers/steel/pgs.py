@@ -66,8 +66,11 @@ steps, mean of per-step minima, HEAD and new interleaved): tower x16 1.45 -> 1.0
 on a busier machine), humanoid x16 0.35 -> 0.26, chain x64 0.23 -> 0.19, ant x64 0.08-0.09 either way. What
 is left on the tower is row bookkeeping: each struct-array field a row visit reads is a pointer and stride
 reloaded from the stack, an index wrap and a multiply; forming the responses (``ensure_response``) is
-0.12-0.2 ms of it. Rejected: skipping a loaded row's gate reference (a valid, looser bound): bitwise, but
-measured slower (1.04 -> 1.17 ms, code layout).
+0.12-0.2 ms of it. A loaded row (impulse not 0) forms only ``J qd``, not its gate reference: the gate is
+read only while the impulse is 0, and the reference an earlier visit left stays a valid (looser) bound.
+Bitwise the same; ``_sweep`` replayed on one step (median of 300, two interleaved runs): tower x16 landed
+2.67 -> 2.63 ms, ant x64 0.687 -> 0.661, humanoid x16 0.552 -> 0.546, chain x64 0.182 -> 0.183 (once, on
+an older sweep, measured slower: 1.04 -> 1.17 ms).
 
 Responses are formed lazily: a row's ``Y = H^-1 J^T`` (a tree-sparse solve) is computed the first
 time the row must apply an impulse. A speculative contact that stays open, or a friction pair whose
@@ -79,7 +82,7 @@ products). Each world keeps ``world_drift``, an upper bound on how far any of it
 since the sweep began: every apply adds ``2 |impulse| max_k |Y_k|`` (``add_drift``: a float add moves a
 value by at most twice its addend, however it rounds), widened by ``2^-21`` so the float sum stays above
 the exact one. When a unilateral row (contact, limit, velocity limit) over more than one DOF forms ``J qd``
-in full it keeps ``v - 2 e sum_k |J_k qd_k|``, ``(1 + 2 e) sum_k |J_k|`` and the drift at that moment
+in full with no impulse it keeps ``v - 2 e sum_k |J_k qd_k|``, ``(1 + 2 e) sum_k |J_k|`` and the drift at that moment
 (``rows.gate``; ``e``, ``gate_rounding``, is four times float32's bound on the rounding of such a sum). A
 later visit of the row while its impulse is 0 first tests ``lower - norm (drift_now - drift_ref) > target``:
 if it holds, the full sum would have come out above the target as well, the row would take no step, and
@@ -211,11 +214,14 @@ def _normal_step(
         if not stays_open:
             if is_dormant(rows, r):
                 materialize(rows, walk, r)  # its build left J unwritten (rows/dormant.py)
-            bounds = row_velocity_bounds(rows, r, joint_qd)
-            v = bounds[0]
-            rounding = rows.gate_rounding
-            rows.gate[r] = wp.vec3(v - 2.0 * rounding * bounds[1], (1.0 + 2.0 * rounding) * bounds[2],
-                                   rows.world_drift[world])
+            if old == 0.0:
+                bounds = row_velocity_bounds(rows, r, joint_qd)
+                v = bounds[0]
+                rounding = rows.gate_rounding
+                rows.gate[r] = wp.vec3(v - 2.0 * rounding * bounds[1], (1.0 + 2.0 * rounding) * bounds[2],
+                                       rows.world_drift[world])
+            else:
+                v = _row_velocity(rows, r, joint_qd)
     else:
         v = _row_velocity(rows, r, joint_qd)
     delta = float(0.0)
