@@ -1,6 +1,7 @@
-"""The contact history's sort (rows/history.py): on the CPU the recording kernel merge-sorts the live records
-itself instead of a radix sort. Both must give the stable order by shape-pair key, since ties between equally
-near records go to the first in that order; these tests pin it down."""
+"""The contact history's sort (rows/history.py): on the CPU the recording kernel sorts the live records itself
+(a merge sort for keys in few ascending runs, its own radix sort beyond) instead of Warp's radix sort. All must
+give the stable order by shape-pair key, since ties between equally near records go to the first in that order;
+these tests pin it down."""
 
 import numpy as np
 import pytest
@@ -8,16 +9,24 @@ import warp as wp
 
 import newton
 from steel.solvers import SolverSteel
-from steel.solvers.steel.rows.history import NO_KEY, sort_records
+from steel.solvers.steel.rows.history import NO_KEY, radix_sort_records, sort_live_records, sort_records
+
+KEY_BITS = 17  # the test keys lie below 100000 < 2^17
 
 
 @wp.kernel
-def _sort(n: int, key: wp.array[wp.int32], index: wp.array[wp.int32]):
-    sort_records(n, key.shape[0] // 2, key, index)
+def _sort(which: int, n: int, key: wp.array[wp.int32], index: wp.array[wp.int32], counts: wp.array[wp.int32]):
+    if which == 0:
+        sort_records(n, key.shape[0] // 2, key, index)
+    elif which == 1:
+        radix_sort_records(n, key.shape[0] // 2, KEY_BITS, key, index, counts)
+    else:
+        sort_live_records(n, key.shape[0] // 2, KEY_BITS, key, index, counts)
 
 
+@pytest.mark.parametrize("which", [0, 1, 2], ids=["merge", "radix", "live"])
 @pytest.mark.parametrize("layout", ["random_ties", "random_wide", "sorted", "runs", "descending", "no_key_tail"])
-def test_sort_records_is_the_stable_sort(layout):
+def test_sort_records_is_the_stable_sort(layout, which):
     rng = np.random.default_rng(7)
     for _ in range(40):
         capacity = int(rng.integers(1, 200))
@@ -36,7 +45,8 @@ def test_sort_records_is_the_stable_sort(layout):
         index = np.arange(2 * capacity, dtype=np.int32)
         key_wp = wp.array(key, dtype=wp.int32, device="cpu")
         index_wp = wp.array(index, dtype=wp.int32, device="cpu")
-        wp.launch(_sort, dim=1, inputs=[n, key_wp, index_wp], device="cpu")
+        counts = wp.full(2048, 123, dtype=wp.int32, device="cpu")  # junk: each pass must clear its counters
+        wp.launch(_sort, dim=1, inputs=[which, n, key_wp, index_wp, counts], device="cpu")
         order = np.argsort(keys, kind="stable")
         np.testing.assert_array_equal(key_wp.numpy()[:n], keys[order])
         np.testing.assert_array_equal(index_wp.numpy()[:n], order)
