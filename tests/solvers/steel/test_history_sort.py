@@ -9,7 +9,8 @@ import warp as wp
 
 import newton
 from steel.solvers import SolverSteel
-from steel.solvers.steel.rows.history import NO_KEY, radix_sort_records, sort_live_records, sort_records
+from steel.solvers.steel.rows.history import (NO_KEY, first_record, guess_first_record, radix_sort_records,
+                                             sort_live_records, sort_records)
 
 KEY_BITS = 17  # the test keys lie below 100000 < 2^17
 
@@ -85,3 +86,38 @@ def test_recorded_history_is_sorted_stably_by_shape_pair():
     recorded = key != NO_KEY
     assert recorded.sum() > 8
     np.testing.assert_array_equal(key[recorded], (shape0 * model.shape_count + shape1)[recorded])
+
+
+@wp.kernel
+def _guess(keys: wp.array[wp.int32], count: int, sorted_key: wp.array[wp.int32], position: wp.array[wp.int32],
+           guess_out: wp.array[wp.int32], first_out: wp.array[wp.int32]):
+    slot = wp.tid()
+    guess_out[slot] = guess_first_record(slot, keys[slot], count, sorted_key, position)
+    first_out[slot] = first_record(keys[slot], count, sorted_key)
+
+
+def test_guessed_first_record_is_the_searched_one():
+    """A guess from last step's positions, right, stale or garbage, either finds the key's first record (as the
+    binary search does) or gives up (-1); it never returns another position."""
+    rng = np.random.default_rng(3)
+    hits = 0
+    for _ in range(30):
+        count = int(rng.integers(1, 120))
+        sorted_key = np.sort(rng.integers(0, 40, size=count)).astype(np.int32)
+        slots = 150
+        keys = rng.integers(0, 45, size=slots).astype(np.int32)  # some keys absent from the history
+        position = rng.integers(-5, count + 5, size=slots).astype(np.int32)  # garbage, out of range included
+        right = rng.random(slots) < 0.5
+        for s in np.flatnonzero(right):  # a right guess: any position of its key, not only the first
+            where = np.flatnonzero(sorted_key == keys[s])
+            if len(where):
+                position[s] = rng.choice(where)
+        out = [wp.zeros(slots, dtype=wp.int32, device="cpu") for _ in range(2)]
+        wp.launch(_guess, dim=slots, inputs=[wp.array(keys, device="cpu"), count, wp.array(sorted_key, device="cpu"),
+                                             wp.array(position, device="cpu")], outputs=out, device="cpu")
+        guess, first = out[0].numpy(), out[1].numpy()
+        found = guess >= 0
+        np.testing.assert_array_equal(guess[found], first[found])
+        assert np.all(sorted_key[first[found]] == keys[found])
+        hits += int(found.sum())
+    assert hits > 500

@@ -12,7 +12,8 @@ How: after a step, every contact with rows is recorded under the key ``shape0 * 
 shape1`` with its contact points in the bodies' frames and its force ``(f_n, f_t)`` (normal
 magnitude [N] and tangential vector, world frame [N]); the records are sorted by key (stably:
 records of one key stay in slot order, which decides ties between equally near records). The
-next step's contact-row kernel searches its key (galloping up from the previous shape pair's position,
+next step's contact-row kernel searches its key (where last step's record of the same slot landed,
+:func:`guess_first_record`, else galloping up from the previous shape pair's position,
 :func:`next_first_record`) and takes the record whose body-frame
 points lie closest to its own (within ``MATCH_DISTANCE``), then seeds its normal impulse with
 ``f_n dt`` and its friction pair with ``f_t dt`` projected on the new tangents and clamped to
@@ -54,6 +55,7 @@ from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
+GUESS_WALK = wp.constant(8)  # records guess_first_record walks back at most
 MATCH_DISTANCE = wp.constant(0.02)  # [m] largest drift of a contact point between steps to match it
 NO_KEY = wp.constant(2147483647)
 RADIX_DIGIT_BITS = 11  # widest digit of the single thread's radix sort: 2048 counters
@@ -90,6 +92,9 @@ class ContactHistory:
         self.world = wp.zeros(n, dtype=wp.int32, device=device)
         self.age = wp.zeros(n, dtype=wp.int32, device=device)
         self.count = wp.zeros(1, dtype=wp.int32, device=device)
+        # Sorted position of each slot's record (CPU live path): where the next step first looks for the same
+        # slot's shape pair (guess_first_record). Any value is safe: a guess is checked against the keys.
+        self.position = wp.zeros(n, dtype=wp.int32, device=device)
         self.sort_counts = wp.zeros(1 << RADIX_DIGIT_BITS, dtype=wp.int32, device=device)  # the CPU radix sort's digit counters
         self._count_view = None  # (count, its NumPy view) on the CPU; see count_view
         # Warm start by contact identity (rows/warmstart.py): the records are also read by slot.
@@ -164,6 +169,32 @@ def next_first_record(key: int, previous_key: int, previous_start: int, count: i
         lo = hi + 1
         step *= 2
     return lo
+
+
+@wp.func
+def guess_first_record(slot: int, key: int, count: int, sorted_key: wp.array[wp.int32],
+                       position: wp.array[wp.int32]):
+    """:func:`first_record` of ``key`` found from where last step's record of the same contact slot landed
+    (``position``), or -1 when that record's key differs (the pipeline keeps a scene's contact order from
+    step to step, so it mostly does not).
+
+    Any position holding ``key`` lies in its run of equal keys; walking back to the run's start gives the
+    first record, the position a search finds. Runs longer than ``GUESS_WALK`` records are left to the search.
+    """
+    if slot >= position.shape[0]:
+        return -1
+    p = position[slot]
+    if p < 0 or p >= count:
+        return -1
+    if sorted_key[p] != key:
+        return -1
+    for _ in range(GUESS_WALK):
+        if p == 0:
+            return p
+        if sorted_key[p - 1] != key:
+            return p
+        p -= 1
+    return -1
 
 
 @wp.func
@@ -366,6 +397,7 @@ def _record_contacts(
     world_out: wp.array[wp.int32],
     age_out: wp.array[wp.int32],
     sort_counts: wp.array[wp.int32],
+    position_out: wp.array[wp.int32],
 ):
     # One thread per slot on CUDA, one walking the slots in order on the CPU (contact_threads). Every
     # slot is written when the whole capacity is sorted (CUDA, CPU captures), else the live ones.
@@ -424,6 +456,9 @@ def _record_contacts(
         # The CPU's single thread has recorded every live slot: sort them here rather than pay a radix
         # sort's fixed cost for keys that mostly arrive in ascending runs.
         sort_live_records(slots, key_out.shape[0] // 2, key_bits, key_out, index_out, sort_counts)
+        # Where each slot's record landed, for the next step's lookup (guess_first_record).
+        for i in range(slots):
+            position_out[index_out[i]] = i
 
 
 def record_contacts(solver, contacts, dt: float) -> None:
@@ -465,7 +500,8 @@ def record_contacts(solver, contacts, dt: float) -> None:
                 key_bits,
             ],
             outputs=[hist.key, hist.index, hist.point0, hist.point1, hist.force_n, hist.force_t, hist.anchor0,
-                     hist.anchor1, hist.world, hist.age, hist.sort_counts],
+                     hist.anchor1, hist.world, hist.age, hist.sort_counts,
+                     hist.position],
             device=model.device,
         )
         # On the CPU's live path the kernel has sorted the records (sort_live_records). Over the capacity
