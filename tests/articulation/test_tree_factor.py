@@ -7,14 +7,15 @@ import warp as wp
 import newton
 
 from steel.articulation import ArticulationCore, padded_blocks
-from steel.articulation.factor import MIN_PIVOT, chain6_solve, tree_factor_mass_matrix, tree_solve_mass_matrix
+from steel.articulation.factor import MIN_PIVOT, tree_factor_mass_matrix, tree_solve_mass_matrix, tree_solve_native
 
 from ..fixtures import ASSETS, build_asset, random_joint_state
 
 
 @pytest.mark.parametrize("asset", ASSETS)
 def test_tree_factor_solves_like_the_dense_cholesky(asset):
-    """H^-1 b from the leaves-first factor equals the dense solve (1e-4 relative, float32 with cond ~1e3)."""
+    """H^-1 b from the leaves-first factor equals the dense solve (1e-4 relative, float32 with cond ~1e3); the
+    native solve gives tree_solve's bits."""
     model = build_asset(asset)
     core = ArticulationCore(model)
     assert core.plan.tree_factor_ok
@@ -30,6 +31,9 @@ def test_tree_factor_solves_like_the_dense_cholesky(asset):
     tree_factor_mass_matrix(core.plan, core.data)
     x_tree = wp.zeros_like(b)
     tree_solve_mass_matrix(core.plan, core.data, b, x_tree)
+    x_native = wp.zeros_like(b)
+    _native_solve(core, b, 1.0, x_native)
+    assert x_native.numpy().tobytes() == x_tree.numpy().tobytes()  # the free dynamics' solve: tree_solve's bits
     xd, xt = x_dense.numpy().astype(np.float64), x_tree.numpy().astype(np.float64)
     assert np.abs(xt - xd).max() <= 1e-4 * np.abs(xd).max()
     # and the factor really is H: L^T L reproduces the mass matrix on its pattern
@@ -40,8 +44,19 @@ def test_tree_factor_solves_like_the_dense_cholesky(asset):
 
 
 @wp.kernel
-def _chain6_solve_kernel(mass_factor: wp.array[float], rhs: wp.array[float], scale: float, x: wp.array[float]):
-    chain6_solve(0, mass_factor, rhs, 0, scale, x, 0)
+def _native_solve_kernel(dof_start: wp.array[int], dof_count: wp.array[int], mass_start: wp.array[int],
+                         dof_parent: wp.array[int], mass_factor: wp.array[float], rhs: wp.array[float], scale: float,
+                         x: wp.array[float]):
+    art = wp.tid()
+    d0 = dof_start[art]
+    tree_solve_native(dof_count[art], mass_start[art], d0, dof_parent, mass_factor, rhs, d0, scale, x)
+
+
+def _native_solve(core, rhs, scale, x):
+    plan = core.plan
+    wp.launch(_native_solve_kernel, dim=plan.articulation_count,
+              inputs=[plan.dof_start, plan.dof_count_per_articulation, plan.mass_start, plan.dof_parent,
+                      core.data.mass_factor, rhs, scale], outputs=[x], device="cpu")
 
 
 def _free_body_model():
@@ -80,7 +95,7 @@ def _core_at_random_state(model, seed):
 @pytest.mark.parametrize("make_model", [_free_body_model, _six_hinge_chain_model])
 def test_six_dof_chain_factor_and_solve(make_model):
     """A 6-DOF chain block (every free body): L^T L = H, upper triangle 0;
-    chain6_solve (the predicted velocity's) gives tree_solve's bits, also in place (x aliasing b)."""
+    tree_solve_native (the predicted velocity's) gives tree_solve's bits, also in place (x aliasing b)."""
     core, rng = _core_at_random_state(make_model(), 5)
     assert core.plan.tree_factor_ok and int(core.plan.dof_count_np[0]) == 6
     tree_factor_mass_matrix(core.plan, core.data)
@@ -95,10 +110,10 @@ def test_six_dof_chain_factor_and_solve(make_model):
     expected = np.linalg.solve(H, -2.0 * b_np.astype(np.float64))
     np.testing.assert_allclose(x.numpy(), expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
     x6 = wp.zeros_like(b)
-    wp.launch(_chain6_solve_kernel, dim=1, inputs=[core.data.mass_factor, b, -2.0], outputs=[x6], device="cpu")
-    assert np.array_equal(x6.numpy(), x.numpy())
-    wp.launch(_chain6_solve_kernel, dim=1, inputs=[core.data.mass_factor, b, -2.0], outputs=[b], device="cpu")
-    assert np.array_equal(b.numpy(), x.numpy())  # in place
+    _native_solve(core, b, -2.0, x6)
+    assert x6.numpy().tobytes() == x.numpy().tobytes()
+    _native_solve(core, b, -2.0, b)
+    assert b.numpy().tobytes() == x.numpy().tobytes()  # in place
 
 
 @wp.kernel

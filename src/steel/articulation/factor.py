@@ -168,19 +168,9 @@ def solve_mass_matrix(
 # bodies, which went through a local-matrix 6-DOF factor before) 0.271 -> 0.235 ms. Rejected: walking
 # each ancestor path as runs of consecutive DOFs from a per-block table on the stack, instead of chasing
 # ``dof_parent`` (chain 0.171, humanoid 0.118 ms: the loads it spares were not the bottleneck).
-# A free body's predicted velocity solves in a local vector (``chain6_solve``), the same operations in the
-# same order without per-entry array indexing (tower x16: predicted velocity 58 -> 45 us per step).
-
-
-@wp.func
-def dofs_form_chain(n: int, first_dof: int, dof_parent: wp.array[int]):
-    """1 when each of the block's DOFs has the previous one as its parent (a free body, a serial chain), else 0."""
-    if n == 0 or dof_parent[first_dof] >= 0:
-        return 0
-    for k in range(1, n):
-        if dof_parent[first_dof + k] != first_dof + k - 1:
-            return 0
-    return 1
+# The free dynamics' solve is native too (``tree_solve_native``; humanoid x16 0.089 -> 0.086 ms, chain x64
+# 0.142 -> 0.140, tower x16 unchanged against a 6-DOF solve in a local vector, which it replaces); the
+# sweep keeps the Warp :func:`tree_solve`, which its kernels inline.
 
 
 _TREE_FACTOR = """
@@ -240,34 +230,6 @@ def tree_factor(
 
 
 @wp.func
-def chain6_solve(base: int, mass_factor: wp.array[float], rhs: wp.array[float], rhs_offset: int, scale: float,
-                 x_out: wp.array[float], x_offset: int):
-    """:func:`tree_solve` of a 6-DOF chain block (a free body; see :func:`dofs_form_chain`) in a local vector:
-    the same operations in the same order; ``rhs`` is read whole before ``x_out`` is written, so the two may
-    alias. Not called from :func:`tree_solve` itself: the sweep's kernels inline that one, and the larger
-    body measured slower there (tower x16 ``_sweep`` +6 to +16 %)."""
-    x = wp.spatial_vector()
-    for k in range(6):
-        x[k] = scale * rhs[rhs_offset + k]
-    for r in range(6):  # L^T y = b, leaves first
-        k = 5 - r
-        yk = x[k] / mass_factor[base + k * 6 + k]
-        x[k] = yk
-        if yk != 0.0:
-            for t in range(k):
-                i = k - 1 - t
-                x[i] = x[i] - mass_factor[base + k * 6 + i] * yk
-    for k in range(6):  # L x = y, root first
-        s = x[k]
-        for t in range(k):
-            i = k - 1 - t
-            s -= mass_factor[base + k * 6 + i] * x[i]
-        x[k] = s / mass_factor[base + k * 6 + k]
-    for k in range(6):
-        x_out[x_offset + k] = x[k]
-
-
-@wp.func
 def tree_solve(
     n: int,
     base: int,
@@ -304,6 +266,49 @@ def tree_solve(
             s -= mass_factor[base + k * n + il] * x_out[x_offset + il]
             i = dof_parent[i]
         x_out[x_offset + k] = s / mass_factor[base + k * n + k]
+
+
+_TREE_SOLVE = """
+const float* L = mass_factor.data + base;
+const float* b = rhs.data + offset;
+float* x = x_out.data + offset;
+const int* parent = dof_parent.data;
+for (int k = 0; k < n; ++k) {
+    x[k] = wp::mul(scale, b[k]);
+}
+for (int r = 0; r < n; ++r) {
+    int k = n - 1 - r;
+    const float* Lk = L + k * n;
+    float yk = wp::div(x[k], Lk[k]);
+    x[k] = yk;
+    if (yk != 0.0f) {
+        for (int i = parent[first_dof + k]; i >= 0; i = parent[i]) {
+            int il = i - first_dof;
+            float p = wp::mul(Lk[il], yk);
+            x[il] = wp::sub(x[il], p);
+        }
+    }
+}
+for (int k = 0; k < n; ++k) {
+    const float* Lk = L + k * n;
+    float s = x[k];
+    for (int i = parent[first_dof + k]; i >= 0; i = parent[i]) {
+        int il = i - first_dof;
+        float p = wp::mul(Lk[il], x[il]);
+        s = wp::sub(s, p);
+    }
+    x[k] = wp::div(s, Lk[k]);
+}
+"""
+
+
+@wp.func_native(_TREE_SOLVE)
+def tree_solve_native(n: int, base: int, first_dof: int, dof_parent: wp.array[int], mass_factor: wp.array[float],
+                      rhs: wp.array[float], offset: int, scale: float, x_out: wp.array[float]):
+    """:func:`tree_solve` (with ``rhs_offset == x_offset == offset``) as native C++ on the arrays' data: the same
+    float operations in the same order, bitwise the same. Kept apart from :func:`tree_solve`, which the sweep's
+    kernels inline; the free dynamics call this one."""
+    ...
 
 
 @wp.kernel

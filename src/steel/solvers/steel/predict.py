@@ -53,7 +53,7 @@ from __future__ import annotations
 import warp as wp
 
 from ...articulation.dynamics import articulation_bias_and_mass_matrix
-from ...articulation.factor import chain6_solve, dofs_form_chain, factor_articulation, factor_solve
+from ...articulation.factor import factor_articulation, factor_solve, tree_solve_native
 from ...articulation.joint_model import JointModel
 from ...articulation.kinematics import (
     JOINT_D6,
@@ -233,8 +233,8 @@ def predict_articulation_velocity(
     d0 = dof_start[art]
     base = mass_start[art]
     # qd* = qd - dt H^-1 bias, written as the increment first.
-    if use_tree != 0 and n == 6 and dofs_form_chain(n, d0, dof_parent) != 0:
-        chain6_solve(base, mass_factor, dof_bias, d0, -dt, qd_pred_out, d0)  # a free body: tree_solve's bits
+    if use_tree != 0:
+        tree_solve_native(n, base, d0, dof_parent, mass_factor, dof_bias, d0, -dt, qd_pred_out)
     else:
         factor_solve(use_tree, n, base, d0, d0, dof_parent, mass_factor, dof_bias, -dt, qd_pred_out)
     if articulation_is_free_body[art] == 0:
