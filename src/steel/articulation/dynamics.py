@@ -49,6 +49,64 @@ def body_spatial_inertia(joints: JointModel, body: int, X: wp.transform, origin:
     return spatial_inertia(joints.body_mass[body], com, R * joints.body_inertia[body] * wp.transpose(R)), com
 
 
+# Step 3 as native C++ on the arrays' data: Warp's array indexing wraps negative indices and multiplies by the
+# byte stride on every access, which the pair loop below does three times per entry. The buffers are contiguous
+# (``wp.zeros``, the model's arrays), so pointer arithmetic gives the same addresses; each float operation is
+# the one Warp emitted for the Warp loop this replaced (``motion_dot_force`` as two ``wp::dot`` and an add, the
+# diagonal's ``+=`` as an add), one per statement, so H is bitwise the same. Measured (SolverSteel's fused
+# free-dynamics launch replayed on one step, median of 900, against the Warp loops): chain x64 0.164 -> 0.142 ms,
+# humanoid x16 0.115 -> 0.089, tower x16 0.235 -> 0.208.
+_COMPOSITE_RIGID_BODY = """
+const int* qd_start = joint_qd_start.data;
+const wp::vec_t<6, float>* S = dof_S.data;
+float* H = mass_matrix_out.data + base;
+if (end - start > 1) {
+    for (int i = 0; i < n * n; ++i) {
+        H[i] = 0.0f;
+    }
+}
+for (int t = start; t < end; ++t) {
+    int j = tree_joint.data[t];
+    const wp::mat_t<6, 6, float> Ic = body_Ic.data[joint_child.data[j]];
+    for (int k = qd_start[j]; k < qd_start[j + 1]; ++k) {
+        wp::vec_t<6, float> F = wp::mul(Ic, S[k]);
+        int row = k - first_dof;
+        for (int m = j; m >= 0; m = joint_parent_joint.data[m]) {
+            int l_end = m == j ? k + 1 : qd_start[m + 1];
+            for (int l = qd_start[m]; l < l_end; ++l) {
+                int col = l - first_dof;
+                wp::vec_t<3, float> a = wp::spatial_top(S[l]);
+                wp::vec_t<3, float> b = wp::spatial_top(F);
+                float top = wp::dot(a, b);
+                wp::vec_t<3, float> c = wp::spatial_bottom(S[l]);
+                wp::vec_t<3, float> d = wp::spatial_bottom(F);
+                float bottom = wp::dot(c, d);
+                float h = wp::add(top, bottom);
+                H[row * n + col] = h;
+                H[col * n + row] = h;
+            }
+        }
+        float diag = joint_armature.data[k];
+        if (dof_diag_extra.data) {
+            diag = wp::add(diag, dof_diag_extra.data[k]);
+        }
+        H[row * n + row] = wp::add(H[row * n + row], diag);
+    }
+}
+"""
+
+
+@wp.func_native(_COMPOSITE_RIGID_BODY)
+def _composite_rigid_body(start: int, end: int, first_dof: int, n: int, base: int, tree_joint: wp.array[int],
+                          joint_parent_joint: wp.array[int], joint_child: wp.array[int], joint_qd_start: wp.array[int],
+                          joint_armature: wp.array[float], body_Ic: wp.array[wp.spatial_matrix],
+                          dof_S: wp.array[wp.spatial_vector], dof_diag_extra: wp.array[float],
+                          mass_matrix_out: wp.array[float]):
+    """CRBA of the joints at ``tree_joint[start:end]`` into the ``n x n`` block at ``base`` (step 3 of
+    :func:`articulation_bias_and_mass_matrix`, which documents the order of the writes)."""
+    ...
+
+
 @wp.func
 def articulation_bias_and_mass_matrix(
     art: int,
@@ -144,35 +202,9 @@ def articulation_bias_and_mass_matrix(
         return
 
     # 3. CRBA.
-    first_dof = dof_start[art]
-    n = dof_count[art]
-    base = mass_start[art]
-    if end - start > 1:  # one joint writes every entry of its block below; a tree leaves non-ancestor pairs 0
-        for i in range(n * n):
-            mass_matrix_out[base + i] = 0.0
-    for t in range(start, end):
-        j = tree_joint[t]
-        Ic = body_Ic_out[joints.child[j]]
-        for k in range(joints.qd_start[j], joints.qd_start[j + 1]):
-            F = Ic * dof_S[k]
-            row = k - first_dof
-            m = j
-            while m >= 0:
-                # Of the joint's own DOFs only those up to k: the pair (k, l > k) is written again, and kept,
-                # at row l, as S_k . Ic S_l (ancestors' DOFs all come before k).
-                l_end = joints.qd_start[m + 1]
-                if m == j:
-                    l_end = k + 1
-                for l in range(joints.qd_start[m], l_end):
-                    col = l - first_dof
-                    h = motion_dot_force(dof_S[l], F)
-                    mass_matrix_out[base + row * n + col] = h
-                    mass_matrix_out[base + col * n + row] = h
-                m = joint_parent_joint[m]
-            diag = joint_armature[k]
-            if dof_diag_extra:
-                diag += dof_diag_extra[k]
-            mass_matrix_out[base + row * n + row] += diag
+    _composite_rigid_body(start, end, dof_start[art], dof_count[art], mass_start[art], tree_joint, joint_parent_joint,
+                          joints.child, joints.qd_start, joint_armature, body_Ic_out, dof_S, dof_diag_extra,
+                          mass_matrix_out)
 
 
 @wp.kernel

@@ -158,58 +158,62 @@ def solve_mass_matrix(
 # factorization costs O(n d^2) and a solve O(n d) for tree depth d, against O(n^3) and O(n^2)
 # dense. L is stored in the same dense block layout (zeros elsewhere) so both factors share
 # buffers. Only used where ``plan.tree_factor_ok`` (every DOF's parent has a smaller index).
-# A block whose DOFs form one chain (a free body, a serial arm) factors walking its ancestors by index
-# instead of chasing ``dof_parent``; a 6-DOF chain (every free body) factors in a local matrix, and the predicted
-# velocity solves it in a local vector (``chain6_solve``), the same operations in the same order
-# without per-entry array indexing (bitwise the same; tower x16,
-# 704 free boxes: factor 64 -> 54 us, predicted velocity 58 -> 45 us per step, replayed).
+# The factor runs as native C++ on the arrays' data (``_TREE_FACTOR``): Warp's array indexing wraps
+# negative indices and multiplies by the byte stride on every access, which was most of a small block's
+# factor; the buffers are contiguous (``wp.zeros``), so pointer arithmetic gives the same addresses. Each
+# float operation is Warp's own (``wp::sqrt``, ``wp::max``, ``wp::div``, ``wp::mul``, ``wp::sub``), one per
+# statement as Warp emits them, in the order of the Warp loops it replaced, so the factor is bitwise the
+# same. Measured (fused free-dynamics launch replayed on one step, median of 900): chain x64 (10-DOF
+# chains) 0.188 -> 0.164 ms, humanoid x16 (27 DOFs, branched) 0.150 -> 0.115 ms, tower x16 (704 free
+# bodies, which went through a local-matrix 6-DOF factor before) 0.271 -> 0.235 ms. Rejected: walking
+# each ancestor path as runs of consecutive DOFs from a per-block table on the stack, instead of chasing
+# ``dof_parent`` (chain 0.171, humanoid 0.118 ms: the loads it spares were not the bottleneck).
+# The free dynamics' solve is native too (``tree_solve_native``; humanoid x16 0.089 -> 0.086 ms, chain x64
+# 0.142 -> 0.140, tower x16 unchanged against a 6-DOF solve in a local vector, which it replaces); the
+# sweep keeps the Warp :func:`tree_solve`, which its kernels inline.
 
 
-@wp.func
-def dofs_form_chain(n: int, first_dof: int, dof_parent: wp.array[int]):
-    """1 when each of the block's DOFs has the previous one as its parent (a free body, a serial chain), else 0."""
-    if n == 0 or dof_parent[first_dof] >= 0:
-        return 0
-    for k in range(1, n):
-        if dof_parent[first_dof + k] != first_dof + k - 1:
-            return 0
-    return 1
+_TREE_FACTOR = """
+const float* H = mass_matrix.data + base;
+float* F = mass_factor_out.data + base;
+const int* parent = dof_parent.data;
+for (int i = 0; i < n * n; ++i) {
+    F[i] = 0.0f;
+}
+for (int i = 0; i < n; ++i) {
+    F[i * n + i] = H[i * n + i];
+    for (int j = parent[first_dof + i]; j >= 0; j = parent[j]) {
+        int jl = j - first_dof;
+        F[i * n + jl] = H[i * n + jl];
+    }
+}
+for (int r = 0; r < n; ++r) {
+    int k = n - 1 - r;
+    float* Fk = F + k * n;
+    float lkk = wp::sqrt(wp::max(Fk[k], min_pivot));
+    Fk[k] = lkk;
+    for (int i = parent[first_dof + k]; i >= 0; i = parent[i]) {
+        int il = i - first_dof;
+        Fk[il] = wp::div(Fk[il], lkk);
+    }
+    for (int i = parent[first_dof + k]; i >= 0; i = parent[i]) {
+        int il = i - first_dof;
+        float lki = Fk[il];
+        float* Fi = F + il * n;
+        for (int j = i; j >= 0; j = parent[j]) {
+            int jl = j - first_dof;
+            float p = wp::mul(lki, Fk[jl]);
+            Fi[jl] = wp::sub(Fi[jl], p);
+        }
+    }
+}
+"""
 
 
-@wp.func
-def dof_ancestor_after(i: int, first_dof: int, chain: int, dof_parent: wp.array[int]):
-    """The DOF after ``i`` on its walk toward the root (-1 past it): ``dof_parent[i]``, which in a chain is
-    ``i - 1`` down to ``first_dof``. Knowing the chain spares the walk its dependent loads of ``dof_parent``
-    (each waits for the previous one), which made up most of a free body's factor and solve."""
-    if chain != 0:
-        if i > first_dof:
-            return i - 1
-        return -1
-    return dof_parent[i]
-
-
-@wp.func
-def _chain6_factor(base: int, mass_matrix: wp.array[float], mass_factor_out: wp.array[float]):
-    """:func:`tree_factor` of a 6-DOF chain block (a free body), in a local matrix: the same operations in
-    the same order, without the per-entry array indexing and ancestor walks of the general path."""
-    M = wp.spatial_matrix()
-    for r in range(6):
-        for c in range(r + 1):
-            M[r, c] = mass_matrix[base + r * 6 + c]
-    for s in range(6):
-        k = 5 - s
-        lkk = wp.sqrt(wp.max(M[k, k], MIN_PIVOT))
-        M[k, k] = lkk
-        for t in range(k):
-            M[k, k - 1 - t] = M[k, k - 1 - t] / lkk
-        for t in range(k):
-            i = k - 1 - t
-            lki = M[k, i]
-            for u in range(i + 1):
-                M[i, i - u] = M[i, i - u] - lki * M[k, i - u]
-    for r in range(6):
-        for c in range(6):
-            mass_factor_out[base + r * 6 + c] = M[r, c]
+@wp.func_native(_TREE_FACTOR)
+def _tree_factor_native(n: int, base: int, first_dof: int, dof_parent: wp.array[int], mass_matrix: wp.array[float],
+                        min_pivot: float, mass_factor_out: wp.array[float]):
+    ...
 
 
 @wp.func
@@ -222,68 +226,7 @@ def tree_factor(
     mass_factor_out: wp.array[float],
 ):
     """``H = L^T L`` of one articulation block, leaves first; entries off the ancestor pattern stay 0."""
-    chain = dofs_form_chain(n, first_dof, dof_parent)
-    if chain != 0 and n == 6:
-        _chain6_factor(base, mass_matrix, mass_factor_out)
-        return
-    for i in range(n * n):
-        mass_factor_out[base + i] = 0.0
-    for i in range(n):  # copy the lower triangle on the ancestor pattern
-        mass_factor_out[base + i * n + i] = mass_matrix[base + i * n + i]
-        j = dof_parent[first_dof + i]
-        while j >= 0:
-            jl = j - first_dof
-            mass_factor_out[base + i * n + jl] = mass_matrix[base + i * n + jl]
-            j = dof_ancestor_after(j, first_dof, chain, dof_parent)
-    for r in range(n):
-        k = n - 1 - r
-        lkk = wp.sqrt(wp.max(mass_factor_out[base + k * n + k], MIN_PIVOT))
-        mass_factor_out[base + k * n + k] = lkk
-        i = dof_parent[first_dof + k]
-        while i >= 0:
-            il = i - first_dof
-            mass_factor_out[base + k * n + il] = mass_factor_out[base + k * n + il] / lkk
-            i = dof_ancestor_after(i, first_dof, chain, dof_parent)
-        i = dof_parent[first_dof + k]
-        while i >= 0:
-            il = i - first_dof
-            lki = mass_factor_out[base + k * n + il]
-            j = i
-            while j >= 0:
-                jl = j - first_dof
-                mass_factor_out[base + il * n + jl] = mass_factor_out[base + il * n + jl] - lki * mass_factor_out[
-                    base + k * n + jl
-                ]
-                j = dof_ancestor_after(j, first_dof, chain, dof_parent)
-            i = dof_ancestor_after(i, first_dof, chain, dof_parent)
-
-
-@wp.func
-def chain6_solve(base: int, mass_factor: wp.array[float], rhs: wp.array[float], rhs_offset: int, scale: float,
-                 x_out: wp.array[float], x_offset: int):
-    """:func:`tree_solve` of a 6-DOF chain block (a free body; see :func:`dofs_form_chain`) in a local vector:
-    the same operations in the same order; ``rhs`` is read whole before ``x_out`` is written, so the two may
-    alias. Not called from :func:`tree_solve` itself: the sweep's kernels inline that one, and the larger
-    body measured slower there (tower x16 ``_sweep`` +6 to +16 %)."""
-    x = wp.spatial_vector()
-    for k in range(6):
-        x[k] = scale * rhs[rhs_offset + k]
-    for r in range(6):  # L^T y = b, leaves first
-        k = 5 - r
-        yk = x[k] / mass_factor[base + k * 6 + k]
-        x[k] = yk
-        if yk != 0.0:
-            for t in range(k):
-                i = k - 1 - t
-                x[i] = x[i] - mass_factor[base + k * 6 + i] * yk
-    for k in range(6):  # L x = y, root first
-        s = x[k]
-        for t in range(k):
-            i = k - 1 - t
-            s -= mass_factor[base + k * 6 + i] * x[i]
-        x[k] = s / mass_factor[base + k * 6 + k]
-    for k in range(6):
-        x_out[x_offset + k] = x[k]
+    _tree_factor_native(n, base, first_dof, dof_parent, mass_matrix, MIN_PIVOT, mass_factor_out)
 
 
 @wp.func
@@ -323,6 +266,49 @@ def tree_solve(
             s -= mass_factor[base + k * n + il] * x_out[x_offset + il]
             i = dof_parent[i]
         x_out[x_offset + k] = s / mass_factor[base + k * n + k]
+
+
+_TREE_SOLVE = """
+const float* L = mass_factor.data + base;
+const float* b = rhs.data + offset;
+float* x = x_out.data + offset;
+const int* parent = dof_parent.data;
+for (int k = 0; k < n; ++k) {
+    x[k] = wp::mul(scale, b[k]);
+}
+for (int r = 0; r < n; ++r) {
+    int k = n - 1 - r;
+    const float* Lk = L + k * n;
+    float yk = wp::div(x[k], Lk[k]);
+    x[k] = yk;
+    if (yk != 0.0f) {
+        for (int i = parent[first_dof + k]; i >= 0; i = parent[i]) {
+            int il = i - first_dof;
+            float p = wp::mul(Lk[il], yk);
+            x[il] = wp::sub(x[il], p);
+        }
+    }
+}
+for (int k = 0; k < n; ++k) {
+    const float* Lk = L + k * n;
+    float s = x[k];
+    for (int i = parent[first_dof + k]; i >= 0; i = parent[i]) {
+        int il = i - first_dof;
+        float p = wp::mul(Lk[il], x[il]);
+        s = wp::sub(s, p);
+    }
+    x[k] = wp::div(s, Lk[k]);
+}
+"""
+
+
+@wp.func_native(_TREE_SOLVE)
+def tree_solve_native(n: int, base: int, first_dof: int, dof_parent: wp.array[int], mass_factor: wp.array[float],
+                      rhs: wp.array[float], offset: int, scale: float, x_out: wp.array[float]):
+    """:func:`tree_solve` (with ``rhs_offset == x_offset == offset``) as native C++ on the arrays' data: the same
+    float operations in the same order, bitwise the same. Kept apart from :func:`tree_solve`, which the sweep's
+    kernels inline; the free dynamics call this one."""
+    ...
 
 
 @wp.kernel

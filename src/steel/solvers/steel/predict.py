@@ -41,11 +41,31 @@ these six were half of a one-world tower step's launches). A stale ``H`` between
 ``wp.capture_if`` on a gain edit) and models with loop closures or joints outside the articulations keep
 the separate launches. On the CPU the launch is one thread walking the articulations in order
 (``launches.serial_threads``): a thread per articulation copied the 3.1 KB argument block 704 times per
-tower x16 step. That, a free body's factor and solve in local storage (``articulation/factor.py``), CRBA
-pairs computed once (``articulation/dynamics.py``) and the root pose placed once by the kinematics took the
-launch from 0.244/0.248 to 0.222/0.225 ms per tower x16 step (per-kernel time over 150 steps, two runs
-against HEAD alternately; replayed alone, minimum of 300: 0.257 -> 0.20 ms) and cartpole x64 from
-0.043/0.042 to 0.039/0.040 ms, bitwise the same; humanoid x16 (16 branched trees) is unchanged (0.103).
+tower x16 step. That, a free body's factor and solve in local storage, CRBA pairs computed once
+(``articulation/dynamics.py``) and the root pose placed once by the kinematics took the launch from
+0.244/0.248 to 0.222/0.225 ms per tower x16 step (per-kernel time over 150 steps, two runs against HEAD
+alternately) and cartpole x64 from 0.043/0.042 to 0.039/0.040 ms, bitwise the same.
+
+Measured (the launch replayed 900 times on one step's input after 150 steps, median, alternating with the
+code before twice; 2-core CPU with another process running): the tree-sparse factor, the CRBA and the
+predicted velocity's solve as native C++ on the arrays' data (``articulation/factor.py``,
+``articulation/dynamics.py``; Warp's float operations in Warp's order, bitwise the same) took chain x64
+(10-link chains) from 0.189 to 0.140 ms, humanoid x16 0.150 -> 0.086, tower x16 0.272 -> 0.208, cartpole
+x64 0.056 -> 0.051. What is left (chain x64, stages switched off in the replay): input kinematics 41 us,
+RNEA 41 (forward 29, backward 12), CRBA 16, factor 12, prediction 9, joint forces 8, path sums 4, launch
+6. The input kinematics and the RNEA forward pass are floating-point bound (about 400 float operations per
+link each at about two per cycle; a perf profile puts most samples on scalar multiplies and adds). Native
+code did not pay where the work is arithmetic, so these stay Warp code: RNEA backward pass chain 0.140 ->
+0.139, tower 0.208 -> 0.206 ms; joint forces chain unchanged, tower 0.208 -> 0.205. Also measured and not
+kept: the kinematics and the RNEA forward pass in one walk over the bodies (pose, COM, twist and ``c`` kept
+in registers, the COM transformed once; bitwise the same): chain 0.141 -> 0.139, humanoid 0.087 -> 0.086,
+tower 0.210 -> 0.211 ms; the factor and the prediction as loops of their own over all articulations after
+the rest, so that one articulation's division and square-root chains overlap the next one's: chain 0.142
+-> 0.143, tower 0.210 -> 0.214, cartpole 0.052 -> 0.050. Would pay only with other arithmetic (not done):
+the two 6x6 spatial-inertia products of the forward pass are at most 10 us of chain x64 (both replaced by
+a mass times a vector: 0.140 -> 0.129 ms), so a structured ``I a`` saves about half that; a child frame
+``X_c`` taken as the identity saves 5-6 us (0.139 -> 0.133), but ``q * identity`` is not ``q`` when a
+component is a signed zero.
 """
 
 from __future__ import annotations
@@ -53,7 +73,7 @@ from __future__ import annotations
 import warp as wp
 
 from ...articulation.dynamics import articulation_bias_and_mass_matrix
-from ...articulation.factor import chain6_solve, dofs_form_chain, factor_articulation, factor_solve
+from ...articulation.factor import factor_articulation, factor_solve, tree_solve_native
 from ...articulation.joint_model import JointModel
 from ...articulation.kinematics import (
     JOINT_D6,
@@ -233,8 +253,8 @@ def predict_articulation_velocity(
     d0 = dof_start[art]
     base = mass_start[art]
     # qd* = qd - dt H^-1 bias, written as the increment first.
-    if use_tree != 0 and n == 6 and dofs_form_chain(n, d0, dof_parent) != 0:
-        chain6_solve(base, mass_factor, dof_bias, d0, -dt, qd_pred_out, d0)  # a free body: tree_solve's bits
+    if use_tree != 0:
+        tree_solve_native(n, base, d0, dof_parent, mass_factor, dof_bias, d0, -dt, qd_pred_out)
     else:
         factor_solve(use_tree, n, base, d0, d0, dof_parent, mass_factor, dof_bias, -dt, qd_pred_out)
     if articulation_is_free_body[art] == 0:
