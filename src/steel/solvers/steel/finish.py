@@ -21,6 +21,8 @@ finishing, integrating and the output forward kinematics run as one kernel, one 
 articulation, through the same ``wp.func``s: a joint's finish and integration read only its own DOFs and
 coordinates, and the kinematics only its own articulation, so the bits are those of the three separate
 launches.
+It also keeps the numbers each articulation was placed from and its placement, which the next step's
+input kinematics take instead of running again when it starts from the same numbers (``kinematics_carry.py``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from ...articulation.integrate import integrate_joint, integrate_joints
 from ...articulation.joint_model import JointModel
 from ...articulation.kinematics import JOINT_DISTANCE, JOINT_FREE, articulation_forward_kinematics
 from ...launches import launch, serial_threads
+from .kinematics_carry import keep_kinematics, void_kept
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -148,6 +151,10 @@ def _finish_articulations(
     body_v_out: wp.array[wp.spatial_vector],
     body_c_out: wp.array[wp.spatial_vector],
     dof_S_out: wp.array[wp.spatial_vector],
+    kept_q: wp.array[float],
+    kept_qd: wp.array[float],
+    kept_body_q: wp.array[wp.transform],
+    kept_body_qd: wp.array[wp.spatial_vector],
 ):
     # One thread per articulation on CUDA; on the CPU one thread walks them in order (serial_threads).
     for art in range(wp.tid(), articulation_count, threads):
@@ -163,6 +170,11 @@ def _finish_articulations(
         if joints.articulation_skip[art] == 0:
             articulation_forward_kinematics(art, tree_start, tree_joint, joints, joint_q_out, joint_qd_out, body_q_out,
                                             body_qd_out, articulation_origin_out, body_v_out, body_c_out, dof_S_out)
+            # The next step's input kinematics, if it starts from these numbers (kinematics_carry.py).
+            keep_kinematics(art, tree_start, tree_joint, joints, joint_q_out, joint_qd_out, body_q_out, body_qd_out,
+                            kept_q, kept_qd, kept_body_q, kept_body_qd)
+        else:
+            void_kept(art, tree_start, tree_joint, joints, kept_q)
 
 
 def _finish(solver, state_in, dt: float, qd_solved, qd_out) -> None:
@@ -250,6 +262,7 @@ def finish_and_publish(solver, state_in, state_out, dt: float) -> None:
             solver.qd,
         ],
         outputs=[state_out.joint_q, state_out.joint_qd, state_out.body_q, state_out.body_qd,
-                 data.articulation_origin, data.body_v, data.body_c, data.dof_S],
+                 data.articulation_origin, data.body_v, data.body_c, data.dof_S, solver.kinematics_carry.q,
+                 solver.kinematics_carry.qd, solver.kinematics_carry.body_q, solver.kinematics_carry.body_qd],
         device=model.device,
     )

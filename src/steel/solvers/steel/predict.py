@@ -31,6 +31,9 @@ The fused launch also writes what the dormant contact rows are bounded by (``row
 after the input kinematics, the sums of its path's motion-subspace magnitudes, and per articulation, after
 ``qd*``, the largest input velocity and the largest change ``qd* - qd_in``.
 
+Its input kinematics are skipped for an articulation whose coordinates and velocities are those the last
+fused finish placed it from: the finish's placement is restored instead (``kinematics_carry.py``).
+
 One launch (``_free_dynamics``). When ``H`` is rebuilt this step (the default
 ``update_mass_matrix_interval=1``) and every joint lies in an articulation's tree, the input kinematics,
 joint forces, RNEA + CRBA, factor and ``qd*`` run as one kernel, one thread per articulation, calling the
@@ -85,6 +88,7 @@ from ...articulation.kinematics import (
 )
 from ...articulation.spatial import skew
 from ...launches import launch, serial_threads
+from .kinematics_carry import carry_matches, restore_bodies, void_kept
 from .rows.dormant import joint_path_sums, velocity_spread
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
@@ -396,13 +400,24 @@ def _free_dynamics(
     qd_pred_out: wp.array[float],
     path_sums_out: wp.array[wp.vec2],
     spread_out: wp.array[wp.vec2],
+    # The last fused finish's placement (kinematics_carry.py), voided here where the kinematics run:
+    kept_q: wp.array[float],
+    kept_qd: wp.array[float],
+    kept_body_q: wp.array[wp.transform],
+    kept_body_qd: wp.array[wp.spatial_vector],
 ):
     # One thread per articulation on CUDA; on the CPU one thread walks them in order (serial_threads).
     for art in range(wp.tid(), articulation_count, threads):
         # Every stage below reads only this articulation's entries.
         if with_kinematics != 0 and joints.articulation_skip[art] == 0:
-            articulation_forward_kinematics(art, tree_start, tree_joint, joints, joint_q, joint_qd, body_q_out,
-                                            body_qd_out, articulation_origin_out, body_v_out, body_c_out, dof_S_out)
+            if carry_matches(art, tree_start, tree_joint, joints, joint_q, joint_qd, kept_q, kept_qd):
+                # The finish placed these bodies from the same numbers (kinematics_carry.py).
+                restore_bodies(art, tree_start, tree_joint, joints, kept_body_q, kept_body_qd, body_q_out, body_qd_out)
+            else:
+                articulation_forward_kinematics(art, tree_start, tree_joint, joints, joint_q, joint_qd, body_q_out,
+                                                body_qd_out, articulation_origin_out, body_v_out, body_c_out,
+                                                dof_S_out)
+                void_kept(art, tree_start, tree_joint, joints, kept_q)
             # The dormant contact rows' bound on |J| (rows/dormant.py): the subspaces are this step's.
             joint_path_sums(art, tree_start, tree_joint, joint_parent_joint, joints.qd_start, dof_S_out,
                             path_sums_out)
@@ -487,7 +502,8 @@ def eval_free_dynamics(solver, state, control, dt: float, joint_qd: wp.array, wi
         outputs=[state.body_q, solver.body_qd_in, data.articulation_origin, data.body_v, data.body_c, data.dof_S,
                  solver.dof_f, solver.dof_diag, solver.dof_diag_factored, data.body_a, data.body_f, data.body_Ic,
                  data.dof_bias, data.mass_matrix, data.mass_factor, solver.qd, solver.dormant.path_sums,
-                 solver.dormant.spread],
+                 solver.dormant.spread, solver.kinematics_carry.q, solver.kinematics_carry.qd,
+                 solver.kinematics_carry.body_q, solver.kinematics_carry.body_qd],
         device=model.device,
     )
 

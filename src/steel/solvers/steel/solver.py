@@ -37,6 +37,7 @@ from .rows.adhesion import check_adhesion_options
 from .rows.capacity import resolved_rigid_contact_max, row_capacities
 from .rows.compliance import (COMPLIANT, SKIPPED, ComplianceCounters, check_compliance_contacts,
                               warn_point_friction)
+from .kinematics_carry import KinematicsCarry
 from .rows.contacts import build_contact_rows
 from .rows.history import ContactHistory, forget_worlds, record_contacts
 from .rows.dormant import DormantRows
@@ -182,6 +183,7 @@ class SolverSteel(SolverBase, SteelCoupling):
         self.contact_release1 = wp.zeros(rigid_max, dtype=wp.vec3, device=dev)  # rows/surface_velocity.py
         self.contact_age = wp.zeros(rigid_max, dtype=wp.int32, device=dev)
         self.history = ContactHistory(rigid_max, dev)
+        self.kinematics_carry = KinematicsCarry(model, dev)  # kinematics_carry.py: output -> next input
         self.compliance = ComplianceCounters(dev)
         self.no_surface_velocity = wp.zeros(1, dtype=wp.vec3, device=dev)  # contacts without moving surfaces
         self.warm_start_contacts = True  # friction history; see rows/history.py
@@ -359,12 +361,14 @@ class SolverSteel(SolverBase, SteelCoupling):
             finish_and_publish(self, state_in, state_out, dt)  # finish.py: one launch, bitwise the two lines
         else:
             core.kinematics(state_out.joint_q, state_out.joint_qd, state_out.body_q, state_out.body_qd)
+            self.kinematics_carry.void()  # the kinematics' outputs are no longer the kept placement's
 
     def input_kinematics(self, state_in) -> None:
         """Forward kinematics of the input: poses into ``state_in.body_q``, twists into ``self.body_qd_in``
         (from the rescaled velocity with velocity limits); ``state_in.joint_q/joint_qd/body_qd`` stay as given."""
         if self.model.body_count:
             wp.copy(self.body_qd_in, state_in.body_qd)  # bodies outside every articulation keep their twist
+        self.kinematics_carry.void()  # the kinematics' outputs are no longer the kept placement's
         self.core.kinematics(state_in.joint_q, self.input_velocity(state_in, prescale=True), state_in.body_q,
                              self.body_qd_in)
 
@@ -515,6 +519,7 @@ class SolverSteel(SolverBase, SteelCoupling):
             self._warned_overflow = False
             self._step_count = 0
             self._last_dt = None
+            self.kinematics_carry.void()  # as constructed: the first step places its bodies in full
         else:
             forget_worlds(self, mask)
             launch(_reset_worlds, dim=self.rows.world_count + 1, inputs=[mask],
@@ -558,6 +563,7 @@ class SolverSteel(SolverBase, SteelCoupling):
             self.joint_friction.check()
         if self.sleep is not None:
             self.sleep.refresh(self)
+        self.kinematics_carry.void()  # joint frames, axes or COMs may have changed: place the bodies in full
         self._refresh_mass_matrix = True
 
     def _check_step(self, contacts, dt) -> None:
