@@ -234,16 +234,23 @@ def _normal_step(
     if (old != 0.0 or v < rows.target[r] or (boxed and v > rows.target[r])) and not inert and not stays_open:
         _ensure_response(rows, r, cfm, use_tree, dof_parent, mass_factor)
         g = _softness(rows, r)
+        # A rigid row (g = 0, the default) skips the divisions by 1 + g, which return their operand, and the
+        # residual's zero term: the same bits without two divisions per visit.
         new = old + relaxation * (rows.target[r] - v) * rows.inv_mass[r]
         if boxed:
-            new = wp.clamp(new / (1.0 + g), -rows.mu[r], rows.mu[r])  # a two-sided bound (rows/joint_friction.py)
+            if g != 0.0:
+                new = new / (1.0 + g)
+            new = wp.clamp(new, -rows.mu[r], rows.mu[r])  # a two-sided bound (rows/joint_friction.py)
         elif rows.kind[r] == ROW_SPEED_LIMIT:
             new = wp.max(new, old)  # pushes only, never hands an impulse back (rows/velocity_limits.py)
             residual = wp.max(residual, 0.0)
         else:
-            new = wp.max(new, 0.0) / (1.0 + g)
+            new = wp.max(new, 0.0)
+            if g != 0.0:
+                new = new / (1.0 + g)
         delta = new - old
-        residual -= g * old / rows.inv_mass[r]
+        if g != 0.0:
+            residual -= g * old / rows.inv_mass[r]
     # One return: with an early one the C++ compiler kept the result in memory, and the group's line search
     # waited on a store-forwarding stall at every row.
     return wp.vec3(delta, residual, v)
@@ -361,8 +368,10 @@ def _iterate(
                     r = rows.order[base + g]
                     if rows.step[r] != 0.0:
                         curvature += rows.step[r] * _row_velocity(rows, r, joint_qd)
-                        # The regularized quadratic's own curvature (see _normal_step).
-                        curvature += _softness(rows, r) * rows.step[r] * rows.step[r] / rows.inv_mass[r]
+                        # The regularized quadratic's own curvature (see _normal_step); 0 on a rigid row.
+                        soft = _softness(rows, r)
+                        if soft != 0.0:
+                            curvature += soft * rows.step[r] * rows.step[r] / rows.inv_mass[r]
                 if curvature > 0.0 and gain < curvature:
                     alpha = wp.max(gain / curvature, 0.0)
             for g in range(first, last + 1):
