@@ -115,6 +115,8 @@ class RowBuffers:
     mu: wp.array[float]  # friction coefficient of a contact's rows (non-dimensional); angular rows: the
     #                      bound per unit normal impulse [m]; boxed rows: the bound [N·s or N·m·s]  (row,)
     contact: wp.array[wp.int32]  # contact index of a contact/friction row, -1 otherwise  (row,)
+    region: wp.array[wp.int32]  # friction patch region of a contact's normal row (rows/patches.py): the contact
+    #                             index of the region's first member; read only on contact normal rows  (row,)
     dir: wp.array[wp.vec3]  # row direction in world frame (contact normal or tangent), for forces  (row,)
     body: wp.array2d[wp.int32]  # the two bodies of a contact row (-1: static); -1, -1 on limit rows  (row, 2)
     key: wp.array[float]  # sweep order, larger first: the pair's mean body height [m]; limits 1e30  (row,)
@@ -177,6 +179,7 @@ class SteelRows:
         b.gap_speed = wp.full(n, -1.0e30, dtype=float, device=device)
         b.mu = wp.zeros(n, dtype=float, device=device)
         b.contact = wp.full(n, -1, dtype=wp.int32, device=device)
+        b.region = wp.full(n, -1, dtype=wp.int32, device=device)
         b.dir = wp.zeros(n, dtype=wp.vec3, device=device)
         b.body = wp.full((n, 2), -1, dtype=wp.int32, device=device)
         b.key = wp.zeros(n, dtype=float, device=device)

@@ -122,6 +122,10 @@ wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint 
 IMPACT_SPEED = wp.constant(0.1)  # [m/s] closing speed above which a contact counts as an impact
 WARM_NORMAL = wp.constant(0.5)  # share of last step's normal force a settled contact starts from
 SETTLED_AGE = wp.constant(8)  # steps a contact must persist before its normal force seeds the next step
+# [m] a sticking contact whose points moved less than this on each body since its anchors were placed keeps them
+# (material points); farther (a roll) re-anchors it at its points. A roll within it reads as slip only the
+# second-order drop of its material point, d^2 / 2R: 1e-9 m on a 5 cm ball.
+ANCHOR_KEEP_DISTANCE = wp.constant(1.0e-5)
 # [m/s] ceiling on the speed at which any penetrating contact is pushed out, whatever dt (Box2D
 # bounds its push the same way with 3 m/s; a higher ceiling keeps deep overlaps at usual steps as before)
 DEPENETRATION_SPEED_MAX = 10.0
@@ -369,7 +373,7 @@ def _contact_rows(
         friction = mu > 0.0 and phi <= friction_gap_max
         friction_kind = ROW_FRICTION
         # The contact's role in its region (rows/patches.py): a patch anchor, and the torsion row's host.
-        roles = wp.vec2i(1, 1)
+        roles = wp.vec3i(1, 1, c)
         if (anchor_beta > 0.0 and friction) or patch_torsion_enabled != 0:
             roles = region_roles(c, contact_count[0], shape_body, contact_shape0, contact_shape1, contact_normal,
                                  contact_point1, body_q)
@@ -535,6 +539,7 @@ def _contact_rows(
             rows.mu[row] = row_mu
             rows.impulse[row] = 0.0
             rows.contact[row] = c
+            rows.region[row] = roles[2]
             rows.dir[row] = d
             if angular != 0:
                 rows.dir[row] = wp.vec3(0.0)  # a torque: no share in contact_f or the friction history
@@ -555,7 +560,7 @@ def _contact_rows(
         # no slip next step (rows/surface_velocity.py).
         surface_shift = surface_t * dt
         if surface_velocity_enabled != 0:
-            anchor1 = wp.transform_point(wp.transform_inverse(X1), a1 + surface_shift)
+            anchor1 += wp.quat_rotate_inv(wp.transform_get_rotation(X1), surface_shift)
         contact_release1_out[c] = anchor1  # where the history re-anchors a released (sliding) contact
         rec = int(-1)
         if warm_start != 0:
@@ -579,13 +584,36 @@ def _contact_rows(
                 slip = sep - wp.dot(sep, n) * n
                 rows.target[r + 1] += -anchor_beta * wp.dot(slip, t1) / dt
                 rows.target[r + 2] += -anchor_beta * wp.dot(slip, t2) / dt
-                # Re-anchor at this step's contact points, carrying the slip: a rolling contact moves
-                # over both surfaces without slipping, and anchors left on the material points it
-                # rolled away from would read that motion as slip and brake the roll.
-                # anchor0 stays this step's point on body 0; anchor1 is placed so that its separation
-                # from it is the slip, plus the points' current separation along the normal.
-                anchor1 = wp.transform_point(wp.transform_inverse(X1),
-                                             a0 + slip + surface_shift + wp.dot(a1 - a0, n) * n)
+                # A contact whose points still lie where its anchors were placed on both bodies (within
+                # ANCHOR_KEEP_DISTANCE, slip included) keeps them as they are: material points, whose
+                # separation is read afresh from the poses each step, so float32 rounding never accumulates.
+                # Re-placing them every step carried each step's rounding of the world-frame slip into the
+                # next, and in the one direction no rigid motion corrects, the distance between a patch's two
+                # anchors, that sum only grew: a box resting on a 20-degree plane shape stretched its anchor
+                # pair by ~0.005 um per step, the sweep built an internal friction force against the stretch
+                # until one anchor's disk saturated, and the box crept (0.5 um over 9 s; with the conjugate
+                # round trip below, 7 um/s). A tilted gravity hid it: identity quaternions, exact rounding.
+                # Rejected: projecting the stretch out of each patch's anchor pair, which leaves it between the
+                # regions of one body pair (a box bridging two supports).
+                keep = surface_velocity_enabled == 0 \
+                    and wp.length(anchor0 - history_anchor0[rec]) <= ANCHOR_KEEP_DISTANCE \
+                    and wp.length(anchor1 - history_anchor1[rec]) <= ANCHOR_KEEP_DISTANCE
+                if keep:
+                    anchor0 = history_anchor0[rec]
+                    anchor1 = history_anchor1[rec]
+                else:
+                    # Re-anchor at this step's contact points, carrying the slip: a rolling contact moves
+                    # over both surfaces without slipping, and anchors left on the material points it
+                    # rolled away from would read that motion as slip and brake the roll.
+                    # anchor0 stays this step's point on body 0; anchor1 is placed so that its separation
+                    # from it is the slip, plus the points' current separation along the normal.
+                    # Only the small offset from this step's point on body 1 is rotated into its frame, never
+                    # the point itself: a float32 quaternion is unit only to ~1e-7, and mapping the whole world
+                    # point back (transform_inverse, the conjugate) and forward next step scaled the anchor's
+                    # lever about the centre of mass by |q|^4 each step.
+                    offset1 = a0 - a1 + slip + wp.dot(a1 - a0, n) * n  # = slip - (a1 - a0) tangential [m]
+                    anchor1 = contact_point1[c] + contact_offset1[c] + wp.quat_rotate_inv(
+                        wp.transform_get_rotation(X1), offset1 + surface_shift)
         if contact_warmstart != 0:
             # The matched predecessor's impulses replace the shape-pair history's seeds; unmatched: cold.
             prev = predecessor(c, same_buffer, match_generation, solved_generation, history_count, match_index)

@@ -23,12 +23,15 @@ order the pipeline writes its corners in; a one-member region has one anchor and
 of its own.
 Only anchors reserve friction rows (``ROW_PATCH``); every member keeps its own normal row.
 
-Load. In the sweep, the region is found again among the normal rows of the anchor's body-pair group
-by normal alone; an anchor's disk is ``mu`` times the sum of those normal impulses divided by the
-number of anchors among them. Counting anchors in the sweep, rather than assuming two, keeps the
-split exact when two shape pairs of one body pair lie in one plane (a compound body on the ground:
-four anchors share the load). Rejected: scaling each anchor's ``mu`` by the region's contact count
-over two, which is exact only when the corners carry equal loads.
+Load. Every row of a contact carries its region's name (``rows.region``: the contact index of the
+region's first member, from :func:`region_roles`); in the sweep an anchor's disk is ``mu`` times the sum
+of the normal impulses of its body-pair group's rows of that region, divided by the number of anchors
+among them. Rejected: finding the region in the sweep by normal alone. Two parallel regions of one
+body pair then shared one load: a box tipping over its bottom edge had its lifted edge's speculative
+contacts (0.1 m above the ground, no normal impulse) as anchors with a share of the touching edge's
+load, and their friction held the box tilted 30 degrees on that edge, its centre of mass beyond it.
+Rejected too: scaling each anchor's ``mu`` by the region's contact count over two, which is exact only
+when the corners carry equal loads.
 """
 
 from __future__ import annotations
@@ -95,15 +98,16 @@ def region_roles(
     contact_point1: wp.array[wp.vec3],
     body_q: wp.array[wp.transform],
 ):
-    """``(anchor, first)``: contact ``c`` is one of the (at most two) anchors of its region (see the module
-    docstring), and it is the region's first member in the contact buffer, which hosts the region's
-    torsion row (``rows/torsion.py``); 1 or 0 each."""
+    """``(anchor, first, region)``: contact ``c`` is one of the (at most two) anchors of its region (see the
+    module docstring), and it is the region's first member in the contact buffer, which hosts the region's
+    torsion row (``rows/torsion.py``), 1 or 0 each; ``region`` is that first member's contact index, which
+    names the region in the sweep (``rows.region``)."""
     n = contact_normal[c]
     run = region_run(c, contact_count, contact_shape0, contact_shape1)
     first = run[0]
     last = run[1]
     if first == last:
-        return wp.vec2i(1, 1)
+        return wp.vec3i(1, 1, c)
     # A run is one shape pair, so its support points on shape 1 are all in the frame of one body: the
     # plane offsets and distances between them are taken in that frame, where they equal the world
     # ones, and no member's point is transformed.
@@ -119,6 +123,7 @@ def region_roles(
         if region_member(i, n, n_local, p, contact_normal, contact_point1):
             members = members | (1 << (i - first))
     is_first = int(1)
+    region = c
     # Farthest pair of members. Pairs within a relative margin of each other in length (the two
     # diagonals of a rectangular face) are told apart by geometry, not by their place in the buffer:
     # the pipeline does not keep a manifold's order from step to step (a box face's four corners come
@@ -134,6 +139,7 @@ def region_roles(
         if region_has(i, first, members, n, n_local, p, contact_normal, contact_point1):
             if i < c:
                 is_first = 0
+                region = wp.min(region, i)
             pi = contact_point1[i]
             for j in range(i + 1, last + 1):
                 if region_has(j, first, members, n, n_local, p, contact_normal, contact_point1):
@@ -148,8 +154,8 @@ def region_roles(
                         best_i = i
                         best_j = j
     if best_d < 0.0:
-        return wp.vec2i(1, 1)  # c is its region's only member
-    return wp.vec2i(int(c == best_i or c == best_j), is_first)
+        return wp.vec3i(1, 1, c)  # c is its region's only member
+    return wp.vec3i(int(c == best_i or c == best_j), is_first, region)
 
 
 @wp.func(inline=True)
@@ -160,12 +166,12 @@ def patch_bound(rows: RowBuffers, r: int, f: int, first: int, last: int, base: i
     ``reserved_end`` of ``r``, which every member shares (one body pair's rows are of one family), passed
     in because finding it divides by the world capacity, per member and pass in the sweep.
     """
-    n = rows.dir[r]
+    region = rows.region[r]
     load = float(0.0)
     anchors = int(0)
     for g in range(first, last + 1):
         u = rows.order[base + g]
-        if wp.dot(rows.dir[u], n) >= PATCH_NORMAL_COS:
+        if rows.region[u] == region:
             load += rows.impulse[u]
             if u + 1 < end and rows.kind[u + 1] == ROW_PATCH:
                 anchors += 1
@@ -175,21 +181,18 @@ def patch_bound(rows: RowBuffers, r: int, f: int, first: int, last: int, base: i
 @wp.func(inline=True)
 def group_patch_load(rows: RowBuffers, first: int, last: int, base: int, end: int):
     """``(load, anchors)`` that every anchor of the body-pair group ``first``..``last`` reads when all its normal
-    rows share one direction; ``anchors`` -1 when they do not.
+    rows belong to one region; ``anchors`` -1 when they do not.
 
-    Each anchor's :func:`patch_bound` then sums the same members in the same order (every member agrees with
-    every normal), so the sum is formed once per group and pass instead of once per anchor: bitwise the same
-    bound. The normal impulses it sums do not change while the group's tails are solved.
+    Each anchor's :func:`patch_bound` then sums the same members in the same order, so the sum is formed once
+    per group and pass instead of once per anchor: bitwise the same bound. The normal impulses it sums do not
+    change while the group's tails are solved.
     """
-    n = rows.dir[rows.order[base + first]]
-    if wp.dot(n, n) < PATCH_NORMAL_COS:
-        return wp.vec2(0.0, -1.0)  # not a unit normal: leave the test to patch_bound
+    region = rows.region[rows.order[base + first]]
     load = float(0.0)
     anchors = int(0)
     for g in range(first, last + 1):
         u = rows.order[base + g]
-        d = rows.dir[u]
-        if d[0] != n[0] or d[1] != n[1] or d[2] != n[2]:
+        if rows.region[u] != region:
             return wp.vec2(0.0, -1.0)
         load += rows.impulse[u]
         if u + 1 < end and rows.kind[u + 1] == ROW_PATCH:

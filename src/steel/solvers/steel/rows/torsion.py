@@ -52,7 +52,6 @@ import newton
 
 from ..data import ROW_FRICTION, ROW_PATCH, ROW_TORSION, RowBuffers
 from .common import reserved_end
-from .patches import PATCH_NORMAL_COS
 
 # The shape types a radius may be set on (the reference's list); others raise ValueError.
 SUPPORTED_TYPES = (
@@ -78,8 +77,9 @@ def torsion_bound(rows: RowBuffers, f: int, first: int, last: int, base: int):
     """Bound [N·m·s] of torsion row ``f``: ``r (mu N - S)`` less the other torsion rows of its region.
 
     ``first``..``last`` is the body-pair group of ``f``'s contact in ``rows.order`` (from ``base``);
-    the region is found there by normal, as a patch's load is (``rows/patches.py``). An articulated
-    contact's rows are its normal row, an optional sliding pair, and an optional torsion row.
+    the region's rows are found there by its name, ``rows.region``, as a patch's load is
+    (``rows/patches.py``). An articulated contact's rows are its normal row, an optional sliding pair, and
+    an optional torsion row.
     """
     load = float(0.0)
     sliding = float(0.0)
@@ -88,10 +88,10 @@ def torsion_bound(rows: RowBuffers, f: int, first: int, last: int, base: int):
     host = f - 1
     if rows.kind[host] == ROW_FRICTION or rows.kind[host] == ROW_PATCH:
         host = f - 3
-    axis = rows.dir[host]
+    region = rows.region[host]
     for g in range(first, last + 1):
         u = rows.order[base + g]
-        if wp.dot(rows.dir[u], axis) >= PATCH_NORMAL_COS:
+        if rows.region[u] == region:
             load += rows.impulse[u]
             end = reserved_end(rows, u)
             k = u + 1
