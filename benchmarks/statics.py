@@ -296,3 +296,150 @@ def main(argv=None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+# ----------------------------------------------------------------------------------------------
+# Grasp: a small capsule pinched between two friction pads
+# ----------------------------------------------------------------------------------------------
+
+GRASP_RADIUS = 0.004  # [m] capsule radius
+GRASP_HALF_HEIGHT = 0.02  # [m] half length of the capsule's cylinder, along y
+GRASP_MASS = 0.045  # [kg]
+GRASP_MU = 0.7
+PAD_HALF = (0.005, 0.03, 0.03)  # [m] half extents of each pad
+PAD_MASS = 0.2  # [kg]
+
+
+@dataclass
+class Grasp:
+    """The pinch scene: the model, the capsule body and the two pads' prismatic DOFs."""
+
+    model: newton.Model
+    capsule: int
+    pad_dofs: tuple[int, int]
+
+
+def grasp(device: str = "cpu") -> Grasp:
+    """A 45 g capsule (radius 4 mm, lying along y) between two pads on prismatic joints along x, gravity on.
+
+    Each pad is a one-joint articulation from the world; a squeezing force is the pads' joint efforts
+    (``control.joint_f``: +F on the left pad, -F on the right). The pads start touching the capsule.
+    """
+    builder = newton.ModelBuilder(gravity=(0.0, 0.0, -G))
+    volume = math.pi * GRASP_RADIUS**2 * 2.0 * GRASP_HALF_HEIGHT + 4.0 / 3.0 * math.pi * GRASP_RADIUS**3
+    cap_cfg = newton.ModelBuilder.ShapeConfig(mu=GRASP_MU, density=GRASP_MASS / volume)
+    z = 0.5  # [m] held in the air
+    capsule = builder.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, z), wp.quat_identity()))
+    # Newton's capsule axis is its local z: turn it to lie along y.
+    builder.add_shape_capsule(capsule, xform=wp.transform(wp.vec3(0.0), wp.quat_from_axis_angle(
+        wp.vec3(1.0, 0.0, 0.0), 0.5 * math.pi)), radius=GRASP_RADIUS, half_height=GRASP_HALF_HEIGHT, cfg=cap_cfg)
+    pad_cfg = newton.ModelBuilder.ShapeConfig(mu=GRASP_MU, density=PAD_MASS / (8.0 * PAD_HALF[0] * PAD_HALF[1] * PAD_HALF[2]))
+    dofs = []
+    for side in (-1.0, 1.0):
+        x = side * (GRASP_RADIUS + PAD_HALF[0])
+        pad = builder.add_link(xform=wp.transform(wp.vec3(x, 0.0, z), wp.quat_identity()))
+        builder.add_shape_box(pad, hx=PAD_HALF[0], hy=PAD_HALF[1], hz=PAD_HALF[2], cfg=pad_cfg)
+        joint = builder.add_joint_prismatic(-1, pad, parent_xform=wp.transform(wp.vec3(x, 0.0, z), wp.quat_identity()),
+                                            axis=(1.0, 0.0, 0.0))
+        builder.add_articulation([joint])
+        dofs.append(builder.joint_qd_start[joint])
+    return Grasp(builder.finalize(device=device), capsule, (dofs[0], dofs[1]))
+
+
+def grasp_slip(scene: Grasp, solver, dt: float, force: float, t0: float = 1.0, t1: float = 10.0) -> float:
+    """Mean slip speed [m/s] of the capsule along gravity from ``t0`` to ``t1`` [s], the pads squeezed by
+    ``force`` [N] each."""
+    model = scene.model
+    control = model.control()
+    f = np.zeros(model.joint_dof_count, dtype=np.float32)
+    f[scene.pad_dofs[0]] = force
+    f[scene.pad_dofs[1]] = -force
+    control.joint_f.assign(f)
+    pipeline = newton.CollisionPipeline(model)
+    contacts = pipeline.contacts()
+    s0, s1 = model.state(), model.state()
+    zs = {}
+    k0, k1 = int(round(t0 / dt)), int(round(t1 / dt))
+    for k in range(1, k1 + 1):
+        pipeline.collide(s0, contacts)
+        solver.step(s0, s1, control, contacts, dt)
+        s0, s1 = s1, s0
+        if k in (k0, k1):
+            zs[k] = float(s0.body_q.numpy()[scene.capsule, 2])
+    return abs(zs[k1] - zs[k0]) / (t1 - t0)
+
+
+GRIPPER_BOX_HALF = 0.05  # [m] half extent of the lifted cube
+GRIPPER_BOX_MASS = 0.5  # [kg]
+GRIPPER_SQUEEZE = 20.0  # [N] each finger's effort limit
+GRIPPER_LIFT = 0.1  # [m]
+
+
+@dataclass
+class Gripper:
+    """A lift joint carrying two prismatic fingers, and a box on the ground between them."""
+
+    model: newton.Model
+    box: int
+    palm: int
+    lift_coord: int  # coordinate indices (``joint_q``, ``Control.joint_target_q``)
+    finger_coords: tuple[int, int]
+
+
+def gripper(device: str = "cpu") -> Gripper:
+    """A two-finger gripper: a palm on a vertical prismatic joint from the world, two fingers on prismatic
+    joints along x from the palm, all position-driven (fingers effort-limited to ``GRIPPER_SQUEEZE``); a 0.5 kg,
+    0.1 m cube rests on the ground between the open fingers (mu 0.8)."""
+    builder = newton.ModelBuilder(gravity=(0.0, 0.0, -G))
+    cfg = newton.ModelBuilder.ShapeConfig(mu=0.8)
+    box_cfg = newton.ModelBuilder.ShapeConfig(mu=0.8, density=GRIPPER_BOX_MASS / (2.0 * GRIPPER_BOX_HALF) ** 3)
+    box = builder.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, GRIPPER_BOX_HALF), wp.quat_identity()))
+    builder.add_shape_box(box, hx=GRIPPER_BOX_HALF, hy=GRIPPER_BOX_HALF, hz=GRIPPER_BOX_HALF, cfg=box_cfg)
+    builder.add_ground_plane(cfg=cfg)
+    z = GRIPPER_BOX_HALF  # palm at the box's centre height; the fingers hang from it
+    palm = builder.add_link(xform=wp.transform(wp.vec3(0.0, 0.0, z), wp.quat_identity()), mass=1.0,
+                            inertia=wp.mat33(np.eye(3) * 1e-3))
+    lift = builder.add_joint_prismatic(-1, palm, parent_xform=wp.transform(wp.vec3(0.0, 0.0, z), wp.quat_identity()),
+                                       axis=(0.0, 0.0, 1.0), target_ke=2.0e4, target_kd=400.0)
+    joints = [lift]
+    finger_cfg = newton.ModelBuilder.ShapeConfig(mu=0.8, density=1000.0)
+    for side in (-1.0, 1.0):
+        x = side * (GRIPPER_BOX_HALF + 0.01 + 0.01)
+        finger = builder.add_link(xform=wp.transform(wp.vec3(x, 0.0, z), wp.quat_identity()))
+        builder.add_shape_box(finger, hx=0.01, hy=0.03, hz=0.03, cfg=finger_cfg)
+        joints.append(builder.add_joint_prismatic(
+            palm, finger, parent_xform=wp.transform(wp.vec3(x, 0.0, 0.0), wp.quat_identity()), axis=(1.0, 0.0, 0.0),
+            target_ke=5.0e3, target_kd=50.0, effort_limit=GRIPPER_SQUEEZE, limit_lower=-0.05, limit_upper=0.05))
+    builder.add_articulation(joints)
+    model = builder.finalize(device=device)
+    starts = [builder.joint_q_start[j] for j in joints]
+    return Gripper(model, box, palm, starts[0], (starts[1], starts[2]))
+
+
+def gripper_lift(scene: Gripper, solver, dt: float, hold: float = 10.0) -> dict:
+    """Close (0.5 s), lift ``GRIPPER_LIFT`` over 1 s, hold ``hold`` [s]: the box's height gain [m] and its slip
+    relative to the palm over the hold [m]."""
+    model = scene.model
+    control = model.control()
+    pipeline = newton.CollisionPipeline(model)
+    contacts = pipeline.contacts()
+    s0, s1 = model.state(), model.state()
+    target = np.zeros(model.joint_coord_count, dtype=np.float32)
+    close = 0.03  # [m] each finger's target travel: past the box face, so the effort limit sets the squeeze
+    target[scene.finger_coords[0]] = close
+    target[scene.finger_coords[1]] = -close
+    steps = int(round((1.5 + hold) / dt))
+    rel = {}
+    for k in range(1, steps + 1):
+        t = k * dt
+        target[scene.lift_coord] = GRIPPER_LIFT * min(max(t - 0.5, 0.0), 1.0)
+        control.joint_target_q.assign(target)
+        pipeline.collide(s0, contacts)
+        solver.step(s0, s1, control, contacts, dt)
+        s0, s1 = s1, s0
+        if k in (int(round(1.5 / dt)), steps):
+            q = s0.body_q.numpy()
+            rel[k] = float(q[scene.box, 2] - q[scene.palm, 2])
+    q = s0.body_q.numpy()
+    first, last = sorted(rel)
+    return {"lifted_m": float(q[scene.box, 2] - GRIPPER_BOX_HALF), "slip_m": abs(rel[last] - rel[first])}
