@@ -31,7 +31,7 @@ def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: f
     if rc is not None:
         rc.begin(contacts, state_in.body_q)
         cd = rc.data
-    begin_joints(jd, state_in.body_q, bd.com, work.joint_count, params, dev)
+    begin_joints(jd, state_in.body_q, bd, work.joint_count, params, dev)  # before predict_bodies
     predict_bodies(model, bd, state_in, state_out, dt, work.adaptive_init)
     if rc is not None:
         rc.mark_damped(state_out.body_q)
