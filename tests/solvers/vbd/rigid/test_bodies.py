@@ -137,3 +137,22 @@ def test_sticking_thresholds_are_validated():
     SolverVBD(model, rigid_contact_stick_motion_eps=1e-3, rigid_contact_stick_freeze_translation_eps=0.0)
     with pytest.raises(ValueError, match="rigid_contact_stick_freeze_angular_eps"):
         SolverVBD(model, rigid_contact_stick_freeze_angular_eps=-1e-3)
+
+
+def test_spin_too_slow_for_the_quaternion_to_resolve_keeps_its_rate():
+    """Torque-free spin at 1e-5 rad/s about z, dt 1/600 s: each step's turn (1.7e-8 rad) is under half a unit in
+    the last place of the float32 quaternion and rounds away, but the angular velocity is the body's and is
+    kept (torque-free: ω constant). Measured: kept to the last bit over 60 steps; limit 1e-3 relative.
+    Regression: the velocity was read from the rounded pose alone and dropped to 0 in the first step, which
+    stalled a damped cable's slow twist relaxation for good (Newton's cable_torsion_material_mapping).
+    The pose itself cannot turn by less than its resolution per step (not built)."""
+    b = newton.ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    # Turned 120 degrees about (1, 1, 1): every quaternion component is 0.5, whose unit in the last place is 6e-8.
+    b.add_body(mass=1.0, inertia=wp.mat33(np.diag([1.0, 2.0, 3.0])),
+               xform=wp.transform((0.0, 0.0, 0.0), wp.quat(0.5, 0.5, 0.5, 0.5)))
+    b.color()
+    model = b.finalize(device="cpu")
+    state = model.state()
+    state.body_qd.assign(np.array([[0, 0, 0, 0, 0, 1.0e-5]], np.float32))
+    final, _ = run(model, SolverVBD(model), 60, 1.0 / 600.0, state=state)
+    np.testing.assert_allclose(final.body_qd.numpy()[0, 5], 1.0e-5, rtol=1e-3)

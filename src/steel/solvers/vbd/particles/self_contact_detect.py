@@ -26,6 +26,12 @@ counts them in ``overflow`` ([0] vertex–triangle, [1] edge–edge); nothing is
 The same pass records, for the conservative bounds, the smallest distance of every vertex to a kept
 triangle, of every triangle to a kept vertex and of every edge to a kept edge (the margin when there
 is none). Dropped-by-overflow pairs still count there, so the bound stays safe when buffers are full.
+Pairs closer than ``D_MIN`` (1e-5 m) do not count: they are coincident (no force, see
+:mod:`.self_contact_force`), and half their distance is no bound at all: two sheets laid exactly on
+each other, or a cloth collapsed to one point, were pinned where they were and hung in mid-air under
+gravity (Newton's SolverVBD lets them fall). The truncation's guarantee (nothing crosses between
+detections) holds for the pairs at least ``D_MIN`` apart at detection; the neighbours' pairs still
+bound such a vertex.
 
 Each stored pair then lists itself under its four vertices (``incident_*``, one int32 per entry, see
 :func:`.self_contact_force.encode_entry`) so the vertex step loops over one range per vertex. An
@@ -37,7 +43,7 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from .self_contact_force import KIND_EE, KIND_VT, edge_edge_distance, encode_entry, vertex_triangle_distance
+from .self_contact_force import D_MIN, KIND_EE, KIND_VT, edge_edge_distance, encode_entry, vertex_triangle_distance
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -269,8 +275,9 @@ def detect_vertex_triangle(
         d = vertex_triangle_distance(x, particle_q[a], particle_q[b], particle_q[c])
         if d >= margin:
             continue
-        d_min = wp.min(d_min, d)
-        wp.atomic_min(tri_min_dist_out, t, d)
+        if d >= D_MIN:  # a pair closer than that bounds nothing (module docstring: coincident pairs)
+            d_min = wp.min(d_min, d)
+            wp.atomic_min(tri_min_dist_out, t, d)
         if count < capacity:
             vt_tri_out[v, count] = t
             count += 1
@@ -322,7 +329,8 @@ def detect_edge_edge(
         d = edge_edge_distance(x0, x1, particle_q[p2], particle_q[p3], flt.parallel_epsilon)
         if d >= margin:
             continue
-        d_min = wp.min(d_min, d)
+        if d >= D_MIN:
+            d_min = wp.min(d_min, d)
         if count < capacity:
             ee_edge_out[e1, count] = e2
             count += 1

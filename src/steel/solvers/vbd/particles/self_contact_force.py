@@ -31,7 +31,15 @@ at ``r`` value and slope vanish (C1, the penalty's usual kink in stiffness). The
 without bound as ``d → 0``, so a Newton step that would close the gap meets a rising force; below
 ``d_min = 1e-5 m`` the barrier is continued by its own second-order Taylor polynomial (C2 at
 ``d_min``, finite in float32). When ``τ <= d_min`` (a tiny radius) the quadratic piece is used down
-to zero distance.
+to zero distance. A pair closer than ``d_min`` is coincident and exerts no force: at zero distance it
+has no normal, and a rounding error apart (a Gauss-Seidel sweep leaves the coincident vertices of two
+sheets laid on each other 1e-9 m apart) its normal is noise, along which the continuation pushed with
+its full ``-E'(0)`` (5 N at k 1e3 N/m, r 1 cm, on 4 mg vertices): the two sheets burst apart and their
+truncation bounds then held them in mid-air (z 0.21-0.30 m after 0.1 s of fall). Such pairs bound
+nothing either (:mod:`.self_contact_detect`), so coincident vertices fall together, as on Newton's
+SolverVBD. The price: a pair squeezed below ``d_min`` by other forces is no longer pushed apart or
+truncated. Rejected: a smaller absolute threshold, since the rounding of float32 positions grows with
+their size (4.8e-7 m at 4.6 m).
 
 The Hessian kept per vertex is ``E''(d) β_k² n nᵀ``. The exact block adds ``E'(d) β_k² ∂n/∂x``,
 whose eigenvalues along the tangent plane are ``E'(d) β_k²/d <= 0`` (in the edge/corner regions) or
@@ -228,7 +236,7 @@ def _pair_force_hessian(u: wp.vec3, delta: wp.vec3, beta: float, radius: float, 
                         friction_epsilon: float, dt: float):
     """Force [N] and SPD Hessian [N/m] on one vertex of a pair with separation ``u`` and weight ``beta``."""
     d = wp.length(u)
-    if d >= radius or d <= 0.0:
+    if d >= radius or d < D_MIN:  # out of reach, or coincident (module docstring)
         return wp.vec3(0.0), wp.mat33(0.0)
     n = u / d
     de, dde = barrier_derivatives(d, radius, ke)

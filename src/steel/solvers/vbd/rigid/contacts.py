@@ -481,45 +481,6 @@ def _snapshot(cd: ContactData, prev: ContactHistory):
 
 
 @wp.kernel
-def _deadzone_snap(
-    cd: ContactData,
-    dynamic: wp.array[wp.int32],
-    com: wp.array[wp.vec3],
-    body_q_in: wp.array[wp.transform],
-    eps_translation: wp.float32,
-    eps_angle: wp.float32,
-    body_q: wp.array[wp.transform],
-    body_qd: wp.array[wp.spatial_vector],
-):
-    b = wp.tid()  # one thread per body, after the step's velocities
-    if dynamic[b] == 0:
-        return
-    count = cd.body_count[b]
-    if count > cd.body_list.shape[1]:
-        return  # some contacts are not in the list: nothing says how the body is held
-    held = int(0)
-    for s in range(count):
-        i = cd.body_list[b, s]
-        if cd.lam[i] > 0.0:  # pushing at the final poses (rows in reach but apart do not count)
-            other = wp.where(cd.body0[i] == b, cd.body1[i], cd.body0[i])
-            if other < 0:
-                return
-            if dynamic[other] == 0 or cd.stick[i] == 0:
-                return
-            held = 1
-    if held == 0:
-        return
-    t0 = body_q_in[b]
-    t = body_q[b]
-    moved = wp.length(wp.transform_point(t, com[b]) - wp.transform_point(t0, com[b]))
-    turn = wp.transform_get_rotation(t) * wp.quat_inverse(wp.transform_get_rotation(t0))
-    angle = 2.0 * wp.atan2(wp.length(wp.vec3(turn[0], turn[1], turn[2])), wp.abs(turn[3]))
-    if moved < eps_translation and angle < eps_angle:
-        body_q[b] = t0
-        body_qd[b] = wp.spatial_vector()
-
-
-@wp.kernel
 def _contact_forces(
     cd: ContactData,
     body_q: wp.array[wp.transform],
@@ -595,7 +556,9 @@ class RigidContacts:
         self.freeze_translation = float(opts.rigid_contact_stick_freeze_translation_eps)
         self.freeze_angle = float(opts.rigid_contact_stick_freeze_angular_eps)
         # Only hard contacts are flagged sticking; the snap needs flags and both thresholds.
-        self.snaps = self.hard and min(self.stick_eps, self.freeze_translation, self.freeze_angle) > 0.0
+        snaps = self.hard and min(self.stick_eps, self.freeze_translation, self.freeze_angle) > 0.0
+        from .deadzone import DeadzoneSnap  # here: .deadzone's kernels take this module's ContactData
+        self.snap = DeadzoneSnap(model, self.freeze_translation, self.freeze_angle) if snaps else None
         self.capacity = int(opts.rigid_body_contact_buffer_size)
         self.dynamic = wp.array(dynamic.astype(np.int32), dtype=wp.int32, device=dev)
         self.overflow = wp.zeros(1, dtype=wp.int32, device=dev)
@@ -706,20 +669,11 @@ class RigidContacts:
         """Switch each hard contact's normal damper on for this step where the first iterate ``body_q`` overlaps."""
         launch(_mark_damped, dim=self.rows, inputs=[self.data, body_q], device=self.device)
 
-    def end(self, body_q_in, body_q, body_qd, com) -> None:
-        """Deadzone snap, then keep this step's ``λ``, ``k``, stick flags and points by row for the next step.
-
-        The snap (the seed's body-level deadzone; measured on the seed's revision of Newton's
-        SolverVBD): a dynamic body whose pushing contacts (``λ > 0`` at the final poses) are all
-        sticking contacts with other dynamic bodies, at least one, and which moved less than
-        ``rigid_contact_stick_freeze_translation_eps`` [m] (COM) and turned less than
-        ``rigid_contact_stick_freeze_angular_eps`` [rad] this step, is put back at its input pose
-        ``body_q_in`` bitwise, at rest. A body pressed on static or kinematic geometry is never snapped.
-        """
-        if self.snaps:
-            launch(_deadzone_snap, dim=body_q.shape[0],
-                      inputs=[self.data, self.dynamic, com, body_q_in, self.freeze_translation, self.freeze_angle],
-                      outputs=[body_q, body_qd], device=self.device)
+    def end(self, bodies, body_q_in, body_q, body_qd) -> None:
+        """Deadzone snap (:mod:`.deadzone`, when on), then keep this step's ``λ``, ``k``, stick flags and points
+        by row for the next step. ``bodies`` (:class:`..bodies.BodyData`) gives the COMs and start poses."""
+        if self.snap is not None:
+            self.snap.apply(self.data, self.dynamic, bodies, body_q_in, body_q, body_qd)
         if self.history:
             launch(_snapshot, dim=self.rows, inputs=[self.data, self.prev], device=self.device)
 

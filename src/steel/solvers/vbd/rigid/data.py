@@ -10,6 +10,7 @@ bodies.x_tilde     inertial target COM [m]                                      
 bodies.q_tilde     inertial target orientation                                      (body,)
 bodies.v_last      previous step's input COM velocity [m/s]                         (body,)
 bodies.w_last      previous step's input angular velocity, world [rad/s]            (body,)
+bodies.turn_lost   turns of this step that float32 rounding dropped, world [rad]    (body,)
 joints.hard        1 = augmented-Lagrangian slot, 0 = penalty-only                  (joint, 2)
 joints.k           current penalty stiffness [N/m] (slot 0), [N·m/rad] (slot 1)     (joint, 2)
 joints.lam_lin     persistent multiplier of slot 0 [N]                              (joint,)
@@ -143,6 +144,7 @@ class RigidWork:
         bd.w_last = wp.zeros(nb, dtype=wp.vec3, device=dev)
         bd.has_last = wp.zeros(nb, dtype=wp.int32, device=dev)
         bd.q_last = wp.zeros(nb, dtype=wp.transform, device=dev)
+        bd.turn_lost = wp.zeros(nb, dtype=wp.vec3, device=dev)
         # First iterate of a step: adaptive (True) or the inertial target, where
         # newton.solvers.SolverVBD starts (tests switch it for side-by-side runs).
         self.adaptive_init = True

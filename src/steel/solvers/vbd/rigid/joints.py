@@ -355,17 +355,44 @@ def joint_force_on_body(
     return f_l, f_a, h_ll, h_la, h_aa
 
 
+@wp.func
+def start_frame(body_q: wp.array[wp.transform], body_com: wp.array[wp.vec3], dynamic: wp.array[wp.int32],
+                has_last: wp.array[wp.int32], q_last: wp.array[wp.transform], b: wp.int32):
+    """World transform and COM [m] of body ``b`` where this step's motion begins.
+
+    A dynamic body begins at its input pose. A kinematic one begins where the previous step left it
+    (``q_last``, as :func:`.bodies._predict_bodies` starts it for contacts): the caller moves it between
+    steps by writing its new pose into the input state, and that move happens during this step.
+    """
+    if b >= 0 and dynamic[b] == 0 and has_last[b] != 0:
+        t = q_last[b]
+        return t, wp.transform_point(t, body_com[b])
+    return body_frame(body_q, body_com, b)
+
+
 @wp.kernel
 def _begin_joints(
     jd: JointData,
     body_q: wp.array[wp.transform],
     body_com: wp.array[wp.vec3],
+    dynamic: wp.array[wp.int32],
+    has_last: wp.array[wp.int32],
+    q_last: wp.array[wp.transform],
     gamma: wp.float32,
 ):
     j = wp.tid()  # one thread per joint
     if jd.kind[j] == _KIND_NONE:
         return
-    t_jp, t_jc, com_p, com_c = joint_frames(jd, body_q, body_com, j)
+    # C0 (the dampers' and the stabilization's start value), the Dahl start bend and the drives' start
+    # coordinate are taken where the step's motion begins, a kinematic body's move by the caller
+    # included, so a damper sees a driven body's rate. Rejected: the input pose (before), which hid the
+    # move from the dampers: a joint to a driven body then damped its neighbour against the world (a
+    # cable twisted at one end by a kinematic tip, twist damping 4 s x stiffness, carried 60 degrees in
+    # its last joint and 1.4 in each other, where the quasi-static answer is uniform twist).
+    t_p, com_p = start_frame(body_q, body_com, dynamic, has_last, q_last, jd.parent[j])
+    t_c, com_c = start_frame(body_q, body_com, dynamic, has_last, q_last, jd.child[j])
+    t_jp = t_p * jd.x_p[j]
+    t_jc = t_c * jd.x_c[j]
     c, jl, ja, lever = eval_linear(t_jp, t_jc, com_p, com_c, jd.lin_proj[j], 1)
     jd.c0_lin[j] = c
     c_a, ja2 = eval_angular(wp.transform_get_rotation(t_jp), wp.transform_get_rotation(t_jc), jd.ang_mode[j],
@@ -440,10 +467,13 @@ def _finish_cables(jd: JointData, body_q: wp.array[wp.transform], body_com: wp.a
     jd.sigma_end[j] = sigma
 
 
-def begin_joints(jd, body_q, body_com, count: int, params, device) -> None:
-    """Snapshot ``C0``, the bend and the DOF values from the step's input pose; decay ``λ`` and ``k`` (warm start)."""
+def begin_joints(jd, body_q, bd, count: int, params, device) -> None:
+    """Snapshot ``C0``, the bend and the DOF values where the step's motion begins (the input pose; a
+    kinematic body's previous end pose, see :func:`start_frame`); decay ``λ`` and ``k`` (warm start).
+    Runs before :func:`.bodies.predict_bodies`, which moves ``bd.q_last`` on to the input pose."""
     if count:
-        launch(_begin_joints, dim=count, inputs=[jd, body_q, body_com, params.gamma], device=device)
+        launch(_begin_joints, dim=count,
+               inputs=[jd, body_q, bd.com, bd.dynamic, bd.has_last, bd.q_last, params.gamma], device=device)
 
 
 def finish_cables(jd, body_q, body_com, count: int, device) -> None:

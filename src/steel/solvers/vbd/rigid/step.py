@@ -3,7 +3,7 @@
 Owns the order only; the energies live in :mod:`.joints` and :mod:`.contacts` and the per-body
 Newton step in :mod:`.bodies`. Launches per step: 3 + iterations x (colours + 1) (+ 1 with cables), plus with
 body–body contacts 3 (filing; history; damper flags) + iterations (contact duals) + 1 (history snapshot)
-+ 1 (deadzone snap, on by default: :meth:`.contacts.RigidContacts.end`).
++ 2 (deadzone support and snap, on by default: :mod:`.deadzone`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: f
     if rc is not None:
         rc.begin(contacts, state_in.body_q)
         cd = rc.data
-    begin_joints(jd, state_in.body_q, bd.com, work.joint_count, params, dev)
+    begin_joints(jd, state_in.body_q, bd, work.joint_count, params, dev)  # before predict_bodies
     predict_bodies(model, bd, state_in, state_out, dt, work.adaptive_init)
     if rc is not None:
         rc.mark_damped(state_out.body_q)
@@ -48,7 +48,7 @@ def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: f
         finish_cables(jd, state_out.body_q, bd.com, work.joint_count, dev)
     finish_bodies(model, bd, state_in, state_out, dt)
     if rc is not None:
-        rc.end(state_in.body_q, state_out.body_q, state_out.body_qd, bd.com)
+        rc.end(bd, state_in.body_q, state_out.body_q, state_out.body_qd)
 
 
 def _control_array(model, control, name: str, empty):
