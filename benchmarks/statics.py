@@ -7,6 +7,12 @@ Scenes (each a function returning a finalized Newton model and what to measure o
   shape carried by a kinematic body, at rest or moving at a constant velocity. Gravity is the default
   (0, 0, -9.81): the ground is tilted, not gravity.
 * :func:`tipping_box`: the same box launched along x on a flat ground.
+* :func:`perturbed_towers`: the four box towers, each box slightly offset and turned.
+* :func:`grasp` / :func:`gripper`: a capsule pinched between two pads; a two-finger gripper lifting a box.
+* :func:`mass_stack`: heavy-on-light box stacks (:data:`MASS_STACKS`).
+
+``python -m benchmarks.statics`` writes ``statics.md``: the ramp grid, the mass-ratio stacks and the pinch,
+ours beside Newton's reference and MuJoCo C (MJCF twins, MuJoCo's default contact model).
 
 :func:`ramp_displacement` steps a ramp with a solver class and returns how far the box moved relative to its
 support between two times [m]; :func:`ramp_slide_acceleration` fits the acceleration along the slope
@@ -184,121 +190,6 @@ def perturbed_towers(seed: int = 1, device: str = "cpu") -> newton.Model:
 
 
 # ----------------------------------------------------------------------------------------------
-# The table: the ramp grid, ours beside Newton's reference and MuJoCo C
-# ----------------------------------------------------------------------------------------------
-
-GRID_MU = (0.1, 0.3, 0.5, 0.7, 1.0)
-GRID_ANGLES = (3, 10, 20, 30, 40)  # [deg]
-HOLD_LIMIT = 1.0e-6  # [m] "holds": moved less than this from 1 s to 4 s
-SLIDE_TOLERANCE = 1.0e-3  # "slides": acceleration within 0.1 % of g (sin - mu cos)
-
-
-def _mujoco_ramp(angle_deg: float, mu: float, dt: float):
-    """The plane ramp (tilted about y) as MuJoCo C with its default contact model: (model, data)."""
-    import mujoco
-
-    half = math.radians(angle_deg) / 2.0
-    quat = f"{math.cos(half)} 0 {math.sin(half)} 0"  # w x y z
-    n = (math.sin(2 * half), 0.0, math.cos(2 * half))
-    pos = " ".join(f"{c * (BOX_HALF + 1e-4)}" for c in n)
-    xml = f"""<mujoco><option timestep="{dt}" gravity="0 0 {-G}"/><worldbody>
-      <geom type="plane" size="0 0 1" quat="{quat}" friction="{mu} 0.005 0.0001"/>
-      <body pos="{pos}" quat="{quat}"><freejoint/>
-        <geom type="box" size="{BOX_HALF} {BOX_HALF} {BOX_HALF}" density="1000" friction="{mu} 0.005 0.0001"/>
-      </body></worldbody></mujoco>"""
-    model = mujoco.MjModel.from_xml_string(xml)
-    return model, mujoco.MjData(model)
-
-
-def _mujoco_positions(angle_deg: float, mu: float, dt: float, seconds: float) -> tuple[np.ndarray, np.ndarray]:
-    import mujoco
-
-    model, data = _mujoco_ramp(angle_deg, mu, dt)
-    ts, ps = [], []
-    for k in range(1, int(round(seconds / dt)) + 1):
-        mujoco.mj_step(model, data)
-        ts.append(k * dt)
-        ps.append(data.qpos[:3].copy())
-    return np.array(ts), np.array(ps)
-
-
-def _newton_positions(scene: Ramp, solver_class, dt: float, seconds: float) -> tuple[np.ndarray, np.ndarray]:
-    ts, ps = [], []
-    _run(scene, solver_class(scene.model), dt, seconds, lambda t, s: (ts.append(t), ps.append(_relative(scene, s))))
-    return np.array(ts), np.array(ps)
-
-
-def grid_outcome(ts: np.ndarray, ps: np.ndarray, frame: np.ndarray, angle: float, mu: float) -> str:
-    """``hold`` / ``slide`` when the run does what Coulomb's law says within the limits, else what it did."""
-    holds = math.tan(angle) < mu
-    if holds:
-        k0, k1 = np.searchsorted(ts, 1.0), np.searchsorted(ts, 4.0)
-        moved = float(np.linalg.norm(ps[min(k1, len(ts) - 1)] - ps[k0]))
-        return f"holds ({moved:.1e} m)" if moved < HOLD_LIMIT else f"**creeps {moved:.1e} m**"
-    late = ts > 0.5 * ts[-1]
-    down = ps[late] @ frame[:, 0]
-    accel = 2.0 * float(np.polyfit(ts[late], down, 2)[0])
-    rel = accel / coulomb_acceleration(angle, mu) - 1.0
-    return f"slides ({rel:+.1e})" if abs(rel) < SLIDE_TOLERANCE else f"**slides {rel:+.1e}**"
-
-
-def ramp_grid(dt: float, solvers: dict, log=print) -> list[dict]:
-    """Every (mu, angle) of the grid on a plane shape tilted about y, with each solver; 4 s simulated."""
-    rows = []
-    for mu in GRID_MU:
-        for angle_deg in GRID_ANGLES:
-            row = {"mu": mu, "angle": angle_deg}
-            for name, cls in solvers.items():
-                scene = ramp(angle_deg, mu)
-                if cls == "mujoco":
-                    ts, ps = _mujoco_positions(angle_deg, mu, dt, 4.0)
-                else:
-                    ts, ps = _newton_positions(scene, cls, dt, 4.0)
-                row[name] = grid_outcome(ts, ps, scene.frame, scene.angle, mu)
-            log(f"  mu {mu} angle {angle_deg}: " + ", ".join(f"{k} {row[k]}" for k in solvers), flush=True)
-            rows.append(row)
-    return rows
-
-
-def main(argv=None) -> int:
-    import argparse
-    import os
-
-    import newton.solvers
-
-    from steel.solvers import SolverSteel
-
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--out", default="results/bench", help="folder for statics.md")
-    p.add_argument("--dt", type=float, default=1.0 / 240.0, help="time step [s]")
-    p.add_argument("--no-mujoco", action="store_true", help="leave MuJoCo C out")
-    args = p.parse_args(argv)
-    if not (args.dt > 0.0 and math.isfinite(args.dt)):
-        raise ValueError(f"--dt must be a positive number, got {args.dt}")
-    solvers = {"ours": SolverSteel, "reference": newton.solvers.SolverSteel}
-    if not args.no_mujoco:
-        solvers["mujoco"] = "mujoco"
-    print(f"[statics] ramp grid: {len(GRID_MU) * len(GRID_ANGLES)} cases x {len(solvers)} solvers, dt {args.dt:.6g} s")
-    rows = ramp_grid(args.dt, solvers)
-    lines = [f"Ramp grid: a 0.2 m box on a plane shape tilted about y, dt {args.dt:.6g} s, default options. "
-             f"Below the critical angle (tan < mu) *holds* means it moved < {HOLD_LIMIT:g} m from 1 s to 4 s; above "
-             f"it *slides* means its acceleration is within {SLIDE_TOLERANCE:.1%} of g (sin - mu cos) (relative "
-             "error in brackets). Bold: the law is not met.", "",
-             "| mu | angle | " + " | ".join(solvers) + " |", "|---|---|" + "---|" * len(solvers)]
-    lines += [f"| {r['mu']} | {r['angle']} | " + " | ".join(r[k] for k in solvers) + " |" for r in rows]
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, "statics.md")
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print(f"[statics] wrote {path}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
-
-
-# ----------------------------------------------------------------------------------------------
 # Grasp: a small capsule pinched between two friction pads
 # ----------------------------------------------------------------------------------------------
 
@@ -443,3 +334,234 @@ def gripper_lift(scene: Gripper, solver, dt: float, hold: float = 10.0) -> dict:
     q = s0.body_q.numpy()
     first, last = sorted(rel)
     return {"lifted_m": float(q[scene.box, 2] - GRIPPER_BOX_HALF), "slip_m": abs(rel[last] - rel[first])}
+
+
+# ----------------------------------------------------------------------------------------------
+# The table: the ramp grid, ours beside Newton's reference and MuJoCo C
+# ----------------------------------------------------------------------------------------------
+
+GRID_MU = (0.1, 0.3, 0.5, 0.7, 1.0)
+GRID_ANGLES = (3, 10, 20, 30, 40)  # [deg]
+HOLD_LIMIT = 1.0e-6  # [m] "holds": moved less than this from 1 s to 4 s
+SLIDE_TOLERANCE = 1.0e-3  # "slides": acceleration within 0.1 % of g (sin - mu cos)
+
+
+def _mujoco_ramp(angle_deg: float, mu: float, dt: float):
+    """The plane ramp (tilted about y) as MuJoCo C with its default contact model: (model, data)."""
+    import mujoco
+
+    half = math.radians(angle_deg) / 2.0
+    quat = f"{math.cos(half)} 0 {math.sin(half)} 0"  # w x y z
+    n = (math.sin(2 * half), 0.0, math.cos(2 * half))
+    pos = " ".join(f"{c * (BOX_HALF + 1e-4)}" for c in n)
+    xml = f"""<mujoco><option timestep="{dt}" gravity="0 0 {-G}"/><worldbody>
+      <geom type="plane" size="0 0 1" quat="{quat}" friction="{mu} 0.005 0.0001"/>
+      <body pos="{pos}" quat="{quat}"><freejoint/>
+        <geom type="box" size="{BOX_HALF} {BOX_HALF} {BOX_HALF}" density="1000" friction="{mu} 0.005 0.0001"/>
+      </body></worldbody></mujoco>"""
+    model = mujoco.MjModel.from_xml_string(xml)
+    return model, mujoco.MjData(model)
+
+
+def _mujoco_positions(angle_deg: float, mu: float, dt: float, seconds: float) -> tuple[np.ndarray, np.ndarray]:
+    import mujoco
+
+    model, data = _mujoco_ramp(angle_deg, mu, dt)
+    ts, ps = [], []
+    for k in range(1, int(round(seconds / dt)) + 1):
+        mujoco.mj_step(model, data)
+        ts.append(k * dt)
+        ps.append(data.qpos[:3].copy())
+    return np.array(ts), np.array(ps)
+
+
+def _newton_positions(scene: Ramp, solver_class, dt: float, seconds: float) -> tuple[np.ndarray, np.ndarray]:
+    ts, ps = [], []
+    _run(scene, solver_class(scene.model), dt, seconds, lambda t, s: (ts.append(t), ps.append(_relative(scene, s))))
+    return np.array(ts), np.array(ps)
+
+
+def grid_outcome(ts: np.ndarray, ps: np.ndarray, frame: np.ndarray, angle: float, mu: float) -> str:
+    """``hold`` / ``slide`` when the run does what Coulomb's law says within the limits, else what it did."""
+    holds = math.tan(angle) < mu
+    if holds:
+        k0, k1 = np.searchsorted(ts, 1.0), np.searchsorted(ts, 4.0)
+        moved = float(np.linalg.norm(ps[min(k1, len(ts) - 1)] - ps[k0]))
+        return f"holds ({moved:.1e} m)" if moved < HOLD_LIMIT else f"**creeps {moved:.1e} m**"
+    late = ts > 0.5 * ts[-1]
+    down = ps[late] @ frame[:, 0]
+    accel = 2.0 * float(np.polyfit(ts[late], down, 2)[0])
+    rel = accel / coulomb_acceleration(angle, mu) - 1.0
+    return f"slides ({rel:+.1e})" if abs(rel) < SLIDE_TOLERANCE else f"**slides {rel:+.1e}**"
+
+
+def ramp_grid(dt: float, solvers: dict, log=print) -> list[dict]:
+    """Every (mu, angle) of the grid on a plane shape tilted about y, with each solver; 4 s simulated."""
+    rows = []
+    for mu in GRID_MU:
+        for angle_deg in GRID_ANGLES:
+            row = {"mu": mu, "angle": angle_deg}
+            for name, cls in solvers.items():
+                scene = ramp(angle_deg, mu)
+                if cls == "mujoco":
+                    ts, ps = _mujoco_positions(angle_deg, mu, dt, 4.0)
+                else:
+                    ts, ps = _newton_positions(scene, cls, dt, 4.0)
+                row[name] = grid_outcome(ts, ps, scene.frame, scene.angle, mu)
+            log(f"  mu {mu} angle {angle_deg}: " + ", ".join(f"{k} {row[k]}" for k in solvers), flush=True)
+            rows.append(row)
+    return rows
+
+
+def mass_stack(masses, device: str = "cpu") -> newton.Model:
+    """0.2 m boxes of the given ``masses`` [kg], bottom first, stacked face to face on a ground plane (mu 0.5)."""
+    builder = newton.ModelBuilder(gravity=(0.0, 0.0, -G))
+    for i, mass in enumerate(masses):
+        cfg = newton.ModelBuilder.ShapeConfig(mu=0.5, density=mass / (2.0 * BOX_HALF) ** 3)
+        body = builder.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, BOX_HALF * (2 * i + 1)), wp.quat_identity()))
+        builder.add_shape_box(body, hx=BOX_HALF, hy=BOX_HALF, hz=BOX_HALF, cfg=cfg)
+    builder.add_ground_plane(cfg=newton.ModelBuilder.ShapeConfig(mu=0.5))
+    return builder.finalize(device=device)
+
+
+MASS_STACKS = {"1:10": (1.0, 10.0), "1:100": (1.0, 100.0), "1:1000": (0.1, 100.0),
+               "1-1000-1-1000-1": (1.0, 1000.0, 1.0, 1000.0, 1.0), "20 boxes 1:100": (1.0, 100.0) * 10}
+
+
+def _mujoco_stack(masses, dt: float):
+    import mujoco
+
+    bodies = "".join(
+        f'<body pos="0 0 {BOX_HALF * (2 * i + 1)}"><freejoint/><geom type="box" size="{BOX_HALF} {BOX_HALF} '
+        f'{BOX_HALF}" mass="{m}" friction="0.5 0.005 0.0001"/></body>' for i, m in enumerate(masses))
+    xml = (f'<mujoco><option timestep="{dt}" gravity="0 0 {-G}"/><worldbody><geom type="plane" size="0 0 1" '
+           f'friction="0.5 0.005 0.0001"/>{bodies}</worldbody></mujoco>')
+    model = mujoco.MjModel.from_xml_string(xml)
+    return model, mujoco.MjData(model)
+
+
+def stack_outcome(masses, solver_class, dt: float, seconds: float = 3.0) -> str:
+    """Largest sink and hop [m] of any box over ``seconds`` (from its start height), and finiteness."""
+    heights = []
+    if solver_class == "mujoco":
+        import mujoco
+
+        model, data = _mujoco_stack(masses, dt)
+        for _ in range(int(round(seconds / dt))):
+            mujoco.mj_step(model, data)
+            heights.append(data.qpos.reshape(-1, 7)[:, 2].copy())
+        start = np.array([BOX_HALF * (2 * i + 1) for i in range(len(masses))])
+    else:
+        model = mass_stack(masses)
+        start = model.body_q.numpy()[:, 2].copy()
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the mass-ratio warning is the point of the scene
+            solver = solver_class(model)
+        pipeline = newton.CollisionPipeline(model)
+        contacts = pipeline.contacts()
+        s0, s1 = model.state(), model.state()
+        for _ in range(int(round(seconds / dt))):
+            pipeline.collide(s0, contacts)
+            solver.step(s0, s1, None, contacts, dt)
+            s0, s1 = s1, s0
+            heights.append(s0.body_q.numpy()[:, 2].copy())
+    z = np.array(heights)
+    if not np.isfinite(z).all():
+        return "**not finite**"
+    sink, hop = float((start - z).max()), max(float((z - start).max()), 0.0)
+    text = f"sink {sink * 1e3:.2f} mm, hop {hop * 1e3:.2f} mm"
+    return text if sink < 1e-3 and hop < 1e-3 else f"**{text}**"
+
+
+def _mujoco_grasp_slip(force: float, dt: float, t0: float = 1.0, t1: float = 4.0) -> float:
+    """The pinch as MuJoCo C (two slide joints pushed by ``force`` [N] through ``qfrc_applied``): the capsule's
+    mean slip speed [m/s]."""
+    import mujoco
+
+    z = 0.5
+    pad = PAD_HALF
+    pads = "".join(
+        f'<body pos="{s * (GRASP_RADIUS + pad[0])} 0 {z}"><joint name="pad{k}" type="slide" axis="1 0 0"/>'
+        f'<geom type="box" size="{pad[0]} {pad[1]} {pad[2]}" mass="{PAD_MASS}" friction="{GRASP_MU} 0.005 0.0001"/>'
+        f"</body>" for k, s in enumerate((-1.0, 1.0)))
+    xml = (f'<mujoco><option timestep="{dt}" gravity="0 0 {-G}"/><worldbody>{pads}'
+           f'<body pos="0 0 {z}"><freejoint/><geom type="capsule" size="{GRASP_RADIUS} {GRASP_HALF_HEIGHT}" '
+           f'quat="0.7071068 0.7071068 0 0" mass="{GRASP_MASS}" friction="{GRASP_MU} 0.005 0.0001"/></body>'
+           f"</worldbody></mujoco>")
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    marks = {}
+    k0, k1 = int(round(t0 / dt)), int(round(t1 / dt))
+    for k in range(1, k1 + 1):
+        data.qfrc_applied[0] = force
+        data.qfrc_applied[1] = -force
+        mujoco.mj_step(model, data)
+        if k in (k0, k1):
+            marks[k] = float(data.qpos[4])  # the capsule's free joint z (after the two slide joints)
+    return abs(marks[k1] - marks[k0]) / (t1 - t0)
+
+
+def main(argv=None) -> int:
+    import argparse
+    import os
+
+    import newton.solvers
+
+    from steel.solvers import SolverSteel
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--out", default="results/bench", help="folder for statics.md")
+    p.add_argument("--dt", type=float, default=1.0 / 240.0, help="time step [s]")
+    p.add_argument("--no-mujoco", action="store_true", help="leave MuJoCo C out")
+    args = p.parse_args(argv)
+    if not (args.dt > 0.0 and math.isfinite(args.dt)):
+        raise ValueError(f"--dt must be a positive number, got {args.dt}")
+    solvers = {"ours": SolverSteel, "reference": newton.solvers.SolverSteel}
+    if not args.no_mujoco:
+        solvers["mujoco"] = "mujoco"
+    print(f"[statics] ramp grid: {len(GRID_MU) * len(GRID_ANGLES)} cases x {len(solvers)} solvers, dt {args.dt:.6g} s")
+    rows = ramp_grid(args.dt, solvers)
+    lines = [f"Ramp grid: a 0.2 m box on a plane shape tilted about y, dt {args.dt:.6g} s, default options. "
+             f"Below the critical angle (tan < mu) *holds* means it moved < {HOLD_LIMIT:g} m from 1 s to 4 s; above "
+             f"it *slides* means its acceleration is within {SLIDE_TOLERANCE:.1%} of g (sin - mu cos) (relative "
+             "error in brackets). Bold: the law is not met.", "",
+             "| mu | angle | " + " | ".join(solvers) + " |", "|---|---|" + "---|" * len(solvers)]
+    lines += [f"| {r['mu']} | {r['angle']} | " + " | ".join(r[k] for k in solvers) + " |" for r in rows]
+
+    print("[statics] mass-ratio stacks")
+    lines += ["", f"Mass-ratio stacks: 0.2 m boxes (masses bottom first [kg]) on the ground, mu 0.5, dt {args.dt:.6g} s, "
+              "3 s, default options; the largest sink and hop of any box from its start height. Bold: above 1 mm.", "",
+              "| stack | " + " | ".join(solvers) + " |", "|---|" + "---|" * len(solvers)]
+    for name, masses in MASS_STACKS.items():
+        cells = [stack_outcome(masses, cls, args.dt) for cls in solvers.values()]
+        print(f"  {name}: " + ", ".join(f"{k} {c}" for k, c in zip(solvers, cells)), flush=True)
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+
+    print("[statics] grasp")
+    lines += ["", f"Grasp: a 45 g capsule (radius 4 mm) pinched by two pads (mu 0.7) on prismatic joints pushed by F [N] "
+              f"each, gravity on, dt {args.dt:.6g} s: mean slip speed from 1 s to 4 s [m/s].", "",
+              "| F | " + " | ".join(solvers) + " |", "|---|" + "---|" * len(solvers)]
+    for force in (12.0, 30.0, 60.0):
+        cells = []
+        for cls in solvers.values():
+            if cls == "mujoco":
+                cells.append(f"{_mujoco_grasp_slip(force, args.dt):.2e}")
+            else:
+                scene = grasp()
+                cells.append(f"{grasp_slip(scene, cls(scene.model), args.dt, force, 1.0, 4.0):.2e}")
+        print(f"  F {force:g}: " + ", ".join(f"{k} {c}" for k, c in zip(solvers, cells)), flush=True)
+        lines.append(f"| {force:g} | " + " | ".join(cells) + " |")
+    os.makedirs(args.out, exist_ok=True)
+    path = os.path.join(args.out, "statics.md")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(f"[statics] wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
