@@ -14,6 +14,7 @@ from newton.solvers.experimental.coupled import CouplingInterface
 
 from ..inputs import check_particle_only_soft_contacts, check_state
 from .coupling import BodyParticleCoupling, coupled_bodies
+from .features import check_joint_features, check_model_features
 from .collision import Frequency, Slot, check_pipeline, check_schedule_change, contacts_before_step, detect_after_init
 from .options import SIGNATURE, build_options
 from .particles.contacts import prepare_contacts
@@ -83,8 +84,10 @@ class SolverVBD(SolverBase, CouplingInterface):
         ValueError: a model with particles but no ``particle_color_groups``; an invalid option value
             or one option under both of its spellings (the message names it).
         TypeError: an unknown option or a value of the wrong type.
-        NotImplementedError: an unsupported joint (named), or a later-revision option selecting an
-            unbuilt feature.
+        NotImplementedError: a model feature the solve does not run, named: DISTANCE joints, drives or limits
+            on BALL or multi-angle D6 DOFs, mimics, particle–body attachments, tendons, muscles, unconverted
+            MuJoCo equalities (the audit: :mod:`steel.solvers.vbd.features`); or a later-revision option
+            selecting an unbuilt feature.
     """
 
     JointSlot = JointSlot
@@ -153,6 +156,7 @@ class SolverVBD(SolverBase, CouplingInterface):
         opts, extras = build_options(**options)  # validate everything before allocating anything
         check_pipeline(extras.get("collision_pipeline"))
         _check_model(model, opts.integrate_with_external_rigid_solver)
+        check_model_features(model)  # attachments, tendons, ...: refused, never dropped (.features)
         super().__init__(model, **{k: extras[k] for k in _BASE_OPTIONS if k in extras})
         self.options = opts
         self.extras = extras
@@ -435,10 +439,17 @@ class SolverVBD(SolverBase, CouplingInterface):
         joint drive and limit gains are read from the model's arrays every step, so in-place edits act
         at the next step without a notification. A rebuild keeps the joints' hard/soft modes and starts
         the rigid history cold; it also re-derives which bodies are coupled to particles.
+
+        Every call re-runs the model-feature audit (:mod:`.features`); ``JOINT_DOF_PROPERTIES`` also re-runs
+        the joint refusals, so a drive or limit set on a BALL or multi-angle D6 DOF after construction
+        raises ``NotImplementedError`` there (before anything changes) instead of being ignored.
         """
         flags, mf = int(flags), newton.ModelFlags
         body = flags & (int(mf.BODY_PROPERTIES) | int(mf.BODY_INERTIAL_PROPERTIES))
         joint = flags & int(mf.JOINT_PROPERTIES)
+        check_model_features(self.model)
+        if flags & int(mf.JOINT_DOF_PROPERTIES) and not joint and self.rigid is not None:
+            check_joint_features(self.model)  # a drive gained on a BALL DOF is refused, not ignored
         if body:
             _check_model(self.model, self.options.integrate_with_external_rigid_solver)
         if (body or joint) and not self.options.integrate_with_external_rigid_solver:
