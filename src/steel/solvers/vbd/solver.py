@@ -16,6 +16,7 @@ from ..inputs import check_particle_only_soft_contacts, check_state
 from .coupling import BodyParticleCoupling, coupled_bodies
 from .features import check_joint_features, check_model_features
 from .collision import Frequency, Slot, check_pipeline, check_schedule_change, contacts_before_step, detect_after_init
+from .observables import reserve, write_observables
 from .options import SIGNATURE, build_options
 from .particles.contacts import prepare_contacts
 from .proxy_coupling import (check_input_update, check_iteration_restarts, harvest_body_contact_feedback,
@@ -91,6 +92,7 @@ class SolverVBD(SolverBase, CouplingInterface):
     """
 
     JointSlot = JointSlot
+    SUPPORTED_OBSERVABLES = frozenset({"contact_f"})  # one wrench per contact record (.observables)
 
     def __init__(self, model: newton.Model, **options):
         """Check the options and the model, then allocate the particle solve.
@@ -233,19 +235,30 @@ class SolverVBD(SolverBase, CouplingInterface):
 
     # -- the step ---------------------------------------------------------------------------------
 
-    def step(self, state_in, state_out, control, contacts, dt) -> None:
+    def observables(self, kinds, *, contacts=None, requires_grad=None):
+        """Newton's allocator (``"contact_f"``); also sizes the rigid force outputs so no step allocates them."""
+        result = super().observables(kinds, contacts=contacts, requires_grad=requires_grad)
+        if result.contact_f is not None:
+            reserve(self, result.contacts_for_kind("contact_f"))
+        return result
+
+    def step(self, state_in, state_out, control, contacts, dt, *, observables=None) -> None:
         """Advance particles and bodies by one implicit-Euler step of ``dt`` [s] (``iterations`` sweeps).
 
         ``contacts`` (from ``CollisionPipeline.collide`` on ``state_in``) supplies particle–shape and
         body–body contacts; ``None`` steps without them. With a solver-owned ``collision_pipeline`` it must be
         ``None`` and the solver detects into ``solver.contacts`` (:mod:`.collision`). ``control``
         supplies drive targets (``joint_target_q``/``joint_target_qd``) to the rigid solve.
+        ``observables`` (a container from :meth:`observables`, checked before anything runs): with
+        ``"contact_f"`` requested, one wrench per body–body and particle–shape contact record at the final
+        configuration (:mod:`.observables`); the states come out bitwise the same as without it.
         """
         if not isinstance(dt, numbers.Real) or isinstance(dt, bool) or not np.isfinite(dt) or dt <= 0.0:
             raise ValueError(f"dt must be a positive finite number of seconds, got {dt!r}")
         model, work, external = self.model, self.work, self.options.integrate_with_external_rigid_solver
         check_state(model, state_in, "state_in", particles=True)
         check_state(model, state_out, "state_out", particles=True)
+        self.validate_observables(observables, contacts)
         contacts = contacts_before_step(self, state_in, contacts, dt)
         check_particle_only_soft_contacts(contacts, "SolverVBD")
         coupling = self.coupling
@@ -280,6 +293,7 @@ class SolverVBD(SolverBase, CouplingInterface):
         elif model.body_count and not external and state_out is not state_in:
             state_out.body_q.assign(state_in.body_q)  # static/kinematic colliders keep their pose
             state_out.body_qd.assign(state_in.body_qd)
+        write_observables(self, observables, contacts, state_in, state_out, dt)
 
     # -- rigid joints -------------------------------------------------------------------------------
 
