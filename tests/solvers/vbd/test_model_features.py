@@ -86,7 +86,7 @@ def test_drive_on_a_two_angle_d6_is_refused():
 
 
 def test_drive_added_after_construction_is_refused_on_notify():
-    """A BALL drive set after construction is refused by notify_model_changed(JOINT_DOF_PROPERTIES), solver unchanged."""
+    """A BALL drive set after construction is refused by notify_model_changed(JOINT_DOF_PROPERTIES), nothing changed."""
     b = newton.ModelBuilder()
     body = _box(b, 1.0, link=True)
     b.add_articulation([b.add_joint_ball(-1, body)])

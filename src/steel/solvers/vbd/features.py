@@ -14,12 +14,12 @@ bodies, body–body contacts, body–particle contacts     run (:mod:`.rigid`, :
 BALL, FIXED, REVOLUTE, PRISMATIC, D6, ROD, FREE        run; loop joints too (maximal coordinates need no tree)
 ``joint_enabled``, drives, limits, ``control.joint_f`` run on REVOLUTE, PRISMATIC and single-angle D6 DOFs
 DISTANCE joints                                        refused (:class:`.rigid.layout.JointLayout`)
-drives or limits on BALL / multi-angle D6 DOFs         refused (``JointLayout``; re-checked on ``JOINT_DOF_PROPERTIES``)
+drives or limits on BALL / multi-angle D6 DOFs         refused (``JointLayout``; again on ``JOINT_DOF_PROPERTIES``)
 joint mimics, mimic constraints                        refused (``JointLayout``)
 particle–body attachments                              refused here (``add_attachment_particle_body``)
 routed tendons                                         refused here (``add_tendon``)
 muscles                                                refused here (``add_muscle``)
-MuJoCo equality constraints left unconverted           refused here (``add_mjcf(..., convert_mjc_equality_constraints=False)``)
+MuJoCo equality constraints left unconverted           refused here (``convert_mjc_equality_constraints=False``)
 =====================================================  =========================================================
 
 The joint refusals live with the joint layout because they need it; they run only when VBD

@@ -31,6 +31,7 @@ from .reset import check_world_mask, reset_bodies
 from .rigid.attributes import JointSlot, check_joint_slot, register_vbd_attributes
 from .rigid.data import RigidWork, check_rigid_model, dynamic_bodies
 from .rigid.reset import reset_rigid_history
+from .scene import register_scene_attributes, scene_iterations
 from .rigid.step import step_rigid
 
 
@@ -99,7 +100,9 @@ class SolverVBD(SolverBase, CouplingInterface):
 
         Particle options (built):
 
-        * ``iterations`` (10): VBD sweeps over all colours per step (>= 1).
+        * ``iterations`` (10): VBD sweeps over all colours per step (>= 0; 0 takes the first iterate, the
+          inertial target, as the step). ``None`` (1.8.0's default spelling) reads the scene's
+          ``vbd:max_solver_iterations`` (10 when absent or -1; see :mod:`steel.solvers.vbd.scene`).
         * ``friction_epsilon`` (1e-2) [m/s]: slip speed below which Coulomb friction is a stiff
           spring (IPC smoothing; the slip distance is ``friction_epsilon * dt``), for shape contacts
           and self-contact.
@@ -122,19 +125,20 @@ class SolverVBD(SolverBase, CouplingInterface):
         * ``particle_topological_contact_filter_threshold`` (2) [rings]: primitives this close in
           the mesh never self-collide. ``particle_rest_shape_contact_exclusion_radius`` (0.0) [m]:
           nor do pairs closer than this in ``model.particle_q``.
-        * ``particle_external_vertex_contact_filtering_map`` / ``..._edge_...`` (None): dicts
-          vertex -> triangles / edge -> edges that never collide.
+        * ``particle_external_vertex_contact_filtering_map`` /
+          ``particle_external_edge_contact_filtering_map`` (None): dicts vertex -> triangles / edge -> edges
+          that never collide.
 
         Rigid options (defaults as in ``inspect.signature``; see :mod:`steel.solvers.vbd.rigid.joints`):
         ``rigid_avbd_alpha`` (0.95) / ``rigid_avbd_joint_alpha`` (None = alpha): C0 stabilization;
-        ``rigid_avbd_beta`` (0 = fixed k) / ``..._linear_beta`` / ``..._angular_beta`` [N/m² or N·m/rad²]:
-        per-iteration penalty ramp from ``rigid_joint_{linear,angular}_k_start`` up to
-        ``rigid_joint_{linear,angular}_ke`` [N/m, N·m/rad]; ``rigid_avbd_gamma`` (0.999): per-step decay
-        of k and of hard-slot λ (λ also scaled by alpha); ``rigid_joint_{linear,angular}_kd``
-        [N·s/m, N·m·s/rad]: structural damping. Body–body contacts (see
-        :mod:`steel.solvers.vbd.rigid.contacts`): ``rigid_contact_hard`` (True: augmented Lagrangian;
-        False: penalty with the shapes' ke/kd), ``rigid_avbd_contact_alpha`` (None = alpha),
-        ``rigid_contact_k_start`` [N/m] (ramp seed, also of every particle–shape contact),
+        ``rigid_avbd_beta`` (0 = fixed k) / ``rigid_avbd_linear_beta`` / ``rigid_avbd_angular_beta`` (None =
+        beta) [N/m² or N·m/rad²]: per-iteration penalty ramp from ``rigid_joint_linear_k_start`` /
+        ``rigid_joint_angular_k_start`` up to ``rigid_joint_linear_ke`` / ``rigid_joint_angular_ke`` [N/m,
+        N·m/rad]; ``rigid_avbd_gamma`` (0.999): per-step decay of k and of hard-slot λ (λ also scaled by
+        alpha); ``rigid_joint_linear_kd`` / ``rigid_joint_angular_kd`` [N·s/m, N·m·s/rad]: structural damping.
+        Body–body contacts (see :mod:`steel.solvers.vbd.rigid.contacts`): ``rigid_contact_hard`` (True:
+        augmented Lagrangian; False: penalty with the shapes' ke/kd), ``rigid_avbd_contact_alpha`` (None =
+        alpha), ``rigid_contact_k_start`` [N/m] (ramp seed, also of every particle–shape contact),
         ``rigid_body_contact_buffer_size`` (64, contacts per body; more are dropped and counted,
         :meth:`check_rigid_contact_overflow`),
         ``rigid_contact_history`` (False; restores λ and k through ``Contacts.rigid_contact_match_index``).
@@ -142,20 +146,29 @@ class SolverVBD(SolverBase, CouplingInterface):
         with more scans every record instead (none lost; counted, :meth:`check_body_particle_contact_overflow`).
         ``rigid_contact_stick_motion_eps`` (1e-4 m: hard contacts whose anchors moved less over the step
         stick; with history they replay their points), ``rigid_contact_stick_freeze_translation_eps`` /
-        ``..._angular_eps`` (1e-4 m, 1e-4 rad: the deadzone snap of bodies resting on dynamic bodies; see
-        :meth:`steel.solvers.vbd.rigid.contacts.RigidContacts.end`); 0 disables each.
+        ``rigid_contact_stick_freeze_angular_eps`` (1e-4 m, 1e-4 rad: the deadzone snap of bodies resting on
+        dynamic bodies; see :meth:`steel.solvers.vbd.rigid.contacts.RigidContacts.end`); 0 disables each.
         ``deterministic`` (None) is validated and kept: on the CPU every step repeats bitwise; on CUDA
         the order in which a particle's shape contacts are filed (atomic slots) can vary, and with it
         the float32 rounding of their sum.
 
-        Later-revision spellings are accepted with their meaning: ``dat_conservative_bound_relaxation``
+        Later-revision (Newton 1.8.0) spellings are accepted with their meaning: ``dat_conservative_bound_relaxation``
         as an alias; ``particle_self_contact_margin`` with ``particle_self_contact_gap`` [m] as the
         interaction distance (the seed's radius) and the extra detection reach (detection at
-        margin + gap); ``collision_pipeline`` / ``collision_frequency[_type]``
+        margin + gap); ``collision_pipeline`` / ``collision_frequency`` / ``collision_frequency_type``
         select a solver-owned pipeline (see :mod:`steel.solvers.vbd.options` and
-        :mod:`steel.solvers.vbd.collision`).
+        :mod:`steel.solvers.vbd.collision`); ``None`` for a seed option means its seed default, except
+        ``iterations=None`` (the scene's count, above). Its other options are validated and accepted where
+        they change nothing here, and raise ``NotImplementedError`` where they would select an unbuilt
+        feature: ``rigid_compliant_alm`` (any bool; the seed's AVBD runs either way, the compliant
+        formulation is not built), ``rigid_soft_contact_use_log_barrier``, ``rigid_soft_enable_dat`` and
+        ``rigid_soft_dat_use_interval_arithmetic`` (False only), ``tendon_max_sweeps`` (int >= 1),
+        ``tendon_settle_tol`` and ``tendon_activation_tol`` (> 0; models with tendons are refused),
+        ``enable_fast_math`` (any bool; a CUDA compile flag, kernels here compile with Warp's defaults).
         """
         opts, extras = build_options(**options)  # validate everything before allocating anything
+        if "iterations" in options and options["iterations"] is None:
+            opts.iterations = scene_iterations(model)  # 1.8.0's None: the scene's count (.scene)
         check_pipeline(extras.get("collision_pipeline"))
         _check_model(model, opts.integrate_with_external_rigid_solver)
         check_model_features(model)  # attachments, tendons, ...: refused, never dropped (.features)
@@ -299,8 +312,11 @@ class SolverVBD(SolverBase, CouplingInterface):
 
     @classmethod
     def register_custom_attributes(cls, builder, *, dahl_defaults_enabled: bool = True) -> None:
-        """Register ``vbd:joint_is_hard``, ``vbd:dahl_eps_max`` and ``vbd:dahl_tau`` (see :mod:`.rigid.attributes`)."""
+        """Register ``vbd:joint_is_hard``, ``vbd:dahl_eps_max``, ``vbd:dahl_tau`` (see :mod:`.rigid.attributes`) and
+        the scene's ``vbd:max_solver_iterations`` (USD ``newton:maxSolverIterations``, read by ``iterations=None``;
+        :mod:`.scene`)."""
         register_vbd_attributes(builder, dahl_defaults_enabled=dahl_defaults_enabled)
+        register_scene_attributes(builder)
 
     @property
     def joint_kappa_prev(self):
