@@ -20,17 +20,6 @@ def _finalize(builder):
     return builder.finalize(device="cpu")
 
 
-@pytest.mark.parametrize("external", [False, True])
-def test_particle_body_attachment_is_refused(external):
-    """add_attachment_particle_body is refused (also with an external rigid solver): it was silently ignored."""
-    b = newton.ModelBuilder()
-    body = _box(b, 1.0)
-    p = b.add_particle((0.3, 0.0, 1.0), (0.0, 0.0, 0.0), 0.1)
-    b.add_attachment_particle_body(p, body, body_point=(0.3, 0.0, 0.0))
-    with pytest.raises(NotImplementedError, match="particle–body attachments.*add_attachment_particle_body"):
-        SolverVBD(_finalize(b), integrate_with_external_rigid_solver=external)
-
-
 def test_tendon_is_refused():
     """A routed tendon (add_tendon) is refused, naming it."""
     b = newton.ModelBuilder()

@@ -16,7 +16,8 @@ BALL, FIXED, REVOLUTE, PRISMATIC, D6, ROD, FREE        run; loop joints too (max
 DISTANCE joints                                        refused (:class:`.rigid.layout.JointLayout`)
 drives or limits on BALL / multi-angle D6 DOFs         refused (``JointLayout``; again on ``JOINT_DOF_PROPERTIES``)
 joint mimics, mimic constraints                        refused (``JointLayout``)
-particle–body attachments                              refused here (``add_attachment_particle_body``)
+particle–body attachments (finite stiffness)          run (:mod:`.particles.attachments`)
+hard attachments (stiffness inf), external bodies      refused (``.particles.attachments.check_attachments``)
 routed tendons                                         refused here (``add_tendon``)
 muscles                                                refused here (``add_muscle``)
 MuJoCo equality constraints left unconverted           refused here (``convert_mjc_equality_constraints=False``)
@@ -24,9 +25,8 @@ MuJoCo equality constraints left unconverted           refused here (``convert_m
 
 The joint refusals live with the joint layout because they need it; they run only when VBD
 integrates bodies (with ``integrate_with_external_rigid_solver=True`` the joints belong to the other
-solver). The refusals here run in every configuration: an attachment, a tendon or a muscle acts
-between entities VBD moves (particles) or that another solver moves through forces VBD would have to
-supply, so even the external-rigid-solver case would drop it.
+solver). The refusals here run in every configuration: a tendon or a muscle acts through forces on
+bodies that VBD would have to supply, so even the external-rigid-solver case would drop it.
 
 MuJoCo equalities: the MJCF importer converts welds and connects into loop joints (FIXED / BALL,
 ``joint_articulation == -1``) and joint equalities into mimic constraints, and keeps every
@@ -73,9 +73,6 @@ def check_model_features(model) -> None:
 
     Host-side and read-only: counts, and for MuJoCo equalities two small joint arrays.
     """
-    n = _count(model, "attachment_particle_body_count")
-    if n:
-        _refuse("particle–body attachments", n, "ModelBuilder.add_attachment_particle_body")
     n = _count(model, "tendon_count")
     if n:
         _refuse("routed tendons", n, "ModelBuilder.add_tendon")

@@ -15,6 +15,7 @@ from newton.solvers.experimental.coupled import CouplingInterface
 from ..inputs import check_particle_only_soft_contacts, check_state
 from .coupling import BodyParticleCoupling, coupled_bodies
 from .features import check_joint_features, check_model_features
+from .particles.attachments import Attachments, check_attachments
 from .collision import Frequency, Slot, check_pipeline, check_schedule_change, contacts_before_step, detect_after_init
 from .observables import reserve, write_observables
 from .options import SIGNATURE, build_options
@@ -171,7 +172,8 @@ class SolverVBD(SolverBase, CouplingInterface):
             opts.iterations = scene_iterations(model)  # 1.8.0's None: the scene's count (.scene)
         check_pipeline(extras.get("collision_pipeline"))
         _check_model(model, opts.integrate_with_external_rigid_solver)
-        check_model_features(model)  # attachments, tendons, ...: refused, never dropped (.features)
+        check_model_features(model)  # tendons, muscles, ...: refused, never dropped (.features)
+        check_attachments(model, opts.integrate_with_external_rigid_solver)
         super().__init__(model, **{k: extras[k] for k in _BASE_OPTIONS if k in extras})
         self.options = opts
         self.extras = extras
@@ -186,6 +188,7 @@ class SolverVBD(SolverBase, CouplingInterface):
         self._tile_families = active_families(self.work.elements) if tile else None
         rigid = not opts.integrate_with_external_rigid_solver and dynamic_bodies(model).any()
         self.rigid = RigidWork(model, opts) if rigid else None
+        self.attachments = self._attachments()
         self.coupling = self._coupling()
         self.proxy_snapshot = proxy_snapshot(model, self.coupling)  # proxy-body harvest (.proxy_coupling)
         self.rewind = None  # coupled iteration restarts (coupling_notify_iteration_restarts)
@@ -200,9 +203,18 @@ class SolverVBD(SolverBase, CouplingInterface):
         if self.rigid is None or self.work is None:
             return None
         coupled = coupled_bodies(self.model, self.rigid.dynamic)
+        if self.attachments is not None:  # an attached body takes its particles' pull in the same sweep
+            coupled |= self.attachments.coupled(int(self.model.body_count))
         if not coupled.any():
             return None
         return BodyParticleCoupling(self.model, coupled, self.options.rigid_body_particle_contact_buffer_size)
+
+    def _attachments(self):
+        """The model's particle–body attachments (:mod:`.particles.attachments`), or None without them."""
+        if self.work is None or not int(getattr(self.model, "attachment_particle_body_count", 0) or 0):
+            return None
+        dynamic = dynamic_bodies(self.model) if self.rigid is not None else np.zeros(self.model.body_count, bool)
+        return Attachments(self.model, dynamic)
 
     supports_collision_pipeline = True  # a solver-owned newton.CollisionPipeline (see .collision)
 
@@ -279,6 +291,8 @@ class SolverVBD(SolverBase, CouplingInterface):
             self.rewind.begin_step()
         if work is not None:
             predict_particles(model, state_in, state_out, work, dt)
+            if self.attachments is not None:
+                self.attachments.begin_step(model, work, state_in, state_out, dt)
             detect_after_init(self, state_in, state_out, dt)
             prepare_contacts(model, state_in, state_out, contacts, work, dt, external, coupling)
             if self.self_contact is not None:
@@ -478,6 +492,7 @@ class SolverVBD(SolverBase, CouplingInterface):
         body = flags & (int(mf.BODY_PROPERTIES) | int(mf.BODY_INERTIAL_PROPERTIES))
         joint = flags & int(mf.JOINT_PROPERTIES)
         check_model_features(self.model)
+        check_attachments(self.model, self.options.integrate_with_external_rigid_solver)  # stiffness set to inf
         if flags & int(mf.JOINT_DOF_PROPERTIES) and not joint and self.rigid is not None:
             check_joint_features(self.model)  # a drive gained on a BALL DOF is refused, not ignored
         if body:
@@ -485,6 +500,7 @@ class SolverVBD(SolverBase, CouplingInterface):
         if (body or joint) and not self.options.integrate_with_external_rigid_solver:
             modes = self.rigid.joints.hard.numpy() if self.rigid is not None else None
             self.rigid = RigidWork(self.model, self.options) if dynamic_bodies(self.model).any() else None
+            self.attachments = self._attachments()
             self.coupling = self._coupling()
             self.proxy_snapshot = proxy_snapshot(self.model, self.coupling)
             if self.rigid is not None and modes is not None and self.rigid.joint_count:
