@@ -57,7 +57,8 @@ class SolverVBD(SolverBase, CouplingInterface):
     The constructor takes the seed revision's options (all keyword-only, same names and defaults;
     ``inspect.signature`` shows them) and accepts the later revision's spellings as aliases (see
     :mod:`steel.solvers.vbd.options`). Built so far: the particle solve, rigid joints, body–body
-    contacts and two-way body–particle contacts.
+    contacts, two-way body–particle contacts and particle–body attachments of finite stiffness
+    (:mod:`steel.solvers.vbd.particles.attachments`).
 
     * ``particle_enable_tile_solve`` (default True) runs the vertex step with one block of threads
       per vertex splitting its elements (:mod:`steel.solvers.vbd.particles.solve_tile`), specialized
@@ -85,12 +86,13 @@ class SolverVBD(SolverBase, CouplingInterface):
 
     Raises:
         ValueError: a model with particles but no ``particle_color_groups``; an invalid option value
-            or one option under both of its spellings (the message names it).
+            or one option under both of its spellings (the message names it); particle–body attachments with
+            ``integrate_with_external_rigid_solver=True``; a scene ``newton:maxSolverIterations`` below -1 or 0.
         TypeError: an unknown option or a value of the wrong type.
         NotImplementedError: a model feature the solve does not run, named: DISTANCE joints, drives or limits
-            on BALL or multi-angle D6 DOFs, mimics, particle–body attachments, tendons, muscles, unconverted
-            MuJoCo equalities (the audit: :mod:`steel.solvers.vbd.features`); or a later-revision option
-            selecting an unbuilt feature.
+            on BALL or multi-angle D6 DOFs, mimics, hard (infinite-stiffness) particle–body attachments,
+            tendons, muscles, unconverted MuJoCo equalities (the audit: :mod:`steel.solvers.vbd.features`);
+            or a later-revision option selecting an unbuilt feature.
     """
 
     JointSlot = JointSlot
