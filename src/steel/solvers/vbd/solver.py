@@ -57,7 +57,7 @@ class SolverVBD(SolverBase, CouplingInterface):
     The constructor takes the seed revision's options (all keyword-only, same names and defaults;
     ``inspect.signature`` shows them) and accepts the later revision's spellings as aliases (see
     :mod:`steel.solvers.vbd.options`). Built so far: the particle solve, rigid joints, body–body
-    contacts, two-way body–particle contacts and particle–body attachments of finite stiffness
+    contacts, two-way body–particle contacts and particle–body attachments, soft and hard
     (:mod:`steel.solvers.vbd.particles.attachments`).
 
     * ``particle_enable_tile_solve`` (default True) runs the vertex step with one block of threads
@@ -90,8 +90,7 @@ class SolverVBD(SolverBase, CouplingInterface):
             ``integrate_with_external_rigid_solver=True``; a scene ``newton:maxSolverIterations`` below -1 or 0.
         TypeError: an unknown option or a value of the wrong type.
         NotImplementedError: a model feature the solve does not run, named: DISTANCE joints, drives or limits
-            on BALL or multi-angle D6 DOFs, mimics, hard (infinite-stiffness) particle–body attachments,
-            tendons, muscles, unconverted MuJoCo equalities (the audit: :mod:`steel.solvers.vbd.features`);
+            on BALL or multi-angle D6 DOFs, mimics, tendons, muscles, unconverted MuJoCo equalities (the audit: :mod:`steel.solvers.vbd.features`);
             or a later-revision option selecting an unbuilt feature.
     """
 
@@ -216,7 +215,7 @@ class SolverVBD(SolverBase, CouplingInterface):
         if self.work is None or not int(getattr(self.model, "attachment_particle_body_count", 0) or 0):
             return None
         dynamic = dynamic_bodies(self.model) if self.rigid is not None else np.zeros(self.model.body_count, bool)
-        return Attachments(self.model, dynamic)
+        return Attachments(self.model, dynamic, self.options)
 
     supports_collision_pipeline = True  # a solver-owned newton.CollisionPipeline (see .collision)
 
@@ -299,21 +298,30 @@ class SolverVBD(SolverBase, CouplingInterface):
             prepare_contacts(model, state_in, state_out, contacts, work, dt, external, coupling)
             if self.self_contact is not None:
                 self.self_contact.begin_step(model, work.particle_q_prev, state_out.particle_q)
-            if coupling is None:
+            if coupling is None and self.attachments is None:
                 solve_particles(model, state_out, work, self.options.iterations, dt, self.self_contact,
                                 self._tile_families)
+                finish_particles(model, state_out, work, dt)
+            elif coupling is None:
+                for iteration in range(self.options.iterations):  # hard attachments: a dual step per iteration
+                    sweep_particles(model, state_out, work, iteration, dt, self.self_contact, self._tile_families)
+                    self.attachments.update_duals(model, state_out)
                 finish_particles(model, state_out, work, dt)
         if coupling is not None:
             # Two-way coupling: each iteration sweeps the particle colours, then the body colours.
             coupling.bind(work, state_out, contacts)
 
             def particle_sweep(iteration):
+                if self.attachments is not None and iteration > 0:
+                    self.attachments.update_duals(model, state_out)  # the last iteration's dual step
                 if self.proxy_snapshot is not None and iteration == self.options.iterations - 1:
                     self.proxy_snapshot.take(state_out)
                 sweep_particles(model, state_out, work, iteration, dt, self.self_contact, self._tile_families)
 
             step_rigid(model, state_in, state_out, control, self.rigid, self.options.iterations, dt, contacts,
                        coupling.data, particle_sweep)
+            if self.attachments is not None and self.options.iterations > 0:
+                self.attachments.update_duals(model, state_out)
             finish_particles(model, state_out, work, dt)
             wp.copy(self.body_q_prev, state_out.body_q)
         elif self.rigid is not None:
@@ -465,7 +473,7 @@ class SolverVBD(SolverBase, CouplingInterface):
 
         Rigid AVBD history of the selected worlds is cleared whatever the flags: joint multipliers and
         C0 zeroed, penalties back to their minimum, the adaptive start cold, body–body contacts cold at the next
-        contact refresh (:mod:`.rigid.reset`).
+        contact refresh (:mod:`.rigid.reset`); hard particle–body attachments' multipliers of those worlds cleared.
         """
         check_world_mask(self.model, world_mask)
         flags = int(newton.StateFlags.ALL) if flags is None else int(flags)
@@ -476,6 +484,8 @@ class SolverVBD(SolverBase, CouplingInterface):
             reset_bodies(self.model, state, world_mask, flags)
         if self.rigid is not None:
             reset_rigid_history(self.model, self.rigid, world_mask)
+        if self.attachments is not None:
+            self.attachments.reset(self.model, world_mask)  # hard attachments' multipliers
 
     def notify_model_changed(self, flags) -> None:
         """Re-check bodies (``BODY_PROPERTIES``/``BODY_INERTIAL_PROPERTIES``); rebuild the joint layout on those

@@ -24,12 +24,33 @@ Bodies VBD does not integrate (kinematic, zero mass, static): the anchor is wher
 ``state_in`` carries it over the step with its velocity (as particle–shape contacts place a kinematic
 shape, :mod:`.contacts`), and only the particle moves.
 
-Every step reads ``stiffness``, ``damping`` and ``enabled`` from the model's arrays, so in-place edits act
-at the next step. Hard attachments (``stiffness = inf``, the builder's hard point constraint) are not
-built: :func:`check_attachments` refuses them (``NotImplementedError``), at construction and on
-``notify_model_changed``. Rejected: reading ``inf`` as a large finite penalty, which would put a
-stiffness of order 1e30 N/m into the 3x3 and 6x6 blocks next to masses of order 1 kg/dt² and lose the
-float32 solve.
+Hard attachments (``stiffness = inf``, the builder's hard point constraint ``C = 0``) are the AVBD
+paper's hard constraints (Giles et al. 2025, sec. 3.2-3.3): an augmented Lagrangian with a persistent
+multiplier ``λ`` [N] and a penalty ``k`` [N/m],
+
+    f = -(k C + λ)   on the particle (the reaction on the body),   Hessian k I,
+
+and after every iteration (particle and body sweeps) the dual step ``λ ← λ + k C`` at the current
+iterate. ``k`` starts at ``rigid_joint_linear_k_start`` (100 N/m) and grows by ``β |C|`` per iteration
+up to ``rigid_joint_linear_ke``, ``β`` the linear AVBD beta or, when that is 0 (the seed's
+default), ``HARD_BETA``. Unlike the joints (whose fixed ``k`` is the ceiling when beta is 0), a hard
+attachment always ramps from a small ``k``, so the load rides on ``λ``, which both sides apply equally.
+Measured on a free 1 kg body and 0.1 kg particle closing a 1 cm gap in 10 steps (the gap closes exactly
+in each case): the centre of mass moves 6.2e-4 m with ``k`` fixed at 1e5 N/m (the particle, light
+against ``k``, snaps to the anchor each sweep while the body lags), 7e-9 m with ``k`` fixed at 100 N/m,
+1.1e-7 m ramping with ``HARD_BETA`` (Newton's SolverVBD: 2.3e-8 m). Without a ramp a small ``k`` is
+unstable under a steady load (λ alone integrates the error: a 1 kg body hung from a fixed particle
+ended 4.1 m away after 60 steps); ramping, it hangs at its anchor (6e-8 m). Between steps ``λ`` is
+kept, scaled by ``rigid_avbd_gamma`` (the warm start of joint multipliers), and ``k`` too, not below its
+start. Damping is ignored on hard rows, as Newton 1.8.0 documents. No ``α C_t`` stabilization: a hard
+attachment violated at the step's start is closed in that step (measured on Newton's SolverVBD: a
+particle whose kinematic body was moved 1 m sits on its anchor, 0.00 mm). Rejected: reading ``inf`` as
+a large finite penalty, which puts a stiffness of order 1e30 N/m into the 3x3 and 6x6 blocks next to
+masses of order 1 kg/dt² and loses the float32 solve.
+
+Every step reads ``stiffness``, ``damping`` and ``enabled`` from the model's arrays, so in-place edits
+act at the next step (a row turned hard starts from ``λ = 0``). :meth:`Attachments.reset` clears the
+multipliers of selected worlds (``SolverVBD.reset``).
 """
 
 from __future__ import annotations
@@ -38,6 +59,8 @@ import numpy as np
 import warp as wp
 
 from ....launches import launch
+
+HARD_BETA = 1.0e5  # [N/m²] penalty ramp of hard attachments when the linear AVBD beta is 0 (see the module)
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -59,6 +82,8 @@ class AttachmentData:
     live: wp.array[wp.int32]  # 1: the body is integrated here, its anchor follows body_q
     anchor: wp.array[wp.vec3]  # the anchor at the end of the step on other bodies [m], world
     c_start: wp.array[wp.vec3]  # C at the step's start [m]
+    lam: wp.array[wp.vec3]  # hard rows: the multiplier, force on the constraint [N]
+    k: wp.array[wp.float32]  # hard rows: the penalty [N/m]
     body_q: wp.array[wp.transform]  # the bodies' current iterate
 
 
@@ -76,6 +101,8 @@ def attachment_force(ad: AttachmentData, j: int, x: wp.vec3, dt: float):
     if not ad.enabled[j]:
         return wp.vec3(0.0), float(0.0), anchor
     c = x - anchor
+    if wp.isinf(ad.stiffness[j]):  # hard: augmented Lagrangian, damping ignored
+        return -(ad.k[j] * c + ad.lam[j]), ad.k[j], anchor
     kd_dt = ad.damping[j] / dt
     return -ad.stiffness[j] * c - kd_dt * (c - ad.c_start[j]), ad.stiffness[j] + kd_dt, anchor
 
@@ -126,8 +153,16 @@ def _begin_step(
     body_qd_in: wp.array[wp.spatial_vector],
     particle_q_in: wp.array[wp.vec3],
     dt: float,
+    gamma: float,
+    k_start: float,
+    k_max: float,
 ):
     j = wp.tid()  # one thread per attachment
+    if wp.isinf(ad.stiffness[j]):  # warm start of a hard row (a soft row keeps lam 0)
+        ad.lam[j] = gamma * ad.lam[j]
+        ad.k[j] = wp.min(wp.max(gamma * ad.k[j], k_start), k_max)
+    else:
+        ad.lam[j] = wp.vec3(0.0)
     b = ad.body[j]
     X = body_q_in[b]
     start = wp.transform_point(X, ad.point[j])
@@ -138,37 +173,54 @@ def _begin_step(
     ad.anchor[j] = start + dt * (wp.spatial_top(qd) + wp.cross(wp.spatial_bottom(qd), start - com))
 
 
+@wp.kernel
+def _update_duals(ad: AttachmentData, particle_q: wp.array[wp.vec3], beta: float, k_max: float):
+    j = wp.tid()  # one thread per attachment: the dual step of a hard row at the current iterate
+    if not wp.isinf(ad.stiffness[j]) or not ad.enabled[j]:
+        return
+    c = particle_q[ad.particle[j]] - _anchor(ad, j)
+    ad.lam[j] = ad.lam[j] + ad.k[j] * c
+    if beta > 0.0:
+        ad.k[j] = wp.min(ad.k[j] + beta * wp.length(c), k_max)
+
+
+@wp.kernel
+def _reset_multipliers(world: wp.array[wp.int32], mask: wp.array[wp.bool], use_mask: int, ad: AttachmentData):
+    j = wp.tid()  # one thread per attachment
+    if use_mask != 0:
+        w = world[j]
+        if w < 0:
+            w = mask.shape[0] - 1
+        if w < 0 or w >= mask.shape[0] or not mask[w]:
+            return
+    ad.lam[j] = wp.vec3(0.0)
+    ad.k[j] = 0.0  # the next step starts the ramp again
+
+
 def empty_attachments(device) -> AttachmentData:
     """No attachments: every CSR range empty (one particle and one body entry of zeros)."""
     ad = AttachmentData()
     zeros_i = wp.zeros(2, dtype=wp.int32, device=device)
     ad.particle_start = ad.body_start = zeros_i
     ad.particle_list = ad.body_list = ad.particle = ad.body = ad.live = wp.zeros(1, dtype=wp.int32, device=device)
-    ad.point = ad.anchor = ad.c_start = wp.zeros(1, dtype=wp.vec3, device=device)
-    ad.stiffness = ad.damping = wp.zeros(1, dtype=wp.float32, device=device)
+    ad.point = ad.anchor = ad.c_start = ad.lam = wp.zeros(1, dtype=wp.vec3, device=device)
+    ad.stiffness = ad.damping = ad.k = wp.zeros(1, dtype=wp.float32, device=device)
     ad.enabled = wp.zeros(1, dtype=wp.bool, device=device)
     ad.body_q = wp.zeros(1, dtype=wp.transform, device=device)
     return ad
 
 
 def check_attachments(model, external_bodies: bool) -> None:
-    """Refuse hard attachments (``NotImplementedError``, not built) and an external rigid solver (``ValueError``).
+    """Refuse attachments with an external rigid solver (``ValueError``).
 
     Newton 1.8.0 documents attachments as unsupported with ``integrate_with_external_rigid_solver=True``
     (both endpoints must be integrated by one solver); its error type is ``ValueError``.
     """
     n = int(getattr(model, "attachment_particle_body_count", 0) or 0)
-    if not n:
-        return
-    if external_bodies:
+    if n and external_bodies:
         raise ValueError(f"SolverVBD: the model has {n} particle–body attachment(s), which need both endpoints "
                          "integrated by SolverVBD; integrate_with_external_rigid_solver=True is not supported "
                          "with them")
-    stiffness = model.attachment_particle_body_stiffness.numpy()
-    hard = np.flatnonzero(~np.isfinite(stiffness))
-    if hard.size:
-        raise NotImplementedError(f"SolverVBD does not implement hard particle–body attachments (stiffness=inf): "
-                                  f"attachment {int(hard[0])} and {hard.size - 1} more; use a finite stiffness")
 
 
 def _csr(keys: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -181,8 +233,12 @@ def _csr(keys: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
 class Attachments:
     """The model's attachments: per-particle and per-body lists (built once) and the per-step start values."""
 
-    def __init__(self, model, dynamic: np.ndarray):
+    def __init__(self, model, dynamic: np.ndarray, opts):
         dev = model.device
+        beta = opts.rigid_avbd_beta if opts.rigid_avbd_linear_beta is None else opts.rigid_avbd_linear_beta
+        self.beta, self.gamma = float(beta) if beta > 0.0 else HARD_BETA, float(opts.rigid_avbd_gamma)
+        self.k_max = float(opts.rigid_joint_linear_ke)
+        self.k_start = float(min(opts.rigid_joint_linear_k_start, self.k_max))
         self.count = int(model.attachment_particle_body_count)
         particle = model.attachment_particle_body_particle.numpy().astype(np.int32)
         body = model.attachment_particle_body_body.numpy().astype(np.int32)
@@ -203,7 +259,10 @@ class Attachments:
         ad.live = wp.array(self.live.astype(np.int32), dtype=wp.int32, device=dev)
         ad.anchor = wp.zeros(self.count, dtype=wp.vec3, device=dev)
         ad.c_start = wp.zeros(self.count, dtype=wp.vec3, device=dev)
+        ad.lam = wp.zeros(self.count, dtype=wp.vec3, device=dev)
+        ad.k = wp.zeros(self.count, dtype=wp.float32, device=dev)
         ad.body_q = model.body_q
+        self.world = model.attachment_particle_body_world
         self.data = ad
         self.body = body
 
@@ -224,7 +283,19 @@ class Attachments:
         work.attach = self.data
         work.contact_data.attach = self.data
         launch(_begin_step, dim=self.count,
-               inputs=[self.data, model.body_com, state_in.body_q, state_in.body_qd, state_in.particle_q, float(dt)],
+               inputs=[self.data, model.body_com, state_in.body_q, state_in.body_qd, state_in.particle_q, float(dt),
+                       self.gamma, self.k_start, self.k_max],
+               device=model.device)
+
+    def update_duals(self, model, state_out) -> None:
+        """After an iteration: the dual step of the hard rows at the current iterate (see the module)."""
+        launch(_update_duals, dim=self.count, inputs=[self.data, state_out.particle_q, self.beta, self.k_max],
+               device=model.device)
+
+    def reset(self, model, world_mask) -> None:
+        """Clear the hard rows' multipliers (and penalties) of the selected worlds; ``None``: all."""
+        mask = world_mask if world_mask is not None else wp.zeros(0, dtype=wp.bool, device=model.device)
+        launch(_reset_multipliers, dim=self.count, inputs=[self.world, mask, int(world_mask is not None), self.data],
                device=model.device)
 
 
