@@ -36,6 +36,15 @@ def _run(model, steps, state=None, solver=None, **options):
     return s0
 
 
+PAIR_MASSES = np.array([1.0, 0.1])  # body, particle [kg] of the free-pair tests
+
+
+def _pair_com(state):
+    """Centre of mass of the free pair (body origin = its COM) [m]."""
+    body, particle = state.body_q.numpy()[0, :3], state.particle_q.numpy()[0]
+    return (PAIR_MASSES[0] * body + PAIR_MASSES[1] * particle) / PAIR_MASSES.sum()
+
+
 def _moved(model, dx=1.0):
     s0, s1 = model.state(), model.state()
     q = s0.body_q.numpy()
@@ -91,15 +100,10 @@ def test_free_pair_keeps_its_momentum():
     """
     model = _model(kinematic=False, gravity=False, body_mass=1.0)
     s0, s1 = _moved(model, 0.01)
-    masses = np.array([1.0, 0.1])
-
-    def com(state):
-        return (masses[0] * state.body_q.numpy()[0, :3] + masses[1] * state.particle_q.numpy()[0]) / masses.sum()
-
-    start = com(s0)
+    start = _pair_com(s0)
     state = _run(model, 10, (s0, s1))
-    assert np.abs(com(state) - start).max() < 9e-5
-    momentum = masses[0] * state.body_qd.numpy()[0, :3] + masses[1] * state.particle_qd.numpy()[0]
+    assert np.abs(_pair_com(state) - start).max() < 9e-5
+    momentum = PAIR_MASSES[0] * state.body_qd.numpy()[0, :3] + PAIR_MASSES[1] * state.particle_qd.numpy()[0]
     assert np.abs(momentum).max() < 1e-6
     assert 0.0090 < state.body_q.numpy()[0, 0] < 0.0095  # pulled 0.88 mm back toward its particle (measured)
 
@@ -166,12 +170,7 @@ def test_hard_free_pair_keeps_its_momentum():
     """
     model = _model(kinematic=False, gravity=False, body_mass=1.0, stiffness=float("inf"))
     s0, s1 = _moved(model, 0.01)
-    masses = np.array([1.0, 0.1])
-
-    def com(state):
-        return (masses[0] * state.body_q.numpy()[0, :3] + masses[1] * state.particle_q.numpy()[0]) / masses.sum()
-
-    start = com(s0)
+    start = _pair_com(s0)
     state = _run(model, 10, (s0, s1))
-    assert np.abs(com(state) - start).max() < 3e-7
+    assert np.abs(_pair_com(state) - start).max() < 3e-7
     assert abs(state.particle_q.numpy()[0, 0] - state.body_q.numpy()[0, 0] - 0.3) < 1e-6
