@@ -86,3 +86,22 @@ def test_drive_added_after_construction_is_refused_on_notify():
     with pytest.raises(NotImplementedError, match="BALL"):
         solver.notify_model_changed(newton.ModelFlags.JOINT_DOF_PROPERTIES)
     assert solver.rigid is rigid
+
+
+def _hinge(**dof):
+    b = newton.ModelBuilder()
+    body = _box(b, 1.0, link=True)
+    b.add_articulation([b.add_joint_revolute(-1, body, axis=(0, 1, 0), **dof)])
+    return _finalize(b)
+
+
+def test_joint_friction_is_refused():
+    """joint_friction > 0 is refused naming it (the solve has no joint friction; it would slide on)."""
+    with pytest.raises(NotImplementedError, match="joint friction.*joint_friction"):
+        SolverVBD(_hinge(friction=0.5))
+
+
+def test_armature_and_joint_limits_are_named_in_a_warning():
+    """Armature and effort/velocity limits are not run; a NewtonWarning names them (URDF robots keep running)."""
+    with pytest.warns(newton.NewtonWarning, match="armature.*effort limits.*velocity limits"):
+        SolverVBD(_hinge(armature=0.01, effort_limit=80.0, velocity_limit=20.0))

@@ -16,6 +16,9 @@ BALL, FIXED, REVOLUTE, PRISMATIC, D6, ROD, FREE        run; loop joints too (max
 DISTANCE joints                                        refused (:class:`.rigid.layout.JointLayout`)
 drives or limits on BALL / multi-angle D6 DOFs         refused (``JointLayout``; again on ``JOINT_DOF_PROPERTIES``)
 joint mimics, mimic constraints                        refused (``JointLayout``)
+``joint_friction`` > 0                                 refused here (a dissipative force the solve does not have)
+``joint_armature``, ``joint_effort_limit``,            not run; a ``NewtonWarning`` names them when set
+``joint_velocity_limit``                               (Newton 1.8.0's SolverVBD documents them as unsupported)
 particle–body attachments, soft and hard              run (:mod:`.particles.attachments`)
 attachments with an external rigid solver             refused, ``ValueError`` (``check_attachments``)
 routed tendons                                         refused here (``add_tendon``)
@@ -28,6 +31,13 @@ integrates bodies (with ``integrate_with_external_rigid_solver=True`` the joints
 solver). The refusals here run in every configuration: a tendon or a muscle acts through forces on
 bodies that VBD would have to supply, so even the external-rigid-solver case would drop it.
 
+Joint armature and effort and velocity limits are reduced-coordinate properties that the maximal-
+coordinate solve has no place for. Refusing them would refuse every URDF robot (the importer writes
+the file's effort and velocity limits; Newton's basic_urdf example sets armature 0.01 and runs on
+SolverVBD), so a model that sets them (armature > 0, a limit below the builder's 1e6) gets one
+``NewtonWarning`` naming each, at construction: not silent, and not refused. Joint friction changes
+the motion (a joint that should stick would slide on), so it is refused.
+
 MuJoCo equalities: the MJCF importer converts welds and connects into loop joints (FIXED / BALL,
 ``joint_articulation == -1``) and joint equalities into mimic constraints, and keeps every
 equality's metadata in ``model.mujoco.equality_constraint_*`` for SolverMuJoCo either way. Only those
@@ -38,6 +48,10 @@ welds of every MJCF with an ``<equality>`` block.
 """
 
 from __future__ import annotations
+
+import warnings
+
+import numpy as np
 
 import newton
 
@@ -85,6 +99,33 @@ def check_model_features(model) -> None:
                 "or mimics, e.g. add_mjcf(..., convert_mjc_equality_constraints=False)")
 
 
+_UNRUN_JOINT_PROPERTIES = (  # (model array, the value that means "not set", what it is)
+    ("joint_armature", 0.0, "armature"),
+    ("joint_effort_limit", 1e6, "effort limits"),
+    ("joint_velocity_limit", 1e6, "velocity limits"),
+)
+
+
+def check_joint_properties(model) -> None:
+    """Refuse ``joint_friction`` > 0; warn once per call naming set armature and effort/velocity limits."""
+    if not model.joint_dof_count:
+        return
+    friction = model.joint_friction.numpy()
+    bad = np.flatnonzero(friction > 0.0)
+    if bad.size:
+        _refuse("joint friction", int(bad.size), f"DOFs with model.joint_friction > 0, e.g. DOF {int(bad[0])}: "
+                f"{float(friction[bad[0]])!r}")
+    named = []
+    for name, unset, what in _UNRUN_JOINT_PROPERTIES:
+        values = getattr(model, name).numpy()
+        n = int((values > unset).sum() if name == "joint_armature" else (values < unset).sum())
+        if n:
+            named.append(f"{what} ({name}, {n} DOFs)")
+    if named:
+        warnings.warn("SolverVBD does not run joint " + ", ".join(named) + "; they are ignored (maximal-coordinate "
+                      "solve)", newton.NewtonWarning, stacklevel=3)
+
+
 def check_joint_features(model) -> None:
     """Re-run the joint layout's refusals (DISTANCE, multi-angle drives/limits, mimics) without keeping it."""
     from .rigid.layout import JointLayout  # numpy only; the rigid stage imports it at construction anyway
@@ -93,4 +134,4 @@ def check_joint_features(model) -> None:
         JointLayout(model)
 
 
-__all__ = ["check_joint_features", "check_model_features"]
+__all__ = ["check_joint_features", "check_joint_properties", "check_model_features"]

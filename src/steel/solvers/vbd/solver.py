@@ -14,7 +14,7 @@ from newton.solvers.experimental.coupled import CouplingInterface
 
 from ..inputs import check_particle_only_soft_contacts, check_state
 from .coupling import BodyParticleCoupling, coupled_bodies
-from .features import check_joint_features, check_model_features
+from .features import check_joint_features, check_joint_properties, check_model_features
 from .particles.attachments import Attachments, check_attachments
 from .collision import Frequency, Slot, check_pipeline, check_schedule_change, contacts_before_step, detect_after_init
 from .observables import reserve, write_observables
@@ -175,6 +175,8 @@ class SolverVBD(SolverBase, CouplingInterface):
         _check_model(model, opts.integrate_with_external_rigid_solver)
         check_model_features(model)  # tendons, muscles, ...: refused, never dropped (.features)
         check_attachments(model, opts.integrate_with_external_rigid_solver)
+        if not opts.integrate_with_external_rigid_solver and dynamic_bodies(model).any():
+            check_joint_properties(model)  # joint friction refused; armature, effort/velocity limits named
         super().__init__(model, **{k: extras[k] for k in _BASE_OPTIONS if k in extras})
         self.options = opts
         self.extras = extras
@@ -507,6 +509,7 @@ class SolverVBD(SolverBase, CouplingInterface):
         check_attachments(self.model, self.options.integrate_with_external_rigid_solver)  # stiffness set to inf
         if flags & int(mf.JOINT_DOF_PROPERTIES) and not joint and self.rigid is not None:
             check_joint_features(self.model)  # a drive gained on a BALL DOF is refused, not ignored
+            check_joint_properties(self.model)
         if body:
             _check_model(self.model, self.options.integrate_with_external_rigid_solver)
         if (body or joint) and not self.options.integrate_with_external_rigid_solver:
