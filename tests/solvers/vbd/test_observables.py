@@ -176,3 +176,16 @@ def test_sensor_contact_reads_the_box_weight():
     total = sensor.total_force.numpy()[0]
     assert total[2] == pytest.approx(G, rel=2e-5)
     assert np.abs(total[:2]).max() < 1e-4
+
+
+def test_owned_pipeline_contacts_size_and_fill_the_observable():
+    """With a solver-owned pipeline, observables() defaults to solver.contacts and step(contacts=None) fills it."""
+    model = _scene()
+    solver = SolverVBD(model, collision_pipeline=newton.CollisionPipeline(model))
+    obs = solver.observables({"contact_f"})
+    assert obs.contacts is solver.contacts
+    s0, s1 = model.state(), model.state()
+    for _ in range(60):
+        solver.step(s0, s1, None, None, DT, observables=obs)
+        s0, s1 = s1, s0
+    assert obs.contact_f.numpy()[:, 2].sum() == pytest.approx(-G, rel=2e-5)  # as with a caller-owned pipeline
