@@ -174,3 +174,22 @@ def test_hard_free_pair_keeps_its_momentum():
     state = _run(model, 10, (s0, s1))
     assert np.abs(_pair_com(state) - start).max() < 3e-7
     assert abs(state.particle_q.numpy()[0, 0] - state.body_q.numpy()[0, 0] - 0.3) < 1e-6
+
+
+def test_reset_clears_hard_multipliers_of_the_selected_worlds_only():
+    """Two worlds, each a body hung by a hard attachment: a masked reset clears world 1's multiplier, not world 0's."""
+    one = newton.ModelBuilder()
+    body = one.add_body(xform=wp.transform((0.0, 0.0, 1.0), wp.quat_identity()), mass=1.0,
+                        inertia=wp.mat33(np.eye(3) * 0.01))
+    p = one.add_particle((0.0, 0.0, 1.0), (0.0, 0.0, 0.0), 0.0)
+    one.add_attachment_particle_body(p, body, stiffness=float("inf"))
+    multi = newton.ModelBuilder()
+    multi.replicate(one, 2)
+    multi.color()
+    model = multi.finalize(device="cpu")
+    solver = SolverVBD(model)
+    state = _run(model, 20, solver=solver)
+    assert solver.attachments.data.lam.numpy()[:, 2] == pytest.approx([G, G], rel=1e-3)
+    solver.reset(state, world_mask=wp.array([False, True], dtype=wp.bool, device="cpu"), flags=newton.StateFlags.BODY)
+    lam = solver.attachments.data.lam.numpy()[:, 2]
+    assert lam[0] == pytest.approx(G, rel=1e-3) and lam[1] == 0.0
