@@ -67,7 +67,7 @@ def test_invalid_options_and_aliases():
     revision's (margin, gap) become the seed's (radius, margin + gap)."""
     model = _cloth()
     with pytest.raises(ValueError, match="iterations"):
-        SolverVBD(model, iterations=0)
+        SolverVBD(model, iterations=-1)
     with pytest.raises(TypeError, match="friction_epsilon"):
         SolverVBD(model, friction_epsilon="x")
     with pytest.raises(ValueError, match="alias"):
@@ -178,3 +178,17 @@ def test_adaptive_start_keeps_a_resting_cloth_at_its_contact_depth_with_two_iter
     assert rest - inertial > RESTING_EXCESS_MIN
     with pytest.raises(TypeError, match="particle_adaptive_init"):
         SolverVBD(model).particle_adaptive_init = 1
+
+
+def test_every_accepted_option_is_documented_in_help():
+    """help(SolverVBD) documents every option the constructor accepts: seed options, aliases, later-revision extras."""
+    import dataclasses
+    import pydoc
+
+    from steel.solvers.vbd import options
+
+    accepted = ([f.name for f in dataclasses.fields(options.VBDOptions)] + list(options.ALIASES)
+                + [options.LATER_GAP] + list(options.EXTRAS))
+    docs = SolverVBD.__doc__ + SolverVBD.__init__.__doc__
+    assert [name for name in accepted if f"``{name}``" not in docs] == []
+    assert "rigid_compliant_alm" in pydoc.render_doc(SolverVBD, renderer=pydoc.plaintext)

@@ -49,6 +49,7 @@ import warp as wp
 
 import newton
 
+from .particles.attachments import attachments_on_body, empty_attachments
 from .particles.contacts import ContactData, contact_force_hessian, contact_frame, contact_material
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
@@ -80,6 +81,15 @@ def _reaction_on_body(pc: ParticleContactsOnBodies, c: int, x_com: wp.vec3, dt: 
 
 
 @wp.func
+def body_has_particle_terms(pc: ParticleContactsOnBodies, b: int):
+    """Whether body ``b`` takes particle contacts or attachments this step (the body step skips the sums if not)."""
+    if pc.count[b] > 0:
+        return True
+    starts = pc.contacts.attach.body_start
+    return b + 1 < starts.shape[0] and starts[b + 1] > starts[b]
+
+
+@wp.func
 def particle_contacts_on_body(pc: ParticleContactsOnBodies, b: int, x_com: wp.vec3, dt: float):
     """Sum of the particle contacts' reactions on body ``b``: force, torque and the 6x6 blocks (ll, lθ, θθ)."""
     f_l = wp.vec3(0.0)
@@ -106,7 +116,9 @@ def particle_contacts_on_body(pc: ParticleContactsOnBodies, b: int, x_com: wp.ve
                 h_ll += ch_ll
                 h_la += ch_la
                 h_aa += ch_aa
-    return f_l, f_a, h_ll, h_la, h_aa
+    # Particle–body attachments on this body (.particles.attachments; none without them).
+    af_l, af_a, ah_ll, ah_la, ah_aa = attachments_on_body(pc.contacts.attach, b, x_com, pc.particle_q, dt)
+    return f_l + af_l, f_a + af_a, h_ll + ah_ll, h_la + ah_la, h_aa + ah_aa
 
 
 def coupled_bodies(model, dynamic: np.ndarray) -> np.ndarray:
@@ -139,6 +151,7 @@ def no_particle_contacts(body_count: int, device) -> ParticleContactsOnBodies:
     cd.ramp = 0
     cd.body_q = wp.zeros(1, dtype=wp.transform, device=device)
     cd.friction_epsilon = 0.0
+    cd.attach = empty_attachments(device)
     pc.contacts = cd
     return pc
 

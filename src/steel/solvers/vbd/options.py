@@ -183,7 +183,7 @@ _POSITIVE_INT = ("particle_vertex_contact_buffer_size", "particle_edge_contact_b
 def validate_option(name: str, value):
     """Validate one seed option; return its normalized value or raise ``ValueError``/``TypeError`` naming it."""
     if name == "iterations":
-        return _int(name, value, 1)
+        return _int(name, value, 0)  # 0: no sweeps, the first iterate is the step (1.8.0 accepts it too)
     if name in _POSITIVE_INT:
         return _int(name, value, 1)
     if name == "particle_topological_contact_filter_threshold":

@@ -14,7 +14,10 @@ from newton.solvers.experimental.coupled import CouplingInterface
 
 from ..inputs import check_particle_only_soft_contacts, check_state
 from .coupling import BodyParticleCoupling, coupled_bodies
+from .features import check_joint_features, check_joint_properties, check_model_features
+from .particles.attachments import Attachments, check_attachments
 from .collision import Frequency, Slot, check_pipeline, check_schedule_change, contacts_before_step, detect_after_init
+from .observables import reserve, write_observables
 from .options import SIGNATURE, build_options
 from .particles.contacts import prepare_contacts
 from .proxy_coupling import (check_input_update, check_iteration_restarts, harvest_body_contact_feedback,
@@ -29,6 +32,7 @@ from .reset import check_world_mask, reset_bodies
 from .rigid.attributes import JointSlot, check_joint_slot, register_vbd_attributes
 from .rigid.data import RigidWork, check_rigid_model, dynamic_bodies
 from .rigid.reset import reset_rigid_history
+from .scene import register_scene_attributes, scene_iterations
 from .rigid.step import step_rigid
 
 
@@ -53,7 +57,8 @@ class SolverVBD(SolverBase, CouplingInterface):
     The constructor takes the seed revision's options (all keyword-only, same names and defaults;
     ``inspect.signature`` shows them) and accepts the later revision's spellings as aliases (see
     :mod:`steel.solvers.vbd.options`). Built so far: the particle solve, rigid joints, body–body
-    contacts and two-way body–particle contacts.
+    contacts, two-way body–particle contacts and particle–body attachments, soft and hard
+    (:mod:`steel.solvers.vbd.particles.attachments`).
 
     * ``particle_enable_tile_solve`` (default True) runs the vertex step with one block of threads
       per vertex splitting its elements (:mod:`steel.solvers.vbd.particles.solve_tile`), specialized
@@ -81,20 +86,25 @@ class SolverVBD(SolverBase, CouplingInterface):
 
     Raises:
         ValueError: a model with particles but no ``particle_color_groups``; an invalid option value
-            or one option under both of its spellings (the message names it).
+            or one option under both of its spellings (the message names it); particle–body attachments with
+            ``integrate_with_external_rigid_solver=True``; a scene ``newton:maxSolverIterations`` below -1 or 0.
         TypeError: an unknown option or a value of the wrong type.
-        NotImplementedError: an unsupported joint (named), or a later-revision option selecting an
-            unbuilt feature.
+        NotImplementedError: a model feature the solve does not run, named: DISTANCE joints, drives or limits
+            on BALL or multi-angle D6 DOFs, mimics, tendons, muscles, unconverted MuJoCo equalities (the audit: :mod:`steel.solvers.vbd.features`);
+            or a later-revision option selecting an unbuilt feature.
     """
 
     JointSlot = JointSlot
+    SUPPORTED_OBSERVABLES = frozenset({"contact_f"})  # one wrench per contact record (.observables)
 
     def __init__(self, model: newton.Model, **options):
         """Check the options and the model, then allocate the particle solve.
 
         Particle options (built):
 
-        * ``iterations`` (10): VBD sweeps over all colours per step (>= 1).
+        * ``iterations`` (10): VBD sweeps over all colours per step (>= 0; 0 takes the first iterate, the
+          inertial target, as the step). ``None`` (1.8.0's default spelling) reads the scene's
+          ``vbd:max_solver_iterations`` (10 when absent or -1; see :mod:`steel.solvers.vbd.scene`).
         * ``friction_epsilon`` (1e-2) [m/s]: slip speed below which Coulomb friction is a stiff
           spring (IPC smoothing; the slip distance is ``friction_epsilon * dt``), for shape contacts
           and self-contact.
@@ -117,19 +127,20 @@ class SolverVBD(SolverBase, CouplingInterface):
         * ``particle_topological_contact_filter_threshold`` (2) [rings]: primitives this close in
           the mesh never self-collide. ``particle_rest_shape_contact_exclusion_radius`` (0.0) [m]:
           nor do pairs closer than this in ``model.particle_q``.
-        * ``particle_external_vertex_contact_filtering_map`` / ``..._edge_...`` (None): dicts
-          vertex -> triangles / edge -> edges that never collide.
+        * ``particle_external_vertex_contact_filtering_map`` /
+          ``particle_external_edge_contact_filtering_map`` (None): dicts vertex -> triangles / edge -> edges
+          that never collide.
 
         Rigid options (defaults as in ``inspect.signature``; see :mod:`steel.solvers.vbd.rigid.joints`):
         ``rigid_avbd_alpha`` (0.95) / ``rigid_avbd_joint_alpha`` (None = alpha): C0 stabilization;
-        ``rigid_avbd_beta`` (0 = fixed k) / ``..._linear_beta`` / ``..._angular_beta`` [N/m² or N·m/rad²]:
-        per-iteration penalty ramp from ``rigid_joint_{linear,angular}_k_start`` up to
-        ``rigid_joint_{linear,angular}_ke`` [N/m, N·m/rad]; ``rigid_avbd_gamma`` (0.999): per-step decay
-        of k and of hard-slot λ (λ also scaled by alpha); ``rigid_joint_{linear,angular}_kd``
-        [N·s/m, N·m·s/rad]: structural damping. Body–body contacts (see
-        :mod:`steel.solvers.vbd.rigid.contacts`): ``rigid_contact_hard`` (True: augmented Lagrangian;
-        False: penalty with the shapes' ke/kd), ``rigid_avbd_contact_alpha`` (None = alpha),
-        ``rigid_contact_k_start`` [N/m] (ramp seed, also of every particle–shape contact),
+        ``rigid_avbd_beta`` (0 = fixed k) / ``rigid_avbd_linear_beta`` / ``rigid_avbd_angular_beta`` (None =
+        beta) [N/m² or N·m/rad²]: per-iteration penalty ramp from ``rigid_joint_linear_k_start`` /
+        ``rigid_joint_angular_k_start`` up to ``rigid_joint_linear_ke`` / ``rigid_joint_angular_ke`` [N/m,
+        N·m/rad]; ``rigid_avbd_gamma`` (0.999): per-step decay of k and of hard-slot λ (λ also scaled by
+        alpha); ``rigid_joint_linear_kd`` / ``rigid_joint_angular_kd`` [N·s/m, N·m·s/rad]: structural damping.
+        Body–body contacts (see :mod:`steel.solvers.vbd.rigid.contacts`): ``rigid_contact_hard`` (True:
+        augmented Lagrangian; False: penalty with the shapes' ke/kd), ``rigid_avbd_contact_alpha`` (None =
+        alpha), ``rigid_contact_k_start`` [N/m] (ramp seed, also of every particle–shape contact),
         ``rigid_body_contact_buffer_size`` (64, contacts per body; more are dropped and counted,
         :meth:`check_rigid_contact_overflow`),
         ``rigid_contact_history`` (False; restores λ and k through ``Contacts.rigid_contact_match_index``).
@@ -137,22 +148,35 @@ class SolverVBD(SolverBase, CouplingInterface):
         with more scans every record instead (none lost; counted, :meth:`check_body_particle_contact_overflow`).
         ``rigid_contact_stick_motion_eps`` (1e-4 m: hard contacts whose anchors moved less over the step
         stick; with history they replay their points), ``rigid_contact_stick_freeze_translation_eps`` /
-        ``..._angular_eps`` (1e-4 m, 1e-4 rad: the deadzone snap of bodies resting on dynamic bodies; see
-        :meth:`steel.solvers.vbd.rigid.contacts.RigidContacts.end`); 0 disables each.
+        ``rigid_contact_stick_freeze_angular_eps`` (1e-4 m, 1e-4 rad: the deadzone snap of bodies resting on
+        dynamic bodies; see :meth:`steel.solvers.vbd.rigid.contacts.RigidContacts.end`); 0 disables each.
         ``deterministic`` (None) is validated and kept: on the CPU every step repeats bitwise; on CUDA
         the order in which a particle's shape contacts are filed (atomic slots) can vary, and with it
         the float32 rounding of their sum.
 
-        Later-revision spellings are accepted with their meaning: ``dat_conservative_bound_relaxation``
+        Later-revision (Newton 1.8.0) spellings are accepted with their meaning: ``dat_conservative_bound_relaxation``
         as an alias; ``particle_self_contact_margin`` with ``particle_self_contact_gap`` [m] as the
         interaction distance (the seed's radius) and the extra detection reach (detection at
-        margin + gap); ``collision_pipeline`` / ``collision_frequency[_type]``
+        margin + gap); ``collision_pipeline`` / ``collision_frequency`` / ``collision_frequency_type``
         select a solver-owned pipeline (see :mod:`steel.solvers.vbd.options` and
-        :mod:`steel.solvers.vbd.collision`).
+        :mod:`steel.solvers.vbd.collision`); ``None`` for a seed option means its seed default, except
+        ``iterations=None`` (the scene's count, above). Its other options are validated and accepted where
+        they change nothing here, and raise ``NotImplementedError`` where they would select an unbuilt
+        feature: ``rigid_compliant_alm`` (any bool; the seed's AVBD runs either way, the compliant
+        formulation is not built), ``rigid_soft_contact_use_log_barrier``, ``rigid_soft_enable_dat`` and
+        ``rigid_soft_dat_use_interval_arithmetic`` (False only), ``tendon_max_sweeps`` (int >= 1),
+        ``tendon_settle_tol`` and ``tendon_activation_tol`` (> 0; models with tendons are refused),
+        ``enable_fast_math`` (any bool; a CUDA compile flag, kernels here compile with Warp's defaults).
         """
         opts, extras = build_options(**options)  # validate everything before allocating anything
+        if "iterations" in options and options["iterations"] is None:
+            opts.iterations = scene_iterations(model)  # 1.8.0's None: the scene's count (.scene)
         check_pipeline(extras.get("collision_pipeline"))
         _check_model(model, opts.integrate_with_external_rigid_solver)
+        check_model_features(model)  # tendons, muscles, ...: refused, never dropped (.features)
+        check_attachments(model, opts.integrate_with_external_rigid_solver)
+        if not opts.integrate_with_external_rigid_solver and dynamic_bodies(model).any():
+            check_joint_properties(model)  # joint friction refused; armature, effort/velocity limits named
         super().__init__(model, **{k: extras[k] for k in _BASE_OPTIONS if k in extras})
         self.options = opts
         self.extras = extras
@@ -167,6 +191,7 @@ class SolverVBD(SolverBase, CouplingInterface):
         self._tile_families = active_families(self.work.elements) if tile else None
         rigid = not opts.integrate_with_external_rigid_solver and dynamic_bodies(model).any()
         self.rigid = RigidWork(model, opts) if rigid else None
+        self.attachments = self._attachments()
         self.coupling = self._coupling()
         self.proxy_snapshot = proxy_snapshot(model, self.coupling)  # proxy-body harvest (.proxy_coupling)
         self.rewind = None  # coupled iteration restarts (coupling_notify_iteration_restarts)
@@ -181,9 +206,18 @@ class SolverVBD(SolverBase, CouplingInterface):
         if self.rigid is None or self.work is None:
             return None
         coupled = coupled_bodies(self.model, self.rigid.dynamic)
+        if self.attachments is not None:  # an attached body takes its particles' pull in the same sweep
+            coupled |= self.attachments.coupled(int(self.model.body_count))
         if not coupled.any():
             return None
         return BodyParticleCoupling(self.model, coupled, self.options.rigid_body_particle_contact_buffer_size)
+
+    def _attachments(self):
+        """The model's particle–body attachments (:mod:`.particles.attachments`), or None without them."""
+        if self.work is None or not int(getattr(self.model, "attachment_particle_body_count", 0) or 0):
+            return None
+        dynamic = dynamic_bodies(self.model) if self.rigid is not None else np.zeros(self.model.body_count, bool)
+        return Attachments(self.model, dynamic, self.options)
 
     supports_collision_pipeline = True  # a solver-owned newton.CollisionPipeline (see .collision)
 
@@ -229,19 +263,30 @@ class SolverVBD(SolverBase, CouplingInterface):
 
     # -- the step ---------------------------------------------------------------------------------
 
-    def step(self, state_in, state_out, control, contacts, dt) -> None:
+    def observables(self, kinds, *, contacts=None, requires_grad=None):
+        """Newton's allocator (``"contact_f"``); also sizes the rigid force outputs so no step allocates them."""
+        result = super().observables(kinds, contacts=contacts, requires_grad=requires_grad)
+        if result.contact_f is not None:
+            reserve(self, result.contacts_for_kind("contact_f"))
+        return result
+
+    def step(self, state_in, state_out, control, contacts, dt, *, observables=None) -> None:
         """Advance particles and bodies by one implicit-Euler step of ``dt`` [s] (``iterations`` sweeps).
 
         ``contacts`` (from ``CollisionPipeline.collide`` on ``state_in``) supplies particle–shape and
         body–body contacts; ``None`` steps without them. With a solver-owned ``collision_pipeline`` it must be
         ``None`` and the solver detects into ``solver.contacts`` (:mod:`.collision`). ``control``
         supplies drive targets (``joint_target_q``/``joint_target_qd``) to the rigid solve.
+        ``observables`` (a container from :meth:`observables`, checked before anything runs): with
+        ``"contact_f"`` requested, one wrench per body–body and particle–shape contact record at the final
+        configuration (:mod:`.observables`); the states come out bitwise the same as without it.
         """
         if not isinstance(dt, numbers.Real) or isinstance(dt, bool) or not np.isfinite(dt) or dt <= 0.0:
             raise ValueError(f"dt must be a positive finite number of seconds, got {dt!r}")
         model, work, external = self.model, self.work, self.options.integrate_with_external_rigid_solver
         check_state(model, state_in, "state_in", particles=True)
         check_state(model, state_out, "state_out", particles=True)
+        self.validate_observables(observables, contacts)
         contacts = contacts_before_step(self, state_in, contacts, dt)
         check_particle_only_soft_contacts(contacts, "SolverVBD")
         coupling = self.coupling
@@ -249,25 +294,36 @@ class SolverVBD(SolverBase, CouplingInterface):
             self.rewind.begin_step()
         if work is not None:
             predict_particles(model, state_in, state_out, work, dt)
+            if self.attachments is not None:
+                self.attachments.begin_step(model, work, state_in, state_out, dt)
             detect_after_init(self, state_in, state_out, dt)
             prepare_contacts(model, state_in, state_out, contacts, work, dt, external, coupling)
             if self.self_contact is not None:
                 self.self_contact.begin_step(model, work.particle_q_prev, state_out.particle_q)
-            if coupling is None:
+            if coupling is None and self.attachments is None:
                 solve_particles(model, state_out, work, self.options.iterations, dt, self.self_contact,
                                 self._tile_families)
+                finish_particles(model, state_out, work, dt)
+            elif coupling is None:
+                for iteration in range(self.options.iterations):  # hard attachments: a dual step per iteration
+                    sweep_particles(model, state_out, work, iteration, dt, self.self_contact, self._tile_families)
+                    self.attachments.update_duals(model, state_out)
                 finish_particles(model, state_out, work, dt)
         if coupling is not None:
             # Two-way coupling: each iteration sweeps the particle colours, then the body colours.
             coupling.bind(work, state_out, contacts)
 
             def particle_sweep(iteration):
+                if self.attachments is not None and iteration > 0:
+                    self.attachments.update_duals(model, state_out)  # the last iteration's dual step
                 if self.proxy_snapshot is not None and iteration == self.options.iterations - 1:
                     self.proxy_snapshot.take(state_out)
                 sweep_particles(model, state_out, work, iteration, dt, self.self_contact, self._tile_families)
 
             step_rigid(model, state_in, state_out, control, self.rigid, self.options.iterations, dt, contacts,
                        coupling.data, particle_sweep)
+            if self.attachments is not None and self.options.iterations > 0:
+                self.attachments.update_duals(model, state_out)
             finish_particles(model, state_out, work, dt)
             wp.copy(self.body_q_prev, state_out.body_q)
         elif self.rigid is not None:
@@ -276,13 +332,17 @@ class SolverVBD(SolverBase, CouplingInterface):
         elif model.body_count and not external and state_out is not state_in:
             state_out.body_q.assign(state_in.body_q)  # static/kinematic colliders keep their pose
             state_out.body_qd.assign(state_in.body_qd)
+        write_observables(self, observables, contacts, state_in, state_out, dt)
 
     # -- rigid joints -------------------------------------------------------------------------------
 
     @classmethod
     def register_custom_attributes(cls, builder, *, dahl_defaults_enabled: bool = True) -> None:
-        """Register ``vbd:joint_is_hard``, ``vbd:dahl_eps_max`` and ``vbd:dahl_tau`` (see :mod:`.rigid.attributes`)."""
+        """Register ``vbd:joint_is_hard``, ``vbd:dahl_eps_max``, ``vbd:dahl_tau`` (see :mod:`.rigid.attributes`) and
+        the scene's ``vbd:max_solver_iterations`` (USD ``newton:maxSolverIterations``, read by ``iterations=None``;
+        :mod:`.scene`)."""
         register_vbd_attributes(builder, dahl_defaults_enabled=dahl_defaults_enabled)
+        register_scene_attributes(builder)
 
     @property
     def joint_kappa_prev(self):
@@ -415,7 +475,7 @@ class SolverVBD(SolverBase, CouplingInterface):
 
         Rigid AVBD history of the selected worlds is cleared whatever the flags: joint multipliers and
         C0 zeroed, penalties back to their minimum, the adaptive start cold, body–body contacts cold at the next
-        contact refresh (:mod:`.rigid.reset`).
+        contact refresh (:mod:`.rigid.reset`); hard particle–body attachments' multipliers of those worlds cleared.
         """
         check_world_mask(self.model, world_mask)
         flags = int(newton.StateFlags.ALL) if flags is None else int(flags)
@@ -426,6 +486,8 @@ class SolverVBD(SolverBase, CouplingInterface):
             reset_bodies(self.model, state, world_mask, flags)
         if self.rigid is not None:
             reset_rigid_history(self.model, self.rigid, world_mask)
+        if self.attachments is not None:
+            self.attachments.reset(self.model, world_mask)  # hard attachments' multipliers
 
     def notify_model_changed(self, flags) -> None:
         """Re-check bodies (``BODY_PROPERTIES``/``BODY_INERTIAL_PROPERTIES``); rebuild the joint layout on those
@@ -435,15 +497,25 @@ class SolverVBD(SolverBase, CouplingInterface):
         joint drive and limit gains are read from the model's arrays every step, so in-place edits act
         at the next step without a notification. A rebuild keeps the joints' hard/soft modes and starts
         the rigid history cold; it also re-derives which bodies are coupled to particles.
+
+        Every call re-runs the model-feature audit (:mod:`.features`); ``JOINT_DOF_PROPERTIES`` also re-runs
+        the joint refusals, so a drive or limit set on a BALL or multi-angle D6 DOF after construction
+        raises ``NotImplementedError`` there (before anything changes) instead of being ignored.
         """
         flags, mf = int(flags), newton.ModelFlags
         body = flags & (int(mf.BODY_PROPERTIES) | int(mf.BODY_INERTIAL_PROPERTIES))
         joint = flags & int(mf.JOINT_PROPERTIES)
+        check_model_features(self.model)
+        check_attachments(self.model, self.options.integrate_with_external_rigid_solver)  # stiffness set to inf
+        if flags & int(mf.JOINT_DOF_PROPERTIES) and not joint and self.rigid is not None:
+            check_joint_features(self.model)  # a drive gained on a BALL DOF is refused, not ignored
+            check_joint_properties(self.model)
         if body:
             _check_model(self.model, self.options.integrate_with_external_rigid_solver)
         if (body or joint) and not self.options.integrate_with_external_rigid_solver:
             modes = self.rigid.joints.hard.numpy() if self.rigid is not None else None
             self.rigid = RigidWork(self.model, self.options) if dynamic_bodies(self.model).any() else None
+            self.attachments = self._attachments()
             self.coupling = self._coupling()
             self.proxy_snapshot = proxy_snapshot(self.model, self.coupling)
             if self.rigid is not None and modes is not None and self.rigid.joint_count:

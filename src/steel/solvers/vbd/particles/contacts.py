@@ -49,6 +49,7 @@ from __future__ import annotations
 import warp as wp
 
 from ....launches import launch
+from .attachments import AttachmentData
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -75,6 +76,7 @@ class ContactData:
     body_q: wp.array[wp.transform]
     friction_epsilon: float
     ramp: int  # 1: the penalty ramps from rigid_contact_k_start (see ramp_contacts)
+    attach: AttachmentData  # the model's particle–body attachments (.attachments; empty without)
 
 
 @wp.func

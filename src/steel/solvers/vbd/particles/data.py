@@ -26,6 +26,7 @@ from __future__ import annotations
 import warp as wp
 
 from .adjacency import build_element_adjacency, tet_rest_volumes
+from .attachments import empty_attachments
 from .contacts import PARTICLE_CONTACT_CAPACITY, ContactData
 from .solve import ElementData
 
@@ -60,6 +61,7 @@ class ParticleWork:
                               wp.zeros(1, dtype=wp.int32, device=dev), wp.zeros((1, 1), dtype=wp.int32, device=dev),
                               wp.zeros(1, dtype=wp.int32, device=dev))
         self.contact_capacity = 0
+        self.attach = empty_attachments(dev)  # the solver sets the model's (.attachments)
         self.friction_epsilon = float(friction_epsilon)
         # Penalty ramp of particle–shape contacts (rigid_avbd_linear_beta / rigid_contact_k_start); 0 = off.
         self.ramp_beta = float(ramp_beta)
@@ -92,6 +94,7 @@ class ParticleWork:
         data.k = self.contact_k
         data.ramp = int(self.ramp_beta > 0.0)
         data.friction_epsilon = self.friction_epsilon
+        data.attach = self.attach
         self.contact_data = data
 
     def ensure_contact_capacity(self, soft_contact_max: int) -> None:

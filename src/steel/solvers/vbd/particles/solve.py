@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from .attachments import particle_attachments
 from .contacts import ContactData, contact_force_hessian, contact_frame, contact_material, ramp_contacts
 from .elastic import bending_force_hessian, spring_force_hessian, tet_force_hessian
 from .elastic import triangle_snh_force_hessian as triangle_force_hessian  # the membrane law Newton uses
@@ -182,6 +183,9 @@ def finish_vertex_step(
                                        contacts.friction_epsilon, dt)
         f += fc
         h += hc
+    fa, ha = particle_attachments(contacts.attach, i, x, dt)
+    f += fa
+    h += ha
     fs, hs = self_contact_force_hessian(i, self_contacts, particle_q, particle_q_prev, dt)
     f += fs
     h += hs

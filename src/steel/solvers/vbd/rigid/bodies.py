@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..coupling import ParticleContactsOnBodies, particle_contacts_on_body
+from ..coupling import ParticleContactsOnBodies, body_has_particle_terms, particle_contacts_on_body
 from .contacts import ContactData, contact_force_on_body
 from .joints import JointData, joint_force_on_body, quat_exp, quat_log
 from ....launches import launch
@@ -182,7 +182,7 @@ def _solve_bodies(
         h_ll = h_ll + ch_ll
         h_la = h_la + ch_la
         h_aa = h_aa + ch_aa
-    if pc.count[b] > 0:
+    if body_has_particle_terms(pc, b):
         pf_l, pf_a, ph_ll, ph_la, ph_aa = particle_contacts_on_body(pc, b, x, dt)
         f_l = f_l + pf_l
         f_a = f_a + pf_a

@@ -1,0 +1,303 @@
+"""Particle–body attachments (``ModelBuilder.add_attachment_particle_body``): springs from particles to body points.
+
+Attachment ``j`` ties particle ``p`` to the point ``a`` fixed in body ``b``'s frame (about the body
+origin, as the builder authors it). With ``A = X_b(a)`` the point in world frame, the constraint and
+its energy are
+
+    C = x_p - A   [m],    E = k/2 |C|²,    damping: f_d = -(kd/dt) (C - C_t)
+
+with ``k`` = ``attachment_particle_body_stiffness`` [N/m], ``kd`` = ``..._damping`` [N·s/m] and
+``C_t`` the constraint at the step's start (the VBD paper's Rayleigh damping of an element, Chen, Liu,
+Yang, Yuksel, "Vertex Block Descent", ACM TOG 43(4) 2024, sec. 3.5, on the constraint's change over
+the step). ``E`` depends on ``x_p - A`` only, so the two sides share one 3x3 Hessian ``(k + kd/dt) I``:
+
+* the vertex step of ``p`` (:mod:`.solve`) adds ``f = -k C - (kd/dt)(C - C_t)`` and ``(k + kd/dt) I``;
+* the 6x6 body step of ``b`` (AVBD, Giles, Diaz, Yuksel, ACM TOG 44(4) 2025; :mod:`..coupling`) adds
+  the reaction ``-f`` at ``A`` (torque ``r × (-f)``, ``r = A - x_com``) and ``Jᵀ H J`` with
+  ``J = [I, -[r]×]``, as for a particle contact on a body.
+
+Each side evaluates the force at the other's latest iterate (particle colours, then body colours, per
+iteration), so the pair is equal and opposite up to that Gauss-Seidel lag; a free pair keeps its
+momentum to that lag (measured in the tests).
+
+Bodies VBD does not integrate (kinematic, zero mass, static): the anchor is where the body's pose in
+``state_in`` carries it over the step with its velocity (as particle–shape contacts place a kinematic
+shape, :mod:`.contacts`), and only the particle moves.
+
+Hard attachments (``stiffness = inf``, the builder's hard point constraint ``C = 0``) are the AVBD
+paper's hard constraints (Giles et al. 2025, sec. 3.2-3.3): an augmented Lagrangian with a persistent
+multiplier ``λ`` [N] and a penalty ``k`` [N/m],
+
+    f = -(k C + λ)   on the particle (the reaction on the body),   Hessian k I,
+
+and after every iteration (particle and body sweeps) the dual step ``λ ← λ + k C`` at the current
+iterate. ``k`` starts at ``rigid_joint_linear_k_start`` (100 N/m) and grows by ``β |C|`` per iteration
+up to ``rigid_joint_linear_ke``, ``β`` the linear AVBD beta or, when that is 0 (the seed's
+default), ``HARD_BETA``. Unlike the joints (whose fixed ``k`` is the ceiling when beta is 0), a hard
+attachment always ramps from a small ``k``, so the load rides on ``λ``, which both sides apply equally.
+Measured on a free 1 kg body and 0.1 kg particle closing a 1 cm gap in 10 steps (the gap closes exactly
+in each case): the centre of mass moves 6.2e-4 m with ``k`` fixed at 1e5 N/m (the particle, light
+against ``k``, snaps to the anchor each sweep while the body lags), 7e-9 m with ``k`` fixed at 100 N/m,
+1.1e-7 m ramping with ``HARD_BETA`` (Newton's SolverVBD: 2.3e-8 m). Without a ramp a small ``k`` is
+unstable under a steady load (λ alone integrates the error: a 1 kg body hung from a fixed particle
+ended 4.1 m away after 60 steps); ramping, it hangs at its anchor (6e-8 m). Between steps ``λ`` is
+kept, scaled by ``rigid_avbd_gamma`` (the warm start of joint multipliers), and ``k`` too, not below its
+start. Damping is ignored on hard rows, as Newton 1.8.0 documents. No ``α C_t`` stabilization: a hard
+attachment violated at the step's start is closed in that step (measured on Newton's SolverVBD: a
+particle whose kinematic body was moved 1 m sits on its anchor, 0.00 mm). Rejected: reading ``inf`` as
+a large finite penalty, which puts a stiffness of order 1e30 N/m into the 3x3 and 6x6 blocks next to
+masses of order 1 kg/dt² and loses the float32 solve.
+
+Every step reads ``stiffness``, ``damping`` and ``enabled`` from the model's arrays, so in-place edits
+act at the next step (a row turned hard starts from ``λ = 0``). :meth:`Attachments.reset` clears the
+multipliers of selected worlds (``SolverVBD.reset``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import warp as wp
+
+from ....launches import launch
+
+HARD_BETA = 1.0e5  # [N/m²] penalty ramp of hard attachments when the linear AVBD beta is 0 (see the module)
+
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
+
+@wp.struct
+class AttachmentData:
+    """The model's attachments as both block steps read them (see the module docstring)."""
+
+    particle_start: wp.array[wp.int32]  # (particle_count + 1,) CSR: attachments of each particle
+    particle_list: wp.array[wp.int32]
+    body_start: wp.array[wp.int32]  # (body_count + 1,) CSR: attachments of each body
+    body_list: wp.array[wp.int32]
+    particle: wp.array[wp.int32]  # model.attachment_particle_body_particle
+    body: wp.array[wp.int32]
+    point: wp.array[wp.vec3]  # body frame [m]
+    stiffness: wp.array[wp.float32]  # [N/m]
+    damping: wp.array[wp.float32]  # [N·s/m]
+    enabled: wp.array[wp.bool]
+    live: wp.array[wp.int32]  # 1: the body is integrated here, its anchor follows body_q
+    anchor: wp.array[wp.vec3]  # the anchor at the end of the step on other bodies [m], world
+    c_start: wp.array[wp.vec3]  # C at the step's start [m]
+    lam: wp.array[wp.vec3]  # hard rows: the multiplier, force on the constraint [N]
+    k: wp.array[wp.float32]  # hard rows: the penalty [N/m]
+    body_q: wp.array[wp.transform]  # the bodies' current iterate
+
+
+@wp.func
+def _anchor(ad: AttachmentData, j: int):
+    if ad.live[j] != 0:
+        return wp.transform_point(ad.body_q[ad.body[j]], ad.point[j])
+    return ad.anchor[j]
+
+
+@wp.func
+def attachment_force(ad: AttachmentData, j: int, x: wp.vec3, dt: float):
+    """Force [N] of attachment ``j`` on its particle at ``x``, its scalar Hessian [N/m] and the anchor [m]."""
+    anchor = _anchor(ad, j)
+    if not ad.enabled[j]:
+        return wp.vec3(0.0), float(0.0), anchor
+    c = x - anchor
+    if wp.isinf(ad.stiffness[j]):  # hard: augmented Lagrangian, damping ignored
+        return -(ad.k[j] * c + ad.lam[j]), ad.k[j], anchor
+    kd_dt = ad.damping[j] / dt
+    return -ad.stiffness[j] * c - kd_dt * (c - ad.c_start[j]), ad.stiffness[j] + kd_dt, anchor
+
+
+@wp.func
+def particle_attachments(ad: AttachmentData, i: int, x: wp.vec3, dt: float):
+    """Sum of particle ``i``'s attachment forces [N] and 3x3 Hessian [N/m] at ``x``."""
+    f = wp.vec3(0.0)
+    h = float(0.0)
+    if i + 1 >= ad.particle_start.shape[0]:
+        return f, h * wp.identity(3, dtype=float)  # no attachments: the empty lists have one entry
+    for k in range(ad.particle_start[i], ad.particle_start[i + 1]):
+        fj, hj, anchor = attachment_force(ad, ad.particle_list[k], x, dt)
+        f += fj
+        h += hj
+    return f, h * wp.identity(3, dtype=float)
+
+
+@wp.func
+def attachments_on_body(ad: AttachmentData, b: int, x_com: wp.vec3, particle_q: wp.array[wp.vec3], dt: float):
+    """Reactions of body ``b``'s attachments: force, torque and the 6x6 blocks (ll, lθ, θθ), COM at ``x_com``."""
+    f_l = wp.vec3(0.0)
+    f_a = wp.vec3(0.0)
+    h_ll = wp.mat33(0.0)
+    h_la = wp.mat33(0.0)
+    h_aa = wp.mat33(0.0)
+    if b + 1 >= ad.body_start.shape[0]:
+        return f_l, f_a, h_ll, h_la, h_aa  # no attachments: the empty lists have one entry
+    for k in range(ad.body_start[b], ad.body_start[b + 1]):
+        j = ad.body_list[k]
+        fj, hj, anchor = attachment_force(ad, j, particle_q[ad.particle[j]], dt)
+        r = anchor - x_com
+        s = wp.skew(r)
+        h = hj * wp.identity(3, dtype=float)
+        f_l -= fj
+        f_a += wp.cross(r, -fj)
+        h_ll += h
+        h_la -= h * s
+        h_aa -= s * h * s
+    return f_l, f_a, h_ll, h_la, h_aa
+
+
+@wp.kernel
+def _begin_step(
+    ad: AttachmentData,
+    body_com: wp.array[wp.vec3],
+    body_q_in: wp.array[wp.transform],
+    body_qd_in: wp.array[wp.spatial_vector],
+    particle_q_in: wp.array[wp.vec3],
+    dt: float,
+    gamma: float,
+    k_start: float,
+    k_max: float,
+):
+    j = wp.tid()  # one thread per attachment
+    if wp.isinf(ad.stiffness[j]):  # warm start of a hard row (a soft row keeps lam 0)
+        ad.lam[j] = gamma * ad.lam[j]
+        ad.k[j] = wp.min(wp.max(gamma * ad.k[j], k_start), k_max)
+    else:
+        ad.lam[j] = wp.vec3(0.0)
+    b = ad.body[j]
+    X = body_q_in[b]
+    start = wp.transform_point(X, ad.point[j])
+    ad.c_start[j] = particle_q_in[ad.particle[j]] - start
+    # A body not integrated here carries the anchor with its velocity over the step (as a kinematic shape).
+    qd = body_qd_in[b]
+    com = wp.transform_point(X, body_com[b])
+    ad.anchor[j] = start + dt * (wp.spatial_top(qd) + wp.cross(wp.spatial_bottom(qd), start - com))
+
+
+@wp.kernel
+def _update_duals(ad: AttachmentData, particle_q: wp.array[wp.vec3], beta: float, k_max: float):
+    j = wp.tid()  # one thread per attachment: the dual step of a hard row at the current iterate
+    if not wp.isinf(ad.stiffness[j]) or not ad.enabled[j]:
+        return
+    c = particle_q[ad.particle[j]] - _anchor(ad, j)
+    ad.lam[j] = ad.lam[j] + ad.k[j] * c
+    if beta > 0.0:
+        ad.k[j] = wp.min(ad.k[j] + beta * wp.length(c), k_max)
+
+
+@wp.kernel
+def _reset_multipliers(world: wp.array[wp.int32], mask: wp.array[wp.bool], use_mask: int, ad: AttachmentData):
+    j = wp.tid()  # one thread per attachment
+    if use_mask != 0:
+        w = world[j]
+        if w < 0:
+            w = mask.shape[0] - 1
+        if w < 0 or w >= mask.shape[0] or not mask[w]:
+            return
+    ad.lam[j] = wp.vec3(0.0)
+    ad.k[j] = 0.0  # the next step starts the ramp again
+
+
+def empty_attachments(device) -> AttachmentData:
+    """No attachments: every CSR range empty (one particle and one body entry of zeros)."""
+    ad = AttachmentData()
+    zeros_i = wp.zeros(2, dtype=wp.int32, device=device)
+    ad.particle_start = ad.body_start = zeros_i
+    ad.particle_list = ad.body_list = ad.particle = ad.body = ad.live = wp.zeros(1, dtype=wp.int32, device=device)
+    ad.point = ad.anchor = ad.c_start = ad.lam = wp.zeros(1, dtype=wp.vec3, device=device)
+    ad.stiffness = ad.damping = ad.k = wp.zeros(1, dtype=wp.float32, device=device)
+    ad.enabled = wp.zeros(1, dtype=wp.bool, device=device)
+    ad.body_q = wp.zeros(1, dtype=wp.transform, device=device)
+    return ad
+
+
+def check_attachments(model, external_bodies: bool) -> None:
+    """Refuse attachments with an external rigid solver (``ValueError``).
+
+    Newton 1.8.0 documents attachments as unsupported with ``integrate_with_external_rigid_solver=True``
+    (both endpoints must be integrated by one solver); its error type is ``ValueError``.
+    """
+    n = int(getattr(model, "attachment_particle_body_count", 0) or 0)
+    if n and external_bodies:
+        raise ValueError(f"SolverVBD: the model has {n} particle–body attachment(s), which need both endpoints "
+                         "integrated by SolverVBD; integrate_with_external_rigid_solver=True is not supported "
+                         "with them")
+
+
+def _csr(keys: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    order = np.argsort(keys, kind="stable").astype(np.int32)
+    start = np.zeros(count + 1, np.int32)
+    np.add.at(start, keys + 1, 1)
+    return np.cumsum(start).astype(np.int32), order
+
+
+class Attachments:
+    """The model's attachments: per-particle and per-body lists (built once) and the per-step start values."""
+
+    def __init__(self, model, dynamic: np.ndarray, opts):
+        dev = model.device
+        beta = opts.rigid_avbd_beta if opts.rigid_avbd_linear_beta is None else opts.rigid_avbd_linear_beta
+        self.beta, self.gamma = float(beta) if beta > 0.0 else HARD_BETA, float(opts.rigid_avbd_gamma)
+        self.k_max = float(opts.rigid_joint_linear_ke)
+        self.k_start = float(min(opts.rigid_joint_linear_k_start, self.k_max))
+        self.count = int(model.attachment_particle_body_count)
+        particle = model.attachment_particle_body_particle.numpy().astype(np.int32)
+        body = model.attachment_particle_body_body.numpy().astype(np.int32)
+        ad = AttachmentData()
+        p_start, p_list = _csr(particle, int(model.particle_count))
+        b_start, b_list = _csr(body, int(model.body_count))
+        ad.particle_start = wp.array(p_start, dtype=wp.int32, device=dev)
+        ad.particle_list = wp.array(p_list, dtype=wp.int32, device=dev)
+        ad.body_start = wp.array(b_start, dtype=wp.int32, device=dev)
+        ad.body_list = wp.array(b_list, dtype=wp.int32, device=dev)
+        ad.particle = wp.array(particle, dtype=wp.int32, device=dev)
+        ad.body = wp.array(body, dtype=wp.int32, device=dev)
+        ad.point = model.attachment_particle_body_body_point
+        ad.stiffness = model.attachment_particle_body_stiffness
+        ad.damping = model.attachment_particle_body_damping
+        ad.enabled = model.attachment_particle_body_enabled
+        self.live = dynamic[body] if dynamic.size else np.zeros(self.count, bool)
+        ad.live = wp.array(self.live.astype(np.int32), dtype=wp.int32, device=dev)
+        ad.anchor = wp.zeros(self.count, dtype=wp.vec3, device=dev)
+        ad.c_start = wp.zeros(self.count, dtype=wp.vec3, device=dev)
+        ad.lam = wp.zeros(self.count, dtype=wp.vec3, device=dev)
+        ad.k = wp.zeros(self.count, dtype=wp.float32, device=dev)
+        ad.body_q = model.body_q
+        self.world = model.attachment_particle_body_world
+        self.data = ad
+        self.body = body
+
+    def coupled(self, body_count: int) -> np.ndarray:
+        """Bodies integrated here that carry an attachment (bool per body): they take part in the coupled sweep."""
+        out = np.zeros(body_count, bool)
+        out[self.body[self.live]] = True
+        return out
+
+    def begin_step(self, model, work, state_in, state_out, dt: float) -> None:
+        """Start values of the step (``C_t``, other bodies' anchors) and the body iterate the blocks read.
+
+        Call after the particles' prediction and before ``prepare_contacts``: the vertex step reads the
+        attachments through ``work.contact_data`` (a nested struct is copied when assigned, so it is
+        assigned again after ``body_q`` changes).
+        """
+        self.data.body_q = state_out.body_q
+        work.attach = self.data
+        work.contact_data.attach = self.data
+        launch(_begin_step, dim=self.count,
+               inputs=[self.data, model.body_com, state_in.body_q, state_in.body_qd, state_in.particle_q, float(dt),
+                       self.gamma, self.k_start, self.k_max],
+               device=model.device)
+
+    def update_duals(self, model, state_out) -> None:
+        """After an iteration: the dual step of the hard rows at the current iterate (see the module)."""
+        launch(_update_duals, dim=self.count, inputs=[self.data, state_out.particle_q, self.beta, self.k_max],
+               device=model.device)
+
+    def reset(self, model, world_mask) -> None:
+        """Clear the hard rows' multipliers (and penalties) of the selected worlds; ``None``: all."""
+        mask = world_mask if world_mask is not None else wp.zeros(0, dtype=wp.bool, device=model.device)
+        launch(_reset_multipliers, dim=self.count, inputs=[self.world, mask, int(world_mask is not None), self.data],
+               device=model.device)
+
+
+__all__ = ["AttachmentData", "Attachments", "attachments_on_body", "check_attachments", "empty_attachments",
+           "particle_attachments"]

@@ -1,0 +1,195 @@
+"""SolverVBD particle–body attachments (ModelBuilder.add_attachment_particle_body): known answers and refusals."""
+
+import numpy as np
+import pytest
+import warp as wp
+
+import newton
+from steel.solvers import SolverVBD
+
+G = 9.81
+DT = 1.0 / 60.0
+
+
+def _model(kinematic=True, stiffness=1e4, damping=0.0, particle_mass=0.1, gravity=True, enabled=True,
+           body_mass=1.0, anchor=(0.3, 0.0, 0.0)):
+    """A 0.2 m box body at z 1 m with a particle attached at ``anchor`` (body frame), placed on it."""
+    b = newton.ModelBuilder(gravity=(0.0, 0.0, -G if gravity else 0.0))
+    inertia = wp.mat33(np.eye(3) * (0.0 if kinematic else 0.01))  # [kg·m²]
+    body = b.add_body(xform=wp.transform((0.0, 0.0, 1.0), wp.quat_identity()), mass=0.0 if kinematic else body_mass,
+                      inertia=inertia)
+    b.add_shape_box(body, hx=0.1, hy=0.1, hz=0.1, cfg=newton.ModelBuilder.ShapeConfig(density=0.0))
+    if kinematic:
+        b.body_flags[body] = int(newton.BodyFlags.KINEMATIC)
+    p = b.add_particle((anchor[0], anchor[1], 1.0 + anchor[2]), (0.0, 0.0, 0.0), particle_mass)
+    b.add_attachment_particle_body(p, body, body_point=anchor, stiffness=stiffness, damping=damping, enabled=enabled)
+    b.color()
+    return b.finalize(device="cpu")
+
+
+def _run(model, steps, state=None, solver=None, **options):
+    solver = solver if solver is not None else SolverVBD(model, **options)
+    s0, s1 = state if state is not None else (model.state(), model.state())
+    for _ in range(steps):
+        solver.step(s0, s1, None, None, DT)
+        s0, s1 = s1, s0
+    return s0
+
+
+PAIR_MASSES = np.array([1.0, 0.1])  # body, particle [kg] of the free-pair tests
+
+
+def _pair_com(state):
+    """Centre of mass of the free pair (body origin = its COM) [m]."""
+    body, particle = state.body_q.numpy()[0, :3], state.particle_q.numpy()[0]
+    return (PAIR_MASSES[0] * body + PAIR_MASSES[1] * particle) / PAIR_MASSES.sum()
+
+
+def _moved(model, dx=1.0):
+    s0, s1 = model.state(), model.state()
+    q = s0.body_q.numpy()
+    q[0, 0] += dx
+    s0.body_q.assign(q)
+    return s0, s1
+
+
+def test_particle_follows_a_kinematic_body_moved_one_metre():
+    """A kinematic body moved 1 m: the attached particle follows to its anchor, hanging m g / k below it.
+
+    Measured after 60 steps: x 0 m off, z 0.0981092 mm below for m g / k = 0.0981 mm (rel. 9e-5; Newton's
+    SolverVBD 0.0981688 mm); limits 1e-6 m and rel. 3e-4. Before attachments were built it stayed 1 m behind.
+    """
+    model = _model()
+    state = _run(model, 60, _moved(model))
+    x = state.particle_q.numpy()[0]
+    assert abs(x[0] - 1.3) < 1e-6 and abs(x[1]) < 1e-6
+    assert 1.0 - x[2] == pytest.approx(0.1 * G / 1e4, rel=3e-4)
+
+
+def test_each_attachment_uses_its_own_stiffness():
+    """Two particles on one kinematic body with 1e4 and 4e3 N/m hang m g / k below their anchors, each."""
+    b = newton.ModelBuilder()
+    body = b.add_body(xform=wp.transform((0.0, 0.0, 1.0), wp.quat_identity()), mass=0.0)
+    b.body_flags[body] = int(newton.BodyFlags.KINEMATIC)
+    for x, k in ((0.3, 1e4), (-0.3, 4e3)):
+        p = b.add_particle((x, 0.0, 1.0), (0.0, 0.0, 0.0), 0.1)
+        b.add_attachment_particle_body(p, body, body_point=(x, 0.0, 0.0), stiffness=k)
+    b.color()
+    model = b.finalize(device="cpu")
+    z = _run(model, 60).particle_q.numpy()[:, 2]
+    np.testing.assert_allclose(1.0 - z, [0.1 * G / 1e4, 0.1 * G / 4e3], rtol=3e-4)
+
+
+def test_body_hangs_from_a_fixed_particle_by_its_static_deflection():
+    """A 1 kg body hung from a fixed particle (mass 0) at its COM sags m g / k = 0.981 mm (damped to rest).
+
+    Measured: 0.980973 mm after 120 steps (rel. 2.7e-5), limit rel. 1e-4.
+    """
+    model = _model(kinematic=False, particle_mass=0.0, damping=50.0, anchor=(0.0, 0.0, 0.0))
+    state = _run(model, 120)
+    assert 1.0 - state.body_q.numpy()[0, 2] == pytest.approx(1.0 * G / 1e4, rel=1e-4)
+
+
+def test_free_pair_keeps_its_momentum():
+    """A free 1 kg body and 0.1 kg particle pulled together by an attachment stretched 1 cm (no gravity).
+
+    The forces on the two sides are equal and opposite up to the Gauss-Seidel lag of one sweep, which the
+    first, violent step shows: measured at the default 10 iterations, the centre of mass moves 3.0e-5 m
+    (limit 9e-5 m; 1.9e-6 m at 40 iterations; Newton's SolverVBD, which sweeps the bodies first, 2.2e-7 m)
+    and then stays (momentum 3.4e-7 kg·m/s after 10 steps, limit 1e-6).
+    """
+    model = _model(kinematic=False, gravity=False, body_mass=1.0)
+    s0, s1 = _moved(model, 0.01)
+    start = _pair_com(s0)
+    state = _run(model, 10, (s0, s1))
+    assert np.abs(_pair_com(state) - start).max() < 9e-5
+    momentum = PAIR_MASSES[0] * state.body_qd.numpy()[0, :3] + PAIR_MASSES[1] * state.particle_qd.numpy()[0]
+    assert np.abs(momentum).max() < 1e-6
+    assert 0.0090 < state.body_q.numpy()[0, 0] < 0.0095  # pulled 0.88 mm back toward its particle (measured)
+
+
+def test_damping_brakes_the_particle_as_implicit_euler_predicts():
+    """k = 0, kd = 3 N·s/m on a resting kinematic body, no gravity: v_n = v0 (m / (m + kd dt))^n exactly.
+
+    Measured: 1.5e-7 m/s off after 10 steps; limit 5e-7 m/s.
+    """
+    model = _model(stiffness=0.0, damping=3.0, gravity=False)
+    s0, s1 = model.state(), model.state()
+    s0.particle_qd.assign(np.array([[1.0, 0.0, 0.0]], np.float32))
+    state = _run(model, 10, (s0, s1))
+    expected = (0.1 / (0.1 + 3.0 * DT)) ** 10
+    assert abs(state.particle_qd.numpy()[0, 0] - expected) < 5e-7
+
+
+def test_disabled_attachment_exerts_nothing():
+    """enabled=False: the particle falls freely (z0 - g dt² n(n+1)/2; measured 3e-7 m off), also when cleared later."""
+    expected = 1.0 - G * DT * DT * 10 * 11 / 2
+    model = _model(enabled=False)
+    assert abs(_run(model, 10).particle_q.numpy()[0, 2] - expected) < 1e-6
+    model = _model()
+    model.attachment_particle_body_enabled.assign(np.array([False]))
+    assert abs(_run(model, 10).particle_q.numpy()[0, 2] - expected) < 1e-6
+
+
+def test_external_rigid_solver_is_refused():
+    """Attachments need both endpoints integrated here: integrate_with_external_rigid_solver raises ValueError."""
+    with pytest.raises(ValueError, match="integrate_with_external_rigid_solver"):
+        SolverVBD(_model(), integrate_with_external_rigid_solver=True)
+
+
+def test_hard_attachment_holds_a_moved_kinematic_body_exactly():
+    """stiffness=inf: the particle sits on the anchor of a kinematic body moved 1 m, no m g / k sag.
+
+    Measured after 60 steps: 4.8e-8 m off (float32 of 1.3 m; Newton's SolverVBD 0.00 mm); limit 1e-6 m.
+    """
+    model = _model(stiffness=float("inf"))
+    state = _run(model, 60, _moved(model))
+    assert np.abs(state.particle_q.numpy()[0] - [1.3, 0.0, 1.0]).max() < 1e-6
+
+
+def test_hard_attachment_carries_a_hanging_body_on_its_multiplier():
+    """A 1 kg body hung from a fixed particle by a hard attachment: no sag, the multiplier holds m g; reset clears it.
+
+    Measured after 120 steps: 6e-8 m below the anchor (limit 1e-6 m), λ_z 9.81004 N for m g 9.81 (rel. 4e-6,
+    limit 1e-4).
+    """
+    model = _model(kinematic=False, particle_mass=0.0, stiffness=float("inf"), anchor=(0.0, 0.0, 0.0))
+    solver = SolverVBD(model)
+    state = _run(model, 120, solver=solver)
+    assert abs(1.0 - state.body_q.numpy()[0, 2]) < 1e-6
+    assert solver.attachments.data.lam.numpy()[0, 2] == pytest.approx(G, rel=1e-4)
+    solver.reset(state, flags=newton.StateFlags.BODY)
+    assert not solver.attachments.data.lam.numpy().any()
+
+
+def test_hard_free_pair_keeps_its_momentum():
+    """A free 1 kg body and 0.1 kg particle closing a 1 cm hard gap (no gravity): the load rides on the shared λ.
+
+    Measured after 10 steps: centre of mass 1.1e-7 m from its start (limit 3e-7 m; Newton's SolverVBD 2.3e-8 m),
+    the gap closed to 0.3 m exactly (limit 1e-6 m).
+    """
+    model = _model(kinematic=False, gravity=False, body_mass=1.0, stiffness=float("inf"))
+    s0, s1 = _moved(model, 0.01)
+    start = _pair_com(s0)
+    state = _run(model, 10, (s0, s1))
+    assert np.abs(_pair_com(state) - start).max() < 3e-7
+    assert abs(state.particle_q.numpy()[0, 0] - state.body_q.numpy()[0, 0] - 0.3) < 1e-6
+
+
+def test_reset_clears_hard_multipliers_of_the_selected_worlds_only():
+    """Two worlds, each a body hung by a hard attachment: a masked reset clears world 1's multiplier, not world 0's."""
+    one = newton.ModelBuilder()
+    body = one.add_body(xform=wp.transform((0.0, 0.0, 1.0), wp.quat_identity()), mass=1.0,
+                        inertia=wp.mat33(np.eye(3) * 0.01))
+    p = one.add_particle((0.0, 0.0, 1.0), (0.0, 0.0, 0.0), 0.0)
+    one.add_attachment_particle_body(p, body, stiffness=float("inf"))
+    multi = newton.ModelBuilder()
+    multi.replicate(one, 2)
+    multi.color()
+    model = multi.finalize(device="cpu")
+    solver = SolverVBD(model)
+    state = _run(model, 20, solver=solver)
+    assert solver.attachments.data.lam.numpy()[:, 2] == pytest.approx([G, G], rel=1e-3)
+    solver.reset(state, world_mask=wp.array([False, True], dtype=wp.bool, device="cpu"), flags=newton.StateFlags.BODY)
+    lam = solver.attachments.data.lam.numpy()[:, 2]
+    assert lam[0] == pytest.approx(G, rel=1e-3) and lam[1] == 0.0
