@@ -192,3 +192,19 @@ def test_every_accepted_option_is_documented_in_help():
     docs = SolverVBD.__doc__ + SolverVBD.__init__.__doc__
     assert [name for name in accepted if f"``{name}``" not in docs] == []
     assert "rigid_compliant_alm" in pydoc.render_doc(SolverVBD, renderer=pydoc.plaintext)
+
+
+def test_the_formulation_switch_follows_the_decision_table():
+    """``rigid_compliant_alm``: True selects 1.8.0's compliant ALM, not built here -> NotImplementedError naming
+    it (never accepted and ignored); False selects the seed's AVBD with 1.8.0's DeprecationWarning; omitted,
+    the seed's AVBD with no warning."""
+    import warnings
+
+    model = _cloth()
+    with pytest.raises(NotImplementedError, match="rigid_compliant_alm=True"):
+        SolverVBD(model, rigid_compliant_alm=True)
+    with pytest.warns(DeprecationWarning, match="rigid_compliant_alm=False"):
+        SolverVBD(model, rigid_compliant_alm=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        SolverVBD(model)

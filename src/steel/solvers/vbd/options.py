@@ -18,6 +18,7 @@ from __future__ import annotations
 import inspect
 import math
 import numbers
+import warnings
 from dataclasses import dataclass, fields
 
 import warp as wp
@@ -99,7 +100,9 @@ LATER_GAP = "particle_self_contact_gap"
 # Later-revision additions: name -> the value that leaves the seed behaviour unchanged. Any other
 # (valid) value selects a feature this solver does not have yet -> NotImplementedError.
 EXTRAS = {
-    "rigid_compliant_alm": True,  # either value runs the seed's AVBD (penalty + AL); compliant ALM is not built
+    # 1.8.0's formulation switch (see check_formulation_switch): True selects compliant ALM, not built here
+    # (NotImplementedError); False the seed's AVBD with 1.8.0's DeprecationWarning; omitted: the seed's AVBD.
+    "rigid_compliant_alm": False,
     "rigid_soft_contact_use_log_barrier": False,
     "rigid_soft_enable_dat": False,
     "rigid_soft_dat_use_interval_arithmetic": False,
@@ -112,8 +115,7 @@ EXTRAS = {
     "collision_frequency_type": None,
 }
 # Extras any valid value of which is harmless here.
-EXTRAS_ANY_VALUE = frozenset({"rigid_compliant_alm", "enable_fast_math", "tendon_max_sweeps", "tendon_settle_tol",
-                              "tendon_activation_tol"})
+EXTRAS_ANY_VALUE = frozenset({"enable_fast_math", "tendon_max_sweeps", "tendon_settle_tol", "tendon_activation_tol"})
 # Seed options whose later-revision default is None ("scene value or built-in"): None -> seed default.
 NONE_MEANS_DEFAULT = frozenset({
     "iterations", "particle_self_contact_radius", "particle_self_contact_margin",
@@ -256,8 +258,18 @@ def build_options(**kwargs) -> tuple[VBDOptions, dict]:
               for f in fields(VBDOptions)}
     _map_collision_frequency(extras, values, "particle_collision_detection_interval" in kwargs)
     for name, value in extras.items():
+        if name == "rigid_compliant_alm" and value:
+            raise NotImplementedError(
+                "SolverVBD option rigid_compliant_alm=True (Newton 1.8.0's compliant ALM formulation) is not "
+                "implemented yet; omit it for the seed's AVBD")
         if name not in EXTRAS_ANY_VALUE and name not in _SCHEDULE_OPTIONS and value != EXTRAS[name]:
             raise NotImplementedError(f"SolverVBD option {name}={value!r} is not implemented yet")
+    if extras.get("rigid_compliant_alm") is False:
+        # The caller used 1.8.0's switch to select the legacy path, which 1.8.0 deprecates; seed options
+        # passed alone never warn (the project's decision table).
+        warnings.warn("SolverVBD: rigid_compliant_alm=False selects the legacy AVBD path, deprecated in Newton "
+                      "1.8.0; this solver runs the seed's AVBD, which is also what it runs when the option is "
+                      "omitted", DeprecationWarning, stacklevel=3)
     return VBDOptions(**values), extras
 
 

@@ -162,8 +162,8 @@ class SolverVBD(SolverBase, CouplingInterface):
         :mod:`steel.solvers.vbd.collision`); ``None`` for a seed option means its seed default, except
         ``iterations=None`` (the scene's count, above). Its other options are validated and accepted where
         they change nothing here, and raise ``NotImplementedError`` where they would select an unbuilt
-        feature: ``rigid_compliant_alm`` (any bool; the seed's AVBD runs either way, the compliant
-        formulation is not built), ``rigid_soft_contact_use_log_barrier``, ``rigid_soft_enable_dat`` and
+        feature: ``rigid_compliant_alm`` (True: 1.8.0's compliant formulation, not built; False: the seed's AVBD
+        with 1.8.0's ``DeprecationWarning``; omitted: the seed's AVBD), ``rigid_soft_contact_use_log_barrier``, ``rigid_soft_enable_dat`` and
         ``rigid_soft_dat_use_interval_arithmetic`` (False only), ``tendon_max_sweeps`` (int >= 1),
         ``tendon_settle_tol`` and ``tendon_activation_tol`` (> 0; models with tendons are refused),
         ``enable_fast_math`` (any bool; a CUDA compile flag, kernels here compile with Warp's defaults).
