@@ -138,3 +138,17 @@ def test_the_anchor_scenes_never_launch_the_pass(name):
     from steel.scenes import build_scene
 
     assert SolverSteel(build_scene(name, 1, "cpu").model).shock_up is None
+
+
+def test_changed_masses_switch_the_pass_on_at_notify():
+    """Two equal boxes build without the pass; making the top one 100x heavier and notifying
+    BODY_INERTIAL_PROPERTIES switches it on."""
+    model = box_stack((1.0, 1.0))
+    solver = SolverSteel(model)
+    assert solver.shock_up is None
+    model.body_mass.assign(np.array([1.0, 100.0], dtype=np.float32))
+    model.body_inv_mass.assign(np.array([1.0, 0.01], dtype=np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", newton.NewtonWarning)
+        solver.notify_model_changed(newton.ModelFlags.BODY_INERTIAL_PROPERTIES)
+    assert solver.shock_up is not None

@@ -57,6 +57,7 @@ import numpy as np
 import warp as wp
 
 from .data import ROW_CONTACT, RowBuffers
+from .mass_ratio import candidate_ratios
 from .pgs_order import family_rows, is_unit
 from .rows.common import add_world_drift, ensure_response, row_velocity, side_offset
 from .rows.dormant import is_dormant
@@ -234,8 +235,6 @@ def _shock_pass(
 def shock_enabled(model, body_responds: np.ndarray, body_articulation: np.ndarray) -> bool:
     """Some candidate contact pair of two responding bodies of different articulations differs in body mass by
     ``SHOCK_RATIO`` or more (a self-contact's rows have one side: the pass never acts on them)."""
-    from .mass_ratio import candidate_ratios
-
     ratio, b0, b1 = candidate_ratios(model, body_responds)
     apart = body_articulation[b0] != body_articulation[b1]
     return bool((ratio[apart] >= SHOCK_RATIO).any())
