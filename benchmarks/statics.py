@@ -9,7 +9,7 @@ Scenes (each a function returning a finalized Newton model and what to measure o
 * :func:`tipping_box`: the same box launched along x on a flat ground.
 * :func:`perturbed_towers`: the four box towers, each box slightly offset and turned.
 * :func:`grasp` / :func:`gripper`: a capsule pinched between two pads; a two-finger gripper lifting a box.
-* :func:`mass_stack`: heavy-on-light box stacks (:data:`MASS_STACKS`).
+* the heavy-on-light box stacks of ``benchmarks/mass_ratio.py``, with a MuJoCo C twin.
 
 ``python -m benchmarks.statics`` writes ``statics.md``: the ramp grid, the mass-ratio stacks and the pinch,
 ours beside Newton's reference and MuJoCo C (MJCF twins, MuJoCo's default contact model).
@@ -413,21 +413,6 @@ def ramp_grid(dt: float, solvers: dict, log=print) -> list[dict]:
     return rows
 
 
-def mass_stack(masses, device: str = "cpu") -> newton.Model:
-    """0.2 m boxes of the given ``masses`` [kg], bottom first, stacked face to face on a ground plane (mu 0.5)."""
-    builder = newton.ModelBuilder(gravity=(0.0, 0.0, -G))
-    for i, mass in enumerate(masses):
-        cfg = newton.ModelBuilder.ShapeConfig(mu=0.5, density=mass / (2.0 * BOX_HALF) ** 3)
-        body = builder.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, BOX_HALF * (2 * i + 1)), wp.quat_identity()))
-        builder.add_shape_box(body, hx=BOX_HALF, hy=BOX_HALF, hz=BOX_HALF, cfg=cfg)
-    builder.add_ground_plane(cfg=newton.ModelBuilder.ShapeConfig(mu=0.5))
-    return builder.finalize(device=device)
-
-
-MASS_STACKS = {"1:10": (1.0, 10.0), "1:100": (1.0, 100.0), "1:1000": (0.1, 100.0),
-               "1-1000-1-1000-1": (1.0, 1000.0, 1.0, 1000.0, 1.0), "20 boxes 1:100": (1.0, 100.0) * 10}
-
-
 def _mujoco_stack(masses, dt: float):
     import mujoco
 
@@ -441,36 +426,31 @@ def _mujoco_stack(masses, dt: float):
 
 
 def stack_outcome(masses, solver_class, dt: float, seconds: float = 3.0) -> str:
-    """Largest sink and hop [m] of any box over ``seconds`` (from its start height), and finiteness."""
-    heights = []
+    """Largest sink and hop [m] of any box over ``seconds`` (from its start height), and finiteness; the Newton
+    side is ``benchmarks/mass_ratio.py``'s scene and measure."""
+    from .mass_ratio import box_stack, sink_and_hop
+
     if solver_class == "mujoco":
         import mujoco
 
         model, data = _mujoco_stack(masses, dt)
+        start = np.array([BOX_HALF * (2 * i + 1) for i in range(len(masses))])
+        sink = hop = 0.0
         for _ in range(int(round(seconds / dt))):
             mujoco.mj_step(model, data)
-            heights.append(data.qpos.reshape(-1, 7)[:, 2].copy())
-        start = np.array([BOX_HALF * (2 * i + 1) for i in range(len(masses))])
+            z = data.qpos.reshape(-1, 7)[:, 2]
+            sink, hop = max(sink, float((start - z).max())), max(hop, float((z - start).max()))
+        finite = bool(np.isfinite(data.qpos).all())
     else:
-        model = mass_stack(masses)
-        start = model.body_q.numpy()[:, 2].copy()
         import warnings
 
+        model = box_stack(masses, half=BOX_HALF)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the mass-ratio warning is the point of the scene
             solver = solver_class(model)
-        pipeline = newton.CollisionPipeline(model)
-        contacts = pipeline.contacts()
-        s0, s1 = model.state(), model.state()
-        for _ in range(int(round(seconds / dt))):
-            pipeline.collide(s0, contacts)
-            solver.step(s0, s1, None, contacts, dt)
-            s0, s1 = s1, s0
-            heights.append(s0.body_q.numpy()[:, 2].copy())
-    z = np.array(heights)
-    if not np.isfinite(z).all():
+        sink, hop, finite = sink_and_hop(model, solver, dt, seconds)
+    if not finite:
         return "**not finite**"
-    sink, hop = float((start - z).max()), max(float((z - start).max()), 0.0)
     text = f"sink {sink * 1e3:.2f} mm, hop {hop * 1e3:.2f} mm"
     return text if sink < 1e-3 and hop < 1e-3 else f"**{text}**"
 
@@ -534,7 +514,9 @@ def main(argv=None) -> int:
     lines += ["", f"Mass-ratio stacks: 0.2 m boxes (masses bottom first [kg]) on the ground, mu 0.5, dt {args.dt:.6g} s, "
               "3 s, default options; the largest sink and hop of any box from its start height. Bold: above 1 mm.", "",
               "| stack | " + " | ".join(solvers) + " |", "|---|" + "---|" * len(solvers)]
-    for name, masses in MASS_STACKS.items():
+    from .mass_ratio import STACKS
+
+    for name, masses in STACKS.items():
         cells = [stack_outcome(masses, cls, args.dt) for cls in solvers.values()]
         print(f"  {name}: " + ", ".join(f"{k} {c}" for k, c in zip(solvers, cells)), flush=True)
         lines.append(f"| {name} | " + " | ".join(cells) + " |")

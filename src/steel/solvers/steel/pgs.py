@@ -123,6 +123,7 @@ from __future__ import annotations
 import warp as wp
 
 from .data import ROW_CLAMP, ROW_CONTACT, ROW_DRIVE, ROW_FROZEN, ROW_LIMIT, ROW_SPEED_LIMIT, RowBuffers
+from .pgs_order import family_rows as _family_rows
 from .pgs_order import is_sliding_friction as _is_sliding_friction
 from .pgs_order import is_unit as _is_unit
 from .pgs_order import order_units as _order_units
@@ -561,13 +562,9 @@ def _velocity_sweep(
     # Replace every target by its velocity target. A positive gap whose linearized end-of-step gap
     # closes under the position-solve velocity (J qd <= -phi / dt) is arrested (target 0).
     for family in range(2):
-        start = base
-        count = wp.min(rows.world_row_count[world, 0], rows.articulation_capacity)
-        if family == 1:
-            start = base + rows.articulation_capacity
-            count = wp.min(rows.world_row_count[world, 1], rows.free_body_capacity)
-        for i in range(count):
-            r = start + i
+        rows_of = _family_rows(rows, world, base, family)
+        for i in range(rows_of[1]):
+            r = rows_of[0] + i
             target = rows.velocity_target[r]
             if freeze_drives != 0 and rows.kind[r] == ROW_DRIVE:
                 rows.kind[r] = ROW_FROZEN  # velocity_drive_mode="freeze": keeps the position solve's impulse

@@ -41,6 +41,16 @@ def is_unit(rows: RowBuffers, r: int):
 
 
 @wp.func(inline=True)
+def family_rows(rows: RowBuffers, world: int, base: int, family: int):
+    """``(first row, count)`` of the rows of ``family`` (0 articulated, 1 free-body) reserved this step in the world
+    whose segment starts at ``base``."""
+    if family == 1:
+        return wp.vec2i(base + rows.articulation_capacity,
+                        wp.min(rows.world_row_count[world, 1], rows.free_body_capacity))
+    return wp.vec2i(base, wp.min(rows.world_row_count[world, 0], rows.articulation_capacity))
+
+
+@wp.func(inline=True)
 def _sorts_before(rows: RowBuffers, a: int, b: int):
     """Unit ``a`` goes before unit ``b``: larger key first, ties by body pair (a pair's rows stay adjacent)."""
     if rows.key[a] != rows.key[b]:
@@ -96,13 +106,9 @@ def order_units(rows: RowBuffers, world: int, base: int):
     # contacts share a key and end up side by side.
     unit_count = int(0)
     for family in range(2):
-        start = base
-        count = wp.min(rows.world_row_count[world, 0], rows.articulation_capacity)
-        if family == 1:
-            start = base + rows.articulation_capacity
-            count = wp.min(rows.world_row_count[world, 1], rows.free_body_capacity)
-        for i in range(count):
-            r = start + i
+        rows_of = family_rows(rows, world, base, family)
+        for i in range(rows_of[1]):
+            r = rows_of[0] + i
             if is_unit(rows, r):
                 rows.order[base + unit_count] = r
                 unit_count += 1

@@ -31,6 +31,7 @@ from .options import (
     validate_option,
 )
 from .pgs import sweep, velocity_sweep
+from .shock import shock_pass, shock_setup
 from .predict import (eval_free_dynamics, eval_joint_forces, flag_changed_diagonal, free_dynamics_fuses,
                       predict_velocity)
 from .rows.adhesion import check_adhesion_options
@@ -140,6 +141,7 @@ class SolverSteel(SolverBase, SteelCoupling):
         self.preeliminate = preelimination_plan(model, opts, self.closures.joint_list if self.closures.count else [])
         _warn_cross_world_global_bodies(model, self.tables)
         warn_mass_ratio(model, opts.iterations, self.tables.body_responds_np.astype(bool))
+        self.shock_up = shock_setup(model, self.tables, self.core.plan)  # heavy on light: shock.py; None: off
         free = self.tables.articulation_is_free_body_np
         has_articulated = bool((free == 0).any()) if len(free) else False
         art_cap, free_cap = row_capacities(model, opts, has_articulated, bool(self.tables.body_is_free_np.any()),
@@ -340,11 +342,14 @@ class SolverSteel(SolverBase, SteelCoupling):
         self.closures.build(self, state_in, dt)  # loop-closing joints (no launch without them)
         # 4. Projected Gauss-Seidel on the predicted velocity.
         sweep(self, self.qd)
+        if self.options.iterations > 0:
+            shock_pass(self, self.qd)  # heavy on light only (shock.py)
         if self.qd_position is not None:
             # 4b. velocity_iterations: keep the position-solve velocity for the positions, then
             # refine the velocity without the position bias (pgs.velocity_sweep).
             wp.copy(self.qd_position, self.qd)
             velocity_sweep(self, self.qd)
+            shock_pass(self, self.qd)
         # 5. Observables and contact history of this step (before an in-place output overwrites the input).
         warn_body_parent_f_once(self, observables)  # rows/preelimination.py
         write_observables(self, observables, contacts, state_in, dt)
@@ -549,6 +554,9 @@ class SolverSteel(SolverBase, SteelCoupling):
             self.tables.refresh()
         if flags & int(newton.ModelFlags.BODY_PROPERTIES):
             self.attributes.refresh()
+        if flags & (int(newton.ModelFlags.BODY_PROPERTIES) | int(newton.ModelFlags.BODY_INERTIAL_PROPERTIES)
+                    | int(newton.ModelFlags.MODEL_PROPERTIES)):
+            self.shock_up = shock_setup(self.model, self.tables, self.core.plan)  # masses or gravity changed
         if flags & int(newton.ModelFlags.SHAPE_PROPERTIES):
             self.shape_attributes.refresh()
         if flags & int(newton.ModelFlags.JOINT_PROPERTIES):
