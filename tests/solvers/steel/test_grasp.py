@@ -34,7 +34,7 @@ def test_a_two_finger_gripper_lifts_a_box_and_holds_it(options, slip_limit):
     """Two position-driven prismatic fingers (effort limit 20 N, mu 0.8) close on a 0.5 kg, 0.1 m cube, lift it
     0.1 m and hold it 10 s (dt 1/240): lifted 0.0995 m (augmented drives) / 0.0993 m (drive rows), within
     1 % of the target (the lift drive's sag under the load); slip relative to the palm over the hold 1.5e-8 m
-    (one float32 step) / 1.1e-6 m, limits 5e-8 / 3.3e-6 m. The issue's target was 1e-4 m."""
+    (one float32 step) / 1.1e-6 m, limits 5e-8 / 3.3e-6 m. The target was 1e-4 m."""
     scene = statics.gripper()
     result = statics.gripper_lift(scene, SolverSteel(scene.model, **options), 1.0 / 240.0)
     assert result["lifted_m"] == pytest.approx(statics.GRIPPER_LIFT, rel=0.01)
