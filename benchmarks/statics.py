@@ -107,16 +107,25 @@ def ramp(angle_deg: float, mu: float, *, support: str = "plane", orientation: st
     return Ramp(model, box, carrier, frame, angle, mu)
 
 
-def _run(scene: Ramp, solver, dt: float, seconds: float, record):
-    pipeline = newton.CollisionPipeline(scene.model)
+def simulate(model: newton.Model, solver, dt: float, steps: int, *, control=None, before=None, after=None):
+    """Step ``model`` ``steps`` times with Newton's default collision pipeline; ``before(k, state, control)`` runs
+    ahead of step ``k`` (1-based: set targets, velocities), ``after(k, state)`` after it. Returns the last state."""
+    pipeline = newton.CollisionPipeline(model)
     contacts = pipeline.contacts()
-    s0, s1 = scene.model.state(), scene.model.state()
-    for k in range(1, int(round(seconds / dt)) + 1):
+    s0, s1 = model.state(), model.state()
+    for k in range(1, steps + 1):
+        if before is not None:
+            before(k, s0, control)
         pipeline.collide(s0, contacts)
-        solver.step(s0, s1, None, contacts, dt)
+        solver.step(s0, s1, control, contacts, dt)
         s0, s1 = s1, s0
-        record(k * dt, s0)
+        if after is not None:
+            after(k, s0)
     return s0
+
+
+def _run(scene: Ramp, solver, dt: float, seconds: float, record):
+    return simulate(scene.model, solver, dt, int(round(seconds / dt)), after=lambda k, s: record(k * dt, s))
 
 
 def _relative(scene: Ramp, state) -> np.ndarray:
@@ -246,17 +255,14 @@ def grasp_slip(scene: Grasp, solver, dt: float, force: float, t0: float = 1.0, t
     f[scene.pad_dofs[0]] = force
     f[scene.pad_dofs[1]] = -force
     control.joint_f.assign(f)
-    pipeline = newton.CollisionPipeline(model)
-    contacts = pipeline.contacts()
-    s0, s1 = model.state(), model.state()
     zs = {}
     k0, k1 = int(round(t0 / dt)), int(round(t1 / dt))
-    for k in range(1, k1 + 1):
-        pipeline.collide(s0, contacts)
-        solver.step(s0, s1, control, contacts, dt)
-        s0, s1 = s1, s0
+
+    def after(k, state):
         if k in (k0, k1):
-            zs[k] = float(s0.body_q.numpy()[scene.capsule, 2])
+            zs[k] = float(state.body_q.numpy()[scene.capsule, 2])
+
+    simulate(model, solver, dt, k1, control=control, after=after)
     return abs(zs[k1] - zs[k0]) / (t1 - t0)
 
 
@@ -311,27 +317,24 @@ def gripper_lift(scene: Gripper, solver, dt: float, hold: float = 10.0) -> dict:
     """Close (0.5 s), lift ``GRIPPER_LIFT`` over 1 s, hold ``hold`` [s]: the box's height gain [m] and its slip
     relative to the palm over the hold [m]."""
     model = scene.model
-    control = model.control()
-    pipeline = newton.CollisionPipeline(model)
-    contacts = pipeline.contacts()
-    s0, s1 = model.state(), model.state()
     target = np.zeros(model.joint_coord_count, dtype=np.float32)
     close = 0.03  # [m] each finger's target travel: past the box face, so the effort limit sets the squeeze
     target[scene.finger_coords[0]] = close
     target[scene.finger_coords[1]] = -close
     steps = int(round((1.5 + hold) / dt))
     rel = {}
-    for k in range(1, steps + 1):
-        t = k * dt
-        target[scene.lift_coord] = GRIPPER_LIFT * min(max(t - 0.5, 0.0), 1.0)
+
+    def before(k, state, control):
+        target[scene.lift_coord] = GRIPPER_LIFT * min(max(k * dt - 0.5, 0.0), 1.0)
         control.joint_target_q.assign(target)
-        pipeline.collide(s0, contacts)
-        solver.step(s0, s1, control, contacts, dt)
-        s0, s1 = s1, s0
+
+    def after(k, state):
         if k in (int(round(1.5 / dt)), steps):
-            q = s0.body_q.numpy()
+            q = state.body_q.numpy()
             rel[k] = float(q[scene.box, 2] - q[scene.palm, 2])
-    q = s0.body_q.numpy()
+
+    state = simulate(model, solver, dt, steps, control=model.control(), before=before, after=after)
+    q = state.body_q.numpy()
     first, last = sorted(rel)
     return {"lifted_m": float(q[scene.box, 2] - GRIPPER_BOX_HALF), "slip_m": abs(rel[last] - rel[first])}
 

@@ -147,18 +147,16 @@ def test_a_face_keeps_its_anchor_diagonal_whatever_order_its_corners_come_in(hal
 
 def _tower_drift(model, dt, marks):
     """Largest horizontal displacement [m] of any box between the first and each later mark [s]."""
-    solver = SolverSteel(model)
-    pipeline = newton.CollisionPipeline(model)
-    contacts = pipeline.contacts()
-    s0, s1 = model.state(), model.state()
-    poses = {0.0: s0.body_q.numpy()[:, :2].copy()}
+    from benchmarks import statics
+
+    poses = {0.0: model.body_q.numpy()[:, :2].copy()}
     steps = {int(round(t / dt)): t for t in marks if t > 0.0}
-    for k in range(1, max(steps) + 1):
-        pipeline.collide(s0, contacts)
-        solver.step(s0, s1, None, contacts, dt)
-        s0, s1 = s1, s0
+
+    def after(k, state):
         if k in steps:
-            poses[steps[k]] = s0.body_q.numpy()[:, :2].copy()
+            poses[steps[k]] = state.body_q.numpy()[:, :2].copy()
+
+    statics.simulate(model, SolverSteel(model), dt, max(steps), after=after)
     first = poses[marks[0]]
     return [float(np.linalg.norm(poses[t] - first, axis=1).max()) for t in marks[1:]]
 

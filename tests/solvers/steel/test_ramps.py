@@ -62,18 +62,8 @@ def test_above_the_critical_angle_the_box_slides_at_the_coulomb_acceleration(sup
     assert accel == pytest.approx(statics.coulomb_acceleration(scene.angle, scene.mu), rel=4e-5)
 
 
-def _run(model, dt, seconds, record=None, solver=None):
-    solver = solver or SolverSteel(model)
-    pipeline = newton.CollisionPipeline(model)
-    contacts = pipeline.contacts()
-    s0, s1 = model.state(), model.state()
-    for k in range(1, int(round(seconds / dt)) + 1):
-        pipeline.collide(s0, contacts)
-        solver.step(s0, s1, None, contacts, dt)
-        s0, s1 = s1, s0
-        if record is not None:
-            record(k, s0)
-    return s0
+def _run(model, dt, seconds, record=None):
+    return statics.simulate(model, SolverSteel(model), dt, int(round(seconds / dt)), after=record)
 
 
 def _tilt_deg(quat):
@@ -123,19 +113,14 @@ def test_a_tall_box_on_a_braking_platform_tips_over_and_a_short_one_does_not():
         builder.joint_qd[0] = 1.0
         builder.joint_qd[6] = 1.0  # the box rides along
         model = builder.finalize(device="cpu")
-        solver = SolverSteel(model)
-        pipeline = newton.CollisionPipeline(model)
-        contacts = pipeline.contacts()
-        s0, s1 = model.state(), model.state()
         dt = 1.0 / 240.0
-        for k in range(int(2.0 / dt)):
-            qd = s0.joint_qd.numpy()
-            qd[0] = max(1.0 - 5.0 * max(k * dt - 0.25, 0.0), 0.0)  # [m/s] cruise 0.25 s, then brake
-            s0.joint_qd.assign(qd)
-            pipeline.collide(s0, contacts)
-            solver.step(s0, s1, None, contacts, dt)
-            s0, s1 = s1, s0
-        q = s0.body_q.numpy()
+
+        def brake(k, state, control):
+            qd = state.joint_qd.numpy()
+            qd[0] = max(1.0 - 5.0 * max((k - 1) * dt - 0.25, 0.0), 0.0)  # [m/s] cruise 0.25 s, then brake
+            state.joint_qd.assign(qd)
+
+        q = statics.simulate(model, SolverSteel(model), dt, int(2.0 / dt), before=brake).body_q.numpy()
         results[name] = (q[box], q[deck])
     tall, _ = results["tall"]
     assert _tilt_deg(tall[3:]) == pytest.approx(90.0, abs=0.3)  # [deg]
