@@ -61,9 +61,7 @@ two rows at once) run as native loops on the arrays' data (``rows/dof_loops.py``
 a negative index and multiplies by the byte stride, and a perf annotation of the tower's sweep put the
 hottest instructions of its 6-DOF sums on that address arithmetic (unrolling the Warp loops had measured
 within noise). Same float operations in the same order: joint_q/joint_qd after 300 steps bitwise equal on
-tower x1/x16, humanoid x16, ant x64, chain x64. ``_sweep`` per step (launch replayed 20 times on 5 saved
-steps, mean of per-step minima, HEAD and new interleaved): tower x16 1.45 -> 1.08 ms (1.34-1.42 -> 1.03-1.05
-on a busier machine), humanoid x16 0.35 -> 0.26, chain x64 0.23 -> 0.19, ant x64 0.08-0.09 either way. What
+tower x1/x16, humanoid x16, ant x64, chain x64 (timings in benchmarks/README.md's performance log). What
 is left on the tower is row bookkeeping: each struct-array field a row visit reads is a pointer and stride
 reloaded from the stack, an index wrap and a multiply; forming the responses (``ensure_response``) is
 0.12-0.2 ms of it. A loaded row (impulse not 0) forms only ``J qd``, not its gate reference: the gate is

@@ -45,9 +45,8 @@ these six were half of a one-world tower step's launches). A stale ``H`` between
 the separate launches. On the CPU the launch is one thread walking the articulations in order
 (``launches.serial_threads``): a thread per articulation copied the 3.1 KB argument block 704 times per
 tower x16 step. That, a free body's factor and solve in local storage, CRBA pairs computed once
-(``articulation/dynamics.py``) and the root pose placed once by the kinematics took the launch from
-0.244/0.248 to 0.222/0.225 ms per tower x16 step (per-kernel time over 150 steps, two runs against HEAD
-alternately) and cartpole x64 from 0.043/0.042 to 0.039/0.040 ms, bitwise the same.
+(``articulation/dynamics.py``) and the root pose placed once by the kinematics made the launch cheaper,
+bitwise the same (figures in benchmarks/README.md's performance log).
 
 Measured (the launch replayed 900 times on one step's input after 150 steps, median, alternating with the
 code before twice; 2-core CPU with another process running): the tree-sparse factor, the CRBA and the

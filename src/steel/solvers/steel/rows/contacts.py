@@ -69,9 +69,7 @@ up from the last one, and a record's distance takes one square root, none beyond
 ``MATCH_DISTANCE`` (``rows/history.py``); a region's members are tested once (``rows/patches.py``); each
 body's world centre of mass is formed once for the closing speed and the sweep key. Every entry gets the
 same arithmetic as before: 300 steps of tower x1/x16, humanoid x16, ant x64, chain x64 and cartpole x64
-stay bitwise the same. This kernel (thread CPU time of one step's rebuild, median of 400, three
-alternating runs, the old code from a worktree): chain x64 672 -> 572 us, tower x16 367 -> 320 us,
-humanoid x16 151 -> 118 us. What is left on chain x64 (ablations, 2752 contacts, 6592 rows): the walk
+stay bitwise the same (timings in benchmarks/README.md's performance log). What is left on chain x64 (ablations, 2752 contacts, 6592 rows): the walk
 ~90 us, clearing the sides' J ranges ~55 us, the patch regions ~70 us, everything before the reservation
 ~190 us. Tried and not kept: clearing a contact's three J ranges in one loop (no change), reusing one
 region's farthest pair along its run (tower x16 -1 %).
@@ -81,11 +79,8 @@ warm-start impulse and no preload, whose closing speed provably stays above its 
 sweep (a bound from the step's start twists and the free dynamics' velocity change) and whose margin also
 outlasts the drift its world's last sweep reached, gets its gate reference and no Jacobian: the rows'
 ranges are set, their ``J`` is neither cleared nor walked until the sweep needs it (bitwise the same ``J``
-then). Measured, this kernel per step (launch timed in the step loop, median of 270 steps, two runs
-against the previous commit interleaved): chain x64 0.76-0.77 -> 0.57-0.59 ms, humanoid x16 0.198 ->
-0.206 median (0.20 -> 0.17 mean: its rows go dormant while it falls), cartpole x64 0.061 -> 0.056, tower
-x16 0.50 either way. Without the drift condition humanoid x16's sweep materialized most of them (its
-``_sweep`` 0.57 -> 0.67 ms).
+then). Without the drift condition humanoid x16's sweep materialized most of them and got slower
+(figures in benchmarks/README.md's performance log).
 
 A contact where neither body responds (static, kinematic, or outside every articulation) gets no
 row. Bodies outside every articulation enter with their pose and zero velocity. The launch reads
