@@ -1,14 +1,35 @@
-"""The ``vbd:`` scene attribute ``max_solver_iterations``: the iteration count a scene asks for.
+"""The ``vbd:`` scene attributes: solver settings a scene authors, and how the constructor reads them.
 
-Registered by :meth:`SolverVBD.register_custom_attributes` as Newton 1.8.0 does: ``vbd:max_solver_iterations``
-(int32, once per model, default -1 = "no preference"), authored in USD as ``newton:maxSolverIterations``
-(``NewtonSceneAPI``). It is read only when the caller passes ``iterations=None`` (1.8.0's default
-spelling); an omitted ``iterations`` keeps the seed revision's 10, and an explicit count always wins,
-so a scene never changes a seed default. A scene value other than a positive count or -1 raises
-``ValueError`` naming the USD attribute, as the reference's does (measured: 0 and -2 raise there).
+Registered by :meth:`SolverVBD.register_custom_attributes` as Newton 1.8.0 does (ONCE per model):
+
+==============================  =======  =======  ==========================================  ==========================
+attribute                       dtype    default  USD name                                    default of option
+==============================  =======  =======  ==========================================  ==========================
+``vbd:max_solver_iterations``   int32    -1       ``newton:maxSolverIterations``              ``iterations`` (None only)
+``vbd:rigid_contact_history``   bool     False    ``newton:vbd:rigid:contactHistory``         ``rigid_contact_history``
+``vbd:rigid_joint_linear_ke``   float32  1e5      ``newton:vbd:rigid:jointLinearStiffness``   ``rigid_joint_linear_ke``
+``vbd:rigid_joint_angular_ke``  float32  1e5      ``newton:vbd:rigid:jointAngularStiffness``  ``rigid_joint_angular_ke``
+``vbd:rigid_joint_linear_kd``   float32  0        ``newton:vbd:rigid:jointLinearDamping``     ``rigid_joint_linear_kd``
+``vbd:rigid_joint_angular_kd``  float32  0        ``newton:vbd:rigid:jointAngularDamping``    ``rigid_joint_angular_kd``
+==============================  =======  =======  ==========================================  ==========================
+
+Precedence, as the reference documents it: an explicit constructor value > the scene's value > the
+built-in default. The rigid settings are read when the option is omitted or ``None``; their
+registered defaults are the seed's defaults, so a scene that does not author them changes nothing.
+``iterations`` is read only for an explicit ``iterations=None`` (1.8.0's default spelling); an omitted
+``iterations`` keeps the seed's 10 (the project's decision table), because ``newton:maxSolverIterations``
+belongs to the general ``NewtonSceneAPI`` that scenes author for any solver, whereas the
+``newton:vbd:rigid:*`` settings are authored for SolverVBD only.
+
+Bad scene values raise ``ValueError`` before anything is allocated, naming the USD attribute, the
+model attribute, the value and the option that overrides it, with the reference's wording (measured on
+``newton.solvers.SolverVBD``): an iteration count neither positive nor -1, a stiffness or damping that is
+negative, infinite or NaN. An explicit option wins over a bad scene value without looking at it.
 """
 
 from __future__ import annotations
+
+import math
 
 import warp as wp
 
@@ -20,12 +41,34 @@ SCENE_ITERATIONS = "max_solver_iterations"
 SCENE_ITERATIONS_USD = "newton:maxSolverIterations"
 DEFAULT_ITERATIONS = 10  # the seed's default, also 1.8.0's fallback when the scene says -1 or nothing
 
+# option (= the vbd: attribute's name) -> (dtype, default = the seed's option default, USD attribute name)
+RIGID_SCENE_SETTINGS = {
+    "rigid_contact_history": (wp.bool, False, "newton:vbd:rigid:contactHistory"),
+    "rigid_joint_linear_ke": (wp.float32, 1.0e5, "newton:vbd:rigid:jointLinearStiffness"),
+    "rigid_joint_angular_ke": (wp.float32, 1.0e5, "newton:vbd:rigid:jointAngularStiffness"),
+    "rigid_joint_linear_kd": (wp.float32, 0.0, "newton:vbd:rigid:jointLinearDamping"),
+    "rigid_joint_angular_kd": (wp.float32, 0.0, "newton:vbd:rigid:jointAngularDamping"),
+}
+
 
 def register_scene_attributes(builder) -> None:
-    """Declare ``vbd:max_solver_iterations`` (ONCE, int32, default -1, USD ``newton:maxSolverIterations``)."""
+    """Declare the six ONCE attributes of the table above on ``builder``."""
+    once = newton.Model.AttributeFrequency.ONCE
     builder.add_custom_attribute(newton.ModelBuilder.CustomAttribute(
-        name=SCENE_ITERATIONS, dtype=wp.int32, frequency=newton.Model.AttributeFrequency.ONCE, namespace=NAMESPACE,
-        default=-1, usd_attribute_name=SCENE_ITERATIONS_USD))
+        name=SCENE_ITERATIONS, dtype=wp.int32, frequency=once, namespace=NAMESPACE, default=-1,
+        usd_attribute_name=SCENE_ITERATIONS_USD))
+    for name, (dtype, default, usd) in RIGID_SCENE_SETTINGS.items():
+        builder.add_custom_attribute(newton.ModelBuilder.CustomAttribute(
+            name=name, dtype=dtype, frequency=once, namespace=NAMESPACE, default=default, usd_attribute_name=usd))
+
+
+def _scene_value(model, name: str):
+    """The model's ``vbd:<name>`` value as a Python scalar, or None when the attribute is not registered."""
+    ns = getattr(model, NAMESPACE, None)
+    values = getattr(ns, name, None) if ns is not None else None
+    if values is None:
+        return None
+    return values.numpy().reshape(-1)[0].item() if hasattr(values, "numpy") else values
 
 
 def scene_iterations(model) -> int:
@@ -34,13 +77,10 @@ def scene_iterations(model) -> int:
     Raises:
         ValueError: a scene value that is neither positive nor -1 (names the USD attribute and the value).
     """
-    ns = getattr(model, NAMESPACE, None)
-    values = getattr(ns, SCENE_ITERATIONS, None) if ns is not None else None
-    if values is None:
+    value = _scene_value(model, SCENE_ITERATIONS)
+    if value is None or int(value) == -1:
         return DEFAULT_ITERATIONS
-    value = int(values.numpy().reshape(-1)[0]) if hasattr(values, "numpy") else int(values)
-    if value == -1:
-        return DEFAULT_ITERATIONS
+    value = int(value)
     if value < 1:
         raise ValueError(f"Scene-authored {SCENE_ITERATIONS_USD} (vbd:{SCENE_ITERATIONS}) must be positive or -1 "
                          f"(use the default), got {value}; fix the scene value or pass iterations= explicitly to "
@@ -48,4 +88,30 @@ def scene_iterations(model) -> int:
     return value
 
 
-__all__ = ["register_scene_attributes", "scene_iterations"]
+def scene_rigid_settings(model, given: dict) -> dict:
+    """The rigid settings the scene supplies: option -> value, for each option omitted or None in ``given``.
+
+    Only registered attributes are read; each is checked (stiffness and damping finite and >= 0).
+
+    Raises:
+        ValueError: a bad scene value, naming the USD attribute, ``model.vbd.<name>``, the value and the option.
+    """
+    resolved = {}
+    for name, (_dtype, _default, usd) in RIGID_SCENE_SETTINGS.items():
+        if given.get(name) is not None:
+            continue  # an explicit value wins without reading the scene
+        value = _scene_value(model, name)
+        if value is None:
+            continue
+        if name == "rigid_contact_history":
+            resolved[name] = bool(value)
+            continue
+        value = float(value)
+        if not math.isfinite(value) or value < 0.0:
+            raise ValueError(f"Scene-authored {usd} (model.{NAMESPACE}.{name}) must be finite and >= 0, got {value!r}. "
+                             f"Fix the scene value or pass {name}= explicitly to SolverVBD.")
+        resolved[name] = value
+    return resolved
+
+
+__all__ = ["RIGID_SCENE_SETTINGS", "register_scene_attributes", "scene_iterations", "scene_rigid_settings"]

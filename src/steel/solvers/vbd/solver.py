@@ -32,7 +32,7 @@ from .reset import check_world_mask, reset_bodies
 from .rigid.attributes import JointSlot, check_joint_slot, register_vbd_attributes
 from .rigid.data import RigidWork, check_rigid_model, dynamic_bodies
 from .rigid.reset import reset_rigid_history
-from .scene import register_scene_attributes, scene_iterations
+from .scene import register_scene_attributes, scene_iterations, scene_rigid_settings
 from .rigid.step import step_rigid
 
 
@@ -87,7 +87,8 @@ class SolverVBD(SolverBase, CouplingInterface):
     Raises:
         ValueError: a model with particles but no ``particle_color_groups``; an invalid option value
             or one option under both of its spellings (the message names it); particle–body attachments with
-            ``integrate_with_external_rigid_solver=True``; a scene ``newton:maxSolverIterations`` below -1 or 0.
+            ``integrate_with_external_rigid_solver=True``; a scene ``newton:maxSolverIterations`` below -1 or 0; a
+            scene joint stiffness or damping (``newton:vbd:rigid:joint*``) negative or not finite (:mod:`.scene`).
         TypeError: an unknown option or a value of the wrong type.
         NotImplementedError: a model feature the solve does not run, named: DISTANCE joints, drives or limits
             on BALL or multi-angle D6 DOFs, mimics, tendons, muscles, unconverted MuJoCo equalities (the audit: :mod:`steel.solvers.vbd.features`);
@@ -131,7 +132,9 @@ class SolverVBD(SolverBase, CouplingInterface):
           ``particle_external_edge_contact_filtering_map`` (None): dicts vertex -> triangles / edge -> edges
           that never collide.
 
-        Rigid options (defaults as in ``inspect.signature``; see :mod:`steel.solvers.vbd.rigid.joints`):
+        Rigid options (defaults as in ``inspect.signature``; see :mod:`steel.solvers.vbd.rigid.joints`; the
+        scene's ``vbd:rigid_contact_history`` and ``vbd:rigid_joint_{linear,angular}_{ke,kd}`` stand in for those
+        options when they are omitted or None, an explicit value winning, see :mod:`steel.solvers.vbd.scene`):
         ``rigid_avbd_alpha`` (0.95) / ``rigid_avbd_joint_alpha`` (None = alpha): C0 stabilization;
         ``rigid_avbd_beta`` (0 = fixed k) / ``rigid_avbd_linear_beta`` / ``rigid_avbd_angular_beta`` (None =
         beta) [N/m² or N·m/rad²]: per-iteration penalty ramp from ``rigid_joint_linear_k_start`` /
@@ -171,6 +174,8 @@ class SolverVBD(SolverBase, CouplingInterface):
         opts, extras = build_options(**options)  # validate everything before allocating anything
         if "iterations" in options and options["iterations"] is None:
             opts.iterations = scene_iterations(model)  # 1.8.0's None: the scene's count (.scene)
+        for name, value in scene_rigid_settings(model, options).items():  # omitted or None: the scene's (.scene)
+            setattr(opts, name, value)
         check_pipeline(extras.get("collision_pipeline"))
         _check_model(model, opts.integrate_with_external_rigid_solver)
         check_model_features(model)  # tendons, muscles, ...: refused, never dropped (.features)
@@ -338,9 +343,12 @@ class SolverVBD(SolverBase, CouplingInterface):
 
     @classmethod
     def register_custom_attributes(cls, builder, *, dahl_defaults_enabled: bool = True) -> None:
-        """Register ``vbd:joint_is_hard``, ``vbd:dahl_eps_max``, ``vbd:dahl_tau`` (see :mod:`.rigid.attributes`) and
-        the scene's ``vbd:max_solver_iterations`` (USD ``newton:maxSolverIterations``, read by ``iterations=None``;
-        :mod:`.scene`)."""
+        """Register ``vbd:joint_is_hard``, ``vbd:dahl_eps_max``, ``vbd:dahl_tau`` (per joint, see
+        :mod:`.rigid.attributes`) and the scene settings (:mod:`.scene`): ``vbd:max_solver_iterations`` (USD
+        ``newton:maxSolverIterations``, read by ``iterations=None``), ``vbd:rigid_contact_history``
+        (``newton:vbd:rigid:contactHistory``), ``vbd:rigid_joint_linear_ke`` / ``_angular_ke`` / ``_linear_kd`` /
+        ``_angular_kd`` (``newton:vbd:rigid:jointLinearStiffness`` / ``jointAngularStiffness`` /
+        ``jointLinearDamping`` / ``jointAngularDamping``), read when those options are omitted or None."""
         register_vbd_attributes(builder, dahl_defaults_enabled=dahl_defaults_enabled)
         register_scene_attributes(builder)
 
