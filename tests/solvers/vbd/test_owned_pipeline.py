@@ -1,5 +1,7 @@
 """SolverVBD with a solver-owned collision pipeline (the later revision's mode, used by Newton's examples)."""
 
+import warnings
+
 import numpy as np
 import pytest
 import warp as wp
@@ -87,3 +89,119 @@ def test_rigid_slot_none_uses_the_buffer_as_filled():
         solver.step(s0, s1, None, None, 1.0 / 600.0)
         s0, s1 = s1, s0
     assert np.array_equal(s0.particle_q.numpy(), external)
+
+
+def _box(z=0.1, half=0.1):
+    """A ground plane and one 8 kg box (``half`` [m]) with its centre at ``z`` [m]."""
+    b = newton.ModelBuilder()
+    SolverVBD.register_custom_attributes(b, dahl_defaults_enabled=False)
+    b.add_ground_plane()
+    body = b.add_body(xform=wp.transform((0.0, 0.0, z), wp.quat_identity()))
+    b.add_shape_box(body, hx=half, hy=half, hz=half)
+    b.color()
+    return b.finalize(device="cpu")
+
+
+def _owned(model, cls=SolverVBD, kind=Frequency.PRE_INIT, k=1, matching="latest", **options):
+    """A solver owning a pipeline scheduled ``kind`` (every ``k``), and the list its pipeline appends a 1 to per pass."""
+    pipeline = newton.CollisionPipeline(model, contact_matching=matching)
+    passes, collide = [], pipeline.collide
+
+    def counted(*args, **kwargs):
+        passes.append(1)
+        return collide(*args, **kwargs)
+
+    pipeline.collide = counted
+    extra = {"rigid_compliant_alm": False} if cls is not SolverVBD else {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        solver = cls(model, collision_pipeline=pipeline, collision_frequency_type={Slot.RIGID: kind},
+                     collision_frequency={Slot.RIGID: k}, **extra, **options)
+    return solver, passes
+
+
+def _steps(model, solver, steps, dt=1.0 / 60.0, v=0.0, schedule=None):
+    """Step ``solver`` (owning its pipeline); ``schedule(i)`` may set the RIGID slot before step i. Returns z per step."""
+    s0, s1 = model.state(), model.state()
+    s0.body_qd.assign(np.array([[0.0, 0.0, v, 0.0, 0.0, 0.0]], np.float32))
+    z = []
+    for i in range(steps):
+        if schedule is not None:
+            solver.set_collision_frequency(collision_frequency_type={Slot.RIGID: schedule(i)})
+        solver.step(s0, s1, None, None, dt)
+        s0, s1 = s1, s0
+        z.append(float(s0.body_q.numpy()[0, 2]))
+    return np.array(z)
+
+
+@pytest.mark.parametrize(("k", "passes"), [(1, 7), (2, 4), (4, 2), (7, 1)])
+def test_iterations_schedule_detects_before_every_kth_iteration(k, passes):
+    """RIGID at ITERATIONS every k, 6 iterations: a pass before the step and before iterations k, 2k, ... (from 1);
+    the same count of passes per step as newton's SolverVBD (measured 7, 4, 2, 1 for k = 1, 2, 4, 7)."""
+    counts = []
+    for cls in (SolverVBD, newton.solvers.SolverVBD):
+        model = _box()
+        solver, seen = _owned(model, cls, Frequency.ITERATIONS, k, iterations=6)
+        _steps(model, solver, 1)
+        counts.append(len(seen))
+    assert counts == [passes, passes]
+
+
+def test_iterations_schedule_catches_a_contact_the_step_start_misses():
+    """A box thrown at the ground at 20 m/s (0.33 m per 1/60 s step, its bottom 0.25 m up at the step's start, beyond
+    detection): PRE_INIT sees no contact and the landing step ends 8.6 cm inside the ground (measured z 0.0139 m);
+    ITERATIONS re-detects on the iterate and the box ends that step above the ground (measured z 0.1667 m, bottom
+    6.7 cm up). The reference misses it in both modes (z 0.0139 m)."""
+    model = _box(z=0.35)
+    pre = _steps(model, _owned(model, iterations=6)[0], 1, v=-20.0)[0]
+    model = _box(z=0.35)
+    during = _steps(model, _owned(model, kind=Frequency.ITERATIONS, iterations=6)[0], 1, v=-20.0)[0]
+    assert pre < 0.05
+    assert 0.1 <= during < 0.35
+
+
+@pytest.mark.parametrize("history", [False, True])
+def test_iterations_pass_finding_the_same_contacts_changes_nothing(history):
+    """A resting box, passes before every iteration: the rows in flight carry their multipliers into the refreshed
+    set (match indices), so the run is bitwise the PRE_INIT run (a cold restart mid-step would sink the box)."""
+    runs = []
+    for kind in (Frequency.PRE_INIT, Frequency.ITERATIONS):
+        model = _box()
+        runs.append(_steps(model, _owned(model, kind=kind, iterations=4, rigid_contact_history=history)[0], 30))
+    np.testing.assert_array_equal(runs[0], runs[1])
+
+
+def test_detecting_every_other_step_equals_the_external_loop():
+    """Toggling RIGID between PRE_INIT and NONE detects every 2nd step: bitwise the loop that collides every 2nd step
+    into its own buffer, contact history on (the step without a pass restores each row from itself)."""
+    model = _box(z=0.12)
+    solver, passes = _owned(model, iterations=3, rigid_contact_history=True)
+    owned = _steps(model, solver, 20, schedule=lambda i: Frequency.NONE if i % 2 else Frequency.PRE_INIT)
+    assert len(passes) == 10
+    model = _box(z=0.12)
+    pipeline = newton.CollisionPipeline(model, contact_matching="latest")
+    contacts = pipeline.contacts()
+    external = SolverVBD(model, iterations=3, rigid_contact_history=True)
+    s0, s1 = model.state(), model.state()
+    z = []
+    for i in range(20):
+        if i % 2 == 0:
+            pipeline.collide(s0, contacts)
+        external.step(s0, s1, None, contacts, 1.0 / 60.0)
+        s0, s1 = s1, s0
+        z.append(float(s0.body_q.numpy()[0, 2]))
+    np.testing.assert_array_equal(owned, np.array(z))
+
+
+def test_owned_pipeline_without_matching_refuses_history():
+    """rigid_contact_history on (the option or the scene's vbd:rigid_contact_history) with a non-matching owned
+    pipeline: ValueError naming the option, the scene attribute and contact_matching; ITERATIONS too."""
+    model = _box()
+    for given in ({"rigid_contact_history": True}, {}):
+        if not given:
+            model.vbd.rigid_contact_history.fill_(True)
+        with pytest.raises(ValueError, match=r"rigid_contact_history.*contact_matching.*vbd:rigid_contact_history"):
+            SolverVBD(model, collision_pipeline=newton.CollisionPipeline(model), **given)
+    model = _box()
+    with pytest.raises(ValueError, match="ITERATIONS.*contact matching"):
+        _owned(model, kind=Frequency.ITERATIONS, matching="disabled")

@@ -11,8 +11,22 @@ Newton 1.8.0's examples may hand the solver its own pipeline (``collision_pipeli
 * ``PRE_POST_INIT``: also detect again on the step's first iterate, the particles at the initial
   guess and the colliders at their input pose;
 * ``NONE``: no detection; the user may fill ``solver.contacts`` (``pipeline.collide(state,
-  solver.contacts)``);
-* ``ITERATIONS``: detection between VBD iterations is not built: ``NotImplementedError``.
+  solver.contacts)``). Detecting every N steps is the calling loop toggling the slot between NONE and
+  an active type (``set_collision_frequency``); the solver keeps no scheduling state across steps;
+* ``ITERATIONS`` with ``collision_frequency[RIGID] = k``: ``PRE_INIT``, then again before the n-th
+  iteration (counted from 1) for every n divisible by k, on the current iterate (measured on the
+  reference: 6 iterations with k = 1, 2, 4, 7 make 7, 4, 2, 1 passes per step). Each pass re-files the
+  particle contacts and the coupled bodies' lists, and refreshes the body–body rows carrying the
+  multipliers of the rows in flight through the pipeline's match indices
+  (:meth:`.rigid.contacts.RigidContacts.begin`), which is why Newton's ``SolverBase`` requires a
+  matching pipeline for it (``ValueError`` otherwise). Hard contacts' damper flags come from the
+  step's first iterate at every pass, as at the step's start (flagging from the current iterate
+  switched a landing box's damper off and on between passes, and the last pass left it inside the
+  ground); the particle contacts' penalty ramp (``beta`` > 0 only) starts again at each pass.
+
+Contact history across steps follows the contact set the previous step solved (same set again: from
+itself; one pass since into the same buffer: through its match indices; otherwise cold), so
+interleaved buffers and repeated passes never restore a row from another contact.
 
 The ``SOFT_SELF_CONTACT`` slot is the seed's ``particle_collision_detection_interval`` and is mapped
 onto it by :mod:`.options`; self-contact detection is the solver's own (BVH), not the pipeline's.
@@ -20,53 +34,53 @@ onto it by :mod:`.options`; self-contact detection is the solver's own (BVH), no
 
 from __future__ import annotations
 
+import warp as wp
+
 import newton
 from newton.solvers import SolverBase
 
 from .options import soft_self_contact_interval
+from .particles.contacts import prepare_contacts
 
 Slot = SolverBase.CollisionSlot
 Frequency = SolverBase.CollisionFrequencyType
 
 
-def check_pipeline(pipeline) -> None:
-    """Refuse a ``collision_pipeline`` value that is not a ``newton.CollisionPipeline`` (TypeError)."""
-    if pipeline is not None and not isinstance(pipeline, newton.CollisionPipeline):
+def check_pipeline(pipeline, history: bool) -> None:
+    """Refuse a ``collision_pipeline`` that is not a ``newton.CollisionPipeline`` (TypeError), or one without
+    contact matching while contact history is on (ValueError, naming the option and the scene attribute)."""
+    if pipeline is None:
+        return
+    if not isinstance(pipeline, newton.CollisionPipeline):
         raise TypeError(f"collision_pipeline must be a newton.CollisionPipeline or None, got {pipeline!r}")
+    if history and getattr(pipeline, "contact_matching", "disabled") == "disabled":
+        raise ValueError(
+            "SolverVBD(rigid_contact_history=True) with an owned pipeline requires contact matching for the "
+            "warm-start restore; construct the pipeline with contact_matching='latest'. Alternatively, set "
+            "rigid_contact_history=False (the option, or the scene's vbd:rigid_contact_history, USD "
+            "newton:vbd:rigid:contactHistory).")
 
 
-def check_rigid_schedule(solver: SolverBase, kind: Frequency | None = None) -> Frequency:
-    """The resolved ``RIGID`` slot schedule (or ``kind``); ``ITERATIONS`` raises ``NotImplementedError``."""
-    kind = solver._resolved_collision_frequency_type(Slot.RIGID) if kind is None else kind
-    if solver.collision_pipeline is not None and kind == Frequency.ITERATIONS:
-        raise NotImplementedError(
-            "SolverVBD collision_frequency_type[RIGID]=ITERATIONS: detection between VBD iterations is not "
-            "implemented; use PRE_INIT, PRE_POST_INIT or NONE"
-        )
-    return kind
+def rigid_schedule(solver: SolverBase) -> Frequency:
+    """The resolved ``RIGID`` slot schedule."""
+    return solver._resolved_collision_frequency_type(Slot.RIGID)
 
 
 def check_schedule_change(solver: SolverBase, frequency, frequency_type) -> int | None:
     """Check a ``set_collision_frequency`` call before anything changes; returns the new self-contact interval.
 
     ``SOFT_SELF_CONTACT`` maps onto the seed's detection interval (None: unchanged); NONE there while
-    self-contact is on raises ``ValueError``; ``RIGID`` at ITERATIONS with an owned pipeline raises
-    ``NotImplementedError``.
+    self-contact is on raises ``ValueError``. The ``RIGID`` slot is checked by ``SolverBase``.
     """
     options = solver.__dict__.get("options")
     self_contact = bool(options and options.particle_enable_self_contact)
-    interval = soft_self_contact_interval(frequency_type, frequency, self_contact)
-    for slot, value in (frequency_type or {}).items():
-        if Slot(slot) == Slot.RIGID:
-            check_rigid_schedule(solver, Frequency(value))
-    return interval
+    return soft_self_contact_interval(frequency_type, frequency, self_contact)
 
 
 def contacts_before_step(solver: SolverBase, state_in, contacts, dt: float):
     """This step's contacts: the caller's, or the owned buffer after detecting on ``state_in``."""
     contacts = solver._resolve_step_contacts(contacts)  # ValueError: contacts given while owning a pipeline
-    if solver.collision_pipeline is not None and check_rigid_schedule(solver) in (Frequency.PRE_INIT,
-                                                                                  Frequency.PRE_POST_INIT):
+    if solver.collision_pipeline is not None and rigid_schedule(solver) != Frequency.NONE:
         solver._run_rigid_collision(state_in, dt)
     return contacts
 
@@ -77,7 +91,7 @@ def detect_after_init(solver: SolverBase, state_in, state_out, dt: float) -> boo
     ``state_out`` holds the first iterate of the particles; its body poses are set to ``state_in``'s
     first so that colliders are detected where they start the step.
     """
-    if solver.collision_pipeline is None or check_rigid_schedule(solver) != Frequency.PRE_POST_INIT:
+    if solver.collision_pipeline is None or rigid_schedule(solver) != Frequency.PRE_POST_INIT:
         return False
     model = solver.model
     if model.body_count and state_out is not state_in:
@@ -85,3 +99,39 @@ def detect_after_init(solver: SolverBase, state_in, state_out, dt: float) -> boo
         state_out.body_qd.assign(state_in.body_qd)
     solver._run_rigid_collision(state_out, dt)
     return True
+
+
+def iteration_detection(solver, state_in, state_out, contacts, dt: float):
+    """``ITERATIONS``: a callable ``redetect(iteration)`` to run before each iteration (0-based), or None.
+
+    It detects before iteration ``i`` when ``(i + 1) % k == 0`` (the reference's count), on ``state_out``
+    (the current iterate; without a rigid solve its body poses are set to ``state_in``'s, the colliders'),
+    then re-files particle contacts, rebinds the coupling and refreshes the body–body rows in flight.
+    """
+    if solver.collision_pipeline is None or rigid_schedule(solver) != Frequency.ITERATIONS:
+        return None
+    k = solver.collision_frequency[Slot.RIGID]
+    model, external = solver.model, solver.options.integrate_with_external_rigid_solver
+
+    rc = solver.rigid.contacts if solver.rigid is not None else None
+    if rc is not None and solver.__dict__.get("_first_iterate") is None:
+        solver._first_iterate = wp.empty_like(model.body_q)  # kept: a captured step must not allocate
+
+    def redetect(iteration: int) -> None:
+        if iteration == 0 and rc is not None:
+            wp.copy(solver._first_iterate, state_out.body_q)  # the hard contacts' damper flags come from it
+        if (iteration + 1) % k:
+            return
+        if solver.rigid is None and model.body_count and state_out is not state_in:
+            state_out.body_q.assign(state_in.body_q)
+            state_out.body_qd.assign(state_in.body_qd)
+        solver._run_rigid_collision(state_out, dt)
+        if solver.work is not None:
+            prepare_contacts(model, state_in, state_out, contacts, solver.work, dt, external, solver.coupling)
+            if solver.coupling is not None:
+                solver.coupling.bind(solver.work, state_out, contacts)
+        if rc is not None:
+            rc.begin(contacts, state_in.body_q, in_flight=True)
+            rc.mark_damped(solver._first_iterate)  # once per step, as at the step's start
+
+    return redetect

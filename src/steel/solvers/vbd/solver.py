@@ -16,7 +16,8 @@ from ..inputs import check_particle_only_soft_contacts, check_state
 from .coupling import BodyParticleCoupling, coupled_bodies
 from .features import check_joint_features, check_joint_properties, check_model_features
 from .particles.attachments import Attachments, check_attachments
-from .collision import Frequency, Slot, check_pipeline, check_schedule_change, contacts_before_step, detect_after_init
+from .collision import (Frequency, Slot, check_pipeline, check_schedule_change, contacts_before_step, detect_after_init,
+                        iteration_detection)
 from .observables import reserve, write_observables
 from .options import SIGNATURE, build_options
 from .particles.contacts import prepare_contacts
@@ -176,7 +177,8 @@ class SolverVBD(SolverBase, CouplingInterface):
             opts.iterations = scene_iterations(model)  # 1.8.0's None: the scene's count (.scene)
         for name, value in scene_rigid_settings(model, options).items():  # omitted or None: the scene's (.scene)
             setattr(opts, name, value)
-        check_pipeline(extras.get("collision_pipeline"))
+        history = opts.rigid_contact_history and not opts.integrate_with_external_rigid_solver and model.body_count
+        check_pipeline(extras.get("collision_pipeline"), bool(history))
         _check_model(model, opts.integrate_with_external_rigid_solver)
         check_model_features(model)  # tendons, muscles, ...: refused, never dropped (.features)
         check_attachments(model, opts.integrate_with_external_rigid_solver)
@@ -231,8 +233,9 @@ class SolverVBD(SolverBase, CouplingInterface):
 
         The ``SOFT_SELF_CONTACT`` slot sets the self-contact detection interval (PRE_INIT = -1,
         PRE_POST_INIT = 0, ITERATIONS every k = k); NONE while self-contact is on raises ``ValueError``.
-        The ``RIGID`` slot schedules the owned pipeline; ITERATIONS raises ``NotImplementedError``.
-        Everything is checked before anything changes.
+        The ``RIGID`` slot schedules the owned pipeline: NONE, PRE_INIT (= AUTO), PRE_POST_INIT, or ITERATIONS
+        every k (needs a matching pipeline, ``ValueError`` from ``SolverBase`` otherwise). Everything is checked
+        before anything changes.
         """
         interval = check_schedule_change(self, collision_frequency, collision_frequency_type)
         super().set_collision_frequency(collision_frequency=collision_frequency,
@@ -294,45 +297,53 @@ class SolverVBD(SolverBase, CouplingInterface):
         self.validate_observables(observables, contacts)
         contacts = contacts_before_step(self, state_in, contacts, dt)
         check_particle_only_soft_contacts(contacts, "SolverVBD")
-        coupling = self.coupling
+        coupling, attachments, iterations = self.coupling, self.attachments, self.options.iterations
         if self.rewind is not None:
             self.rewind.begin_step()
+        redetect = iteration_detection(self, state_in, state_out, contacts, dt)  # RIGID at ITERATIONS, else None
+        # Particles and bodies sweep in one loop when coupled, or when a pass between iterations serves both.
+        interleave = work is not None and (coupling is not None or (redetect is not None and self.rigid is not None))
         if work is not None:
             predict_particles(model, state_in, state_out, work, dt)
-            if self.attachments is not None:
-                self.attachments.begin_step(model, work, state_in, state_out, dt)
+            if attachments is not None:
+                attachments.begin_step(model, work, state_in, state_out, dt)
             detect_after_init(self, state_in, state_out, dt)
             prepare_contacts(model, state_in, state_out, contacts, work, dt, external, coupling)
             if self.self_contact is not None:
                 self.self_contact.begin_step(model, work.particle_q_prev, state_out.particle_q)
-            if coupling is None and self.attachments is None:
-                solve_particles(model, state_out, work, self.options.iterations, dt, self.self_contact,
-                                self._tile_families)
-                finish_particles(model, state_out, work, dt)
-            elif coupling is None:
-                for iteration in range(self.options.iterations):  # hard attachments: a dual step per iteration
+            if not interleave and attachments is None and redetect is None:
+                solve_particles(model, state_out, work, iterations, dt, self.self_contact, self._tile_families)
+            elif not interleave:
+                for iteration in range(iterations):  # hard attachments: a dual step per iteration
+                    if redetect is not None:
+                        redetect(iteration)
                     sweep_particles(model, state_out, work, iteration, dt, self.self_contact, self._tile_families)
-                    self.attachments.update_duals(model, state_out)
+                    if attachments is not None:
+                        attachments.update_duals(model, state_out)
+            if not interleave:
                 finish_particles(model, state_out, work, dt)
-        if coupling is not None:
-            # Two-way coupling: each iteration sweeps the particle colours, then the body colours.
-            coupling.bind(work, state_out, contacts)
+        if interleave:
+            # Each iteration sweeps the particle colours, then the body colours (two-way coupling when coupled).
+            if coupling is not None:
+                coupling.bind(work, state_out, contacts)
 
             def particle_sweep(iteration):
-                if self.attachments is not None and iteration > 0:
-                    self.attachments.update_duals(model, state_out)  # the last iteration's dual step
-                if self.proxy_snapshot is not None and iteration == self.options.iterations - 1:
+                if redetect is not None:
+                    redetect(iteration)
+                if attachments is not None and iteration > 0:
+                    attachments.update_duals(model, state_out)  # the last iteration's dual step
+                if self.proxy_snapshot is not None and iteration == iterations - 1:
                     self.proxy_snapshot.take(state_out)
                 sweep_particles(model, state_out, work, iteration, dt, self.self_contact, self._tile_families)
 
-            step_rigid(model, state_in, state_out, control, self.rigid, self.options.iterations, dt, contacts,
-                       coupling.data, particle_sweep)
-            if self.attachments is not None and self.options.iterations > 0:
-                self.attachments.update_duals(model, state_out)
+            step_rigid(model, state_in, state_out, control, self.rigid, iterations, dt, contacts,
+                       coupling.data if coupling is not None else None, particle_sweep)
+            if attachments is not None and iterations > 0:
+                attachments.update_duals(model, state_out)
             finish_particles(model, state_out, work, dt)
             wp.copy(self.body_q_prev, state_out.body_q)
         elif self.rigid is not None:
-            step_rigid(model, state_in, state_out, control, self.rigid, self.options.iterations, dt, contacts)
+            step_rigid(model, state_in, state_out, control, self.rigid, iterations, dt, contacts, before_sweep=redetect)
             wp.copy(self.body_q_prev, state_out.body_q)
         elif model.body_count and not external and state_out is not state_in:
             state_out.body_q.assign(state_in.body_q)  # static/kinematic colliders keep their pose

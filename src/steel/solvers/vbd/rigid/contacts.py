@@ -338,6 +338,7 @@ class ContactHistory:
     """The previous step's contact rows, by row, for the next step's match indices."""
 
     count: wp.array[wp.int32]  # (1,)
+    generation: wp.array[wp.int32]  # (1,) Contacts.contact_generation of the set these rows solved; -2: none
     lam: wp.array[wp.float32]  # [N]
     lam_t: wp.array[wp.vec3]  # [N]
     k: wp.array[wp.float32]  # [N/m]
@@ -377,6 +378,8 @@ def _restore_history(
     shape_world: wp.array[wp.int32],
     cold_worlds: wp.array[wp.int32],
     match: wp.array[wp.int32],
+    generation: wp.array[wp.int32],
+    match_generation: wp.array[wp.int32],
     prev: ContactHistory,
     keep_lam: wp.float32,
     gamma: wp.float32,
@@ -386,7 +389,14 @@ def _restore_history(
     i = wp.tid()  # one thread per contact row
     if i >= cd.count[0]:
         return
-    m = match[i]
+    # Restore only from the set the history solved (see RigidContacts.begin): the same set again (no
+    # collision pass since) row by row; the next pass into that buffer through its match indices; else cold.
+    solved = prev.generation[0]
+    m = i
+    if generation[0] != solved:
+        if match_generation[0] != solved:
+            return
+        m = match[i]
     if m < 0 or m >= prev.count[0]:
         return
     world = wp.max(shape_world[cd.shape0[i]], shape_world[cd.shape1[i]])  # a world shape's, else -1
@@ -465,10 +475,11 @@ def _mark_damped(cd: ContactData, body_q: wp.array[wp.transform]):
 
 
 @wp.kernel
-def _snapshot(cd: ContactData, prev: ContactHistory):
+def _snapshot(cd: ContactData, generation: wp.array[wp.int32], prev: ContactHistory):
     i = wp.tid()  # one thread per contact row
     if i == 0:
         prev.count[0] = cd.count[0]
+        prev.generation[0] = generation[0]
     if i < cd.count[0]:
         prev.lam[i] = cd.lam[i]
         prev.lam_t[i] = cd.lam_t[i]
@@ -583,6 +594,7 @@ class RigidContacts:
         self._allocate(max(int(getattr(model, "rigid_contact_max", None) or 0), 1))
         self.empty_count = wp.zeros(1, dtype=wp.int32, device=dev)
         cd.count = self.empty_count
+        self.solved = None  # (the Contacts the rows were last filed from, its contact_generation array)
         self._outputs = None
 
     def _allocate(self, rows: int) -> None:
@@ -603,6 +615,7 @@ class RigidContacts:
         cd.point0, cd.point1, cd.offset0, cd.offset1 = (wp.zeros(rows, dtype=wp.vec3, device=dev) for _ in range(4))
         prev = ContactHistory()
         prev.count = wp.zeros(1, dtype=wp.int32, device=dev)
+        prev.generation = wp.full(1, -2, dtype=wp.int32, device=dev)
         prev.lam = wp.zeros(rows, dtype=wp.float32, device=dev)
         prev.lam_t = wp.zeros(rows, dtype=wp.vec3, device=dev)
         prev.k = wp.zeros(rows, dtype=wp.float32, device=dev)
@@ -612,22 +625,38 @@ class RigidContacts:
         self.prev = prev
         self.rows = rows
 
-    def begin(self, contacts, body_q) -> None:
+    def begin(self, contacts, body_q, in_flight: bool = False) -> None:
         """Refresh the rows from ``contacts`` (or, after ``set_rigid_history_update(False)``, warm-start the old ones).
+
+        History is restored only from the contact set the previous step solved (as Newton 1.8.0 documents
+        it): the same set once more, with no collision pass since (``contact_generation`` unchanged), row
+        by row from itself; the set of the one pass since into the same buffer through its match indices
+        (``rigid_contact_match_generation`` names the solved set); otherwise cold: two passes between
+        steps, another buffer, or buffers used in turn. Matching indices across any of those would give
+        rows the multipliers of other contacts.
+
+        ``in_flight`` (re-detection between iterations, :mod:`..collision`): first keep the rows being
+        solved, then restore the fresh set from them through the match indices, whatever
+        ``rigid_contact_history`` says, so a pass inside the step does not cold-start its contacts.
 
         Raises:
             RuntimeError: ``rigid_contact_history`` without ``Contacts.rigid_contact_match_index``
                 (build the pipeline with ``contact_matching="latest"``).
         """
-        update, self.update_next = self.update_next, True
+        update, self.update_next = (True, self.update_next) if in_flight else (self.update_next, True)
         cd, dev = self.data, self.device
         keep = self.alpha * self.gamma
+        gamma = self.gamma
+        if in_flight:
+            self._snapshot()
+            keep = gamma = 1.0  # the same step: nothing decays
         if not update and self.filed:
             launch(_warm_start, dim=self.rows,
                       inputs=[cd, body_q, keep, self.gamma, self.use_ramp, self.k_start, int(self.history)], device=dev)
             return
         match = getattr(contacts, "rigid_contact_match_index", None)
-        if self.history and match is None:
+        restore = self.history or in_flight
+        if restore and match is None:
             raise RuntimeError(
                 "SolverVBD rigid_contact_history=True needs Contacts.rigid_contact_match_index: build the "
                 "pipeline with newton.CollisionPipeline(model, contact_matching=\"latest\")")
@@ -648,13 +677,21 @@ class RigidContacts:
                   outputs=[cd, self.overflow], device=dev)
         # Launched on the first refresh too (the empty history restores nothing): a graph captured
         # from a first step replays its launches every frame, and a restore missing there would
-        # cold-start the contacts once per replay.
-        if self.history:
+        # cold-start the contacts once per replay. Another buffer than the last one starts cold.
+        first_or_same = self.solved is None or self.solved[0] is contacts
+        self.solved = (contacts, contacts.contact_generation)
+        if restore and first_or_same:
             launch(_restore_history, dim=rows,
-                      inputs=[cd, body_q, model.shape_world, self.cold_worlds, match, self.prev, keep, self.gamma,
-                              self.use_ramp, self.k_start], device=dev)
+                      inputs=[cd, body_q, model.shape_world, self.cold_worlds, match, contacts.contact_generation,
+                              contacts.rigid_contact_match_generation, self.prev, keep, gamma, self.use_ramp,
+                              self.k_start], device=dev)
         self.cold_worlds.zero_()
         self.filed = True
+
+    def _snapshot(self) -> None:
+        """Keep the rows' ``λ``, ``k``, stick flags and points, and the generation of the set they solve."""
+        if self.solved is not None:
+            launch(_snapshot, dim=self.rows, inputs=[self.data, self.solved[1], self.prev], device=self.device)
 
     def update_duals(self, body_q, bodies, dt: float) -> None:
         """AVBD dual step after a sweep: ``λ ← f_n``, ``λ_t ← f_t`` on hard contacts; ``k += β |C|`` on overlapping ones.
@@ -675,7 +712,7 @@ class RigidContacts:
         if self.snap is not None:
             self.snap.apply(self.data, self.dynamic, bodies, body_q_in, body_q, body_qd)
         if self.history:
-            launch(_snapshot, dim=self.rows, inputs=[self.data, self.prev], device=self.device)
+            self._snapshot()
 
     def forces(self, body_q, body_q_prev, contacts, dt: float):
         """Per-contact outputs of ``collect_rigid_contact_forces`` (see the solver's docstring).
