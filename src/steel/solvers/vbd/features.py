@@ -15,7 +15,9 @@ BALL, FIXED, REVOLUTE, PRISMATIC, D6, ROD, FREE        run; loop joints too (max
 ``joint_enabled``, drives, limits, ``control.joint_f`` run on REVOLUTE, PRISMATIC and single-angle D6 DOFs
 DISTANCE joints                                        refused (:class:`.rigid.layout.JointLayout`)
 drives or limits on BALL / multi-angle D6 DOFs         refused (``JointLayout``; again on ``JOINT_DOF_PROPERTIES``)
-joint mimics, mimic constraints                        refused (``JointLayout``)
+joint-owned mimics (``set_joint_mimic``)               run on PRISMATIC, REVOLUTE, D6 DOFs (:mod:`.rigid.mimic`);
+                                                       on a multi-angle D6 axis refused there
+deprecated sparse mimic constraints                    refused (``JointLayout``; 1.8.0 documents them unsupported)
 ``joint_friction`` > 0                                 refused here (a dissipative force the solve does not have)
 ``joint_armature``, ``joint_effort_limit``,            not run; a ``NewtonWarning`` names them when set
 ``joint_velocity_limit``                               (Newton 1.8.0's SolverVBD documents them as unsupported)
@@ -127,7 +129,8 @@ def check_joint_properties(model) -> None:
 
 
 def check_joint_features(model) -> None:
-    """Re-run the joint layout's refusals (DISTANCE, multi-angle drives/limits, mimics) without keeping it."""
+    """Re-run the joint layout's refusals (DISTANCE, multi-angle drives/limits, sparse mimic constraints) without
+    keeping it."""
     from .rigid.layout import JointLayout  # numpy only; the rigid stage imports it at construction anyway
 
     if model.joint_count:

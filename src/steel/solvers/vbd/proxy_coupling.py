@@ -344,6 +344,8 @@ class StepRewind:
                 owners += [("contacts.data", rigid.contacts.data, RigidContactData.vars),
                            ("contacts.prev", rigid.contacts.prev, ContactHistory.vars),
                            ("contacts", rigid.contacts, ("cold_worlds",))]
+            if rigid.mimics.count:
+                owners.append(("mimics", rigid.mimics.data, ("lam",)))
         return owners
 
     def save(self) -> None:

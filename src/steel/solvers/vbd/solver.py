@@ -72,7 +72,8 @@ class SolverVBD(SolverBase, CouplingInterface):
       :meth:`check_self_contact_overflow` go with it.
     * Rigid bodies: Augmented VBD (Giles, Diaz, Yuksel, SIGGRAPH 2025; :mod:`steel.solvers.vbd.rigid`),
       a 6x6 Newton step per body over ``model.body_color_groups`` with BALL, FIXED, REVOLUTE,
-      PRISMATIC and D6 joints as hard (augmented-Lagrangian) or soft slots, drives and limits.
+      PRISMATIC and D6 joints as hard (augmented-Lagrangian) or soft slots, drives and limits, and joint-owned
+      mimics ``q_f = c0 + c1 q_l`` (``ModelBuilder.set_joint_mimic``; :mod:`steel.solvers.vbd.rigid.mimic`).
       Body–body contacts from the step's ``Contacts`` are hard (augmented Lagrangian) or soft
       (penalty) with smoothed Coulomb friction (:mod:`steel.solvers.vbd.rigid.contacts`). Particles
       touching a dynamic body push it back in the same solve: each iteration sweeps the particle
@@ -92,7 +93,8 @@ class SolverVBD(SolverBase, CouplingInterface):
             scene joint stiffness or damping (``newton:vbd:rigid:joint*``) negative or not finite (:mod:`.scene`).
         TypeError: an unknown option or a value of the wrong type.
         NotImplementedError: a model feature the solve does not run, named: DISTANCE joints, drives or limits
-            on BALL or multi-angle D6 DOFs, mimics, tendons, muscles, unconverted MuJoCo equalities (the audit: :mod:`steel.solvers.vbd.features`);
+            on BALL or multi-angle D6 DOFs, sparse mimic constraints and mimics of multi-angle D6 axes, tendons,
+            muscles, unconverted MuJoCo equalities (the audit: :mod:`steel.solvers.vbd.features`);
             or a later-revision option selecting an unbuilt feature.
     """
 

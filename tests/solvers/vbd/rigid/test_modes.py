@@ -1,7 +1,5 @@
 """SolverVBD joint API: JointSlot, set_joint_constraint_mode, vbd:joint_is_hard, unsupported and disabled joints."""
 
-import copy
-
 import numpy as np
 import pytest
 import warp as wp
@@ -103,22 +101,3 @@ def test_disabled_joint_lets_the_body_fall():
     z0 = model.body_q.numpy()[0, 2]
     final, _ = run(model, SolverVBD(model), 30, 1.0 / 60.0)
     assert abs(final.body_q.numpy()[0, 2] - (z0 - 9.81 * (1.0 / 60.0) ** 2 * 30 * 31 / 2)) < 1e-4
-
-
-@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # add_constraint_mimic is deprecated in Newton 1.7
-def test_mimic_joints_raise_until_built():
-    """A joint-owned mimic or a mimic constraint raises NotImplementedError (naming the joint), never ignored."""
-    b = newton.ModelBuilder()
-    a = b.add_link(mass=1.0, inertia=wp.mat33(np.eye(3)))
-    c = b.add_link(mass=1.0, inertia=wp.mat33(np.eye(3)))
-    j0 = b.add_joint_revolute(-1, a, axis=(0, 1, 0))
-    j1 = b.add_joint_revolute(a, c, axis=(0, 1, 0), label="follower")
-    b.add_articulation([j0, j1])
-    b.color()
-    owned, constraint = copy.deepcopy(b), b
-    owned.set_joint_mimic(j1, j0, coeffs=(0.0, 1.0))
-    constraint.add_constraint_mimic(j1, j0, coef1=1.0)
-    with pytest.raises(NotImplementedError, match="joint 1.*follower.*mimics"):
-        SolverVBD(owned.finalize(device="cpu"))
-    with pytest.raises(NotImplementedError, match="mimic constraints"):
-        SolverVBD(constraint.finalize(device="cpu"))

@@ -28,6 +28,7 @@ import warp as wp
 from ..coupling import ParticleContactsOnBodies, body_has_particle_terms, particle_contacts_on_body
 from .contacts import ContactData, contact_force_on_body
 from .joints import JointData, joint_force_on_body, quat_exp, quat_log
+from .mimic import MimicData, mimic_force_on_body
 from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
@@ -142,6 +143,7 @@ def _predict_bodies(
 def _solve_bodies(
     bd: BodyData,
     jd: JointData,
+    md: MimicData,
     cd: ContactData,
     pc: ParticleContactsOnBodies,
     target_q: wp.array[wp.float32],
@@ -174,6 +176,13 @@ def _solve_bodies(
         h_ll = h_ll + jh_ll
         h_la = h_la + jh_la
         h_aa = h_aa + jh_aa
+    if md.body_start[b + 1] > md.body_start[b]:
+        mf_l, mf_a, mh_ll, mh_la, mh_aa = mimic_force_on_body(md, jd, body_q, bd.com, b)
+        f_l = f_l + mf_l
+        f_a = f_a + mf_a
+        h_ll = h_ll + mh_ll
+        h_la = h_la + mh_la
+        h_aa = h_aa + mh_aa
     for s in range(wp.min(cd.body_count[b], cd.body_list.shape[1])):
         cf_l, cf_a, ch_ll, ch_la, ch_aa = contact_force_on_body(cd, body_q, bd.com, bd.x_prev, bd.q_prev,
                                                                 cd.body_list[b, s], b, dt)
@@ -247,13 +256,13 @@ def predict_bodies(model, bd, state_in, state_out, dt: float, adaptive: bool) ->
               outputs=[state_out.body_q], device=model.device)
 
 
-def solve_body_colour(model, bd, jd, cd, pc, controls, group, dt: float, body_q) -> None:
+def solve_body_colour(model, bd, jd, md, cd, pc, controls, group, dt: float, body_q) -> None:
     """One Newton step on every dynamic body of one colour, in place on ``body_q``.
 
-    ``cd`` holds the body–body contact rows (:mod:`.contacts`), ``pc`` the particle contacts on
+    ``md`` holds the joint mimic rows (:mod:`.mimic`), ``cd`` the body–body contact rows (:mod:`.contacts`), ``pc`` the particle contacts on
     coupled bodies (:mod:`..coupling`); ``controls`` is ``(joint_target_q, joint_target_qd, joint_f)``.
     """
-    launch(_solve_bodies, dim=group.shape[0], inputs=[bd, jd, cd, pc, *controls, group, float(dt)],
+    launch(_solve_bodies, dim=group.shape[0], inputs=[bd, jd, md, cd, pc, *controls, group, float(dt)],
               outputs=[body_q], device=model.device)
 
 

@@ -41,6 +41,7 @@ from .bodies import BodyData
 from .contacts import ContactData, RigidContacts
 from .joints import JointData
 from .layout import KIND_CABLE, JointLayout, body_joint_adjacency
+from .mimic import Mimics
 
 
 def dynamic_bodies(model) -> np.ndarray:
@@ -223,6 +224,7 @@ class RigidWork:
         jd.alpha = p.alpha
         self.joints = jd
         self.joint_count = nj
+        self.mimics = Mimics(model, layout, p.k_max_lin, p.k_max_ang)  # q_f = c0 + c1 q_l rows (.mimic)
         # Body–body contacts: rows from the step's Contacts (any shape may be in them: the pipeline's
         # broad phase, not model.shape_contact_pairs, decides); an empty set keeps the kernel's loop empty.
         self.contacts = RigidContacts(model, opts, dynamic) if model.shape_count else None

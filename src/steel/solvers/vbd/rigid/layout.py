@@ -247,16 +247,13 @@ class JointLayout:
 
 
 def _refuse_mimics(model, kind: np.ndarray) -> None:
-    """Joint-owned mimics and mimic constraints are not built: raise naming the joint rather than ignore them."""
-    mimic = getattr(model, "joint_mimic_joint", None)
-    if mimic is not None and model.joint_count:
-        followers = np.flatnonzero((mimic.numpy() >= 0) & (kind != KIND_NONE))
-        if followers.size:
-            raise NotImplementedError(f"SolverVBD rigid AVBD: {_label(model, int(followers[0]))} mimics another "
-                                      "joint; joint mimics are not implemented yet")
+    """The deprecated sparse mimic constraints are not run (Newton 1.8.0's SolverVBD documents them unsupported):
+    raise rather than ignore them. Joint-owned mimics run (:mod:`.mimic`, which refuses the DOFs it cannot run)."""
+    del kind
     if int(getattr(model, "constraint_mimic_count", 0) or 0):
-        raise NotImplementedError("SolverVBD rigid AVBD: the model has mimic constraints "
-                                  f"({int(model.constraint_mimic_count)}); they are not implemented yet")
+        raise NotImplementedError("SolverVBD rigid AVBD: the model has deprecated sparse mimic constraints "
+                                  f"(model.constraint_mimic_*, {int(model.constraint_mimic_count)}), which are not "
+                                  "supported; author joint-owned mimics with ModelBuilder.set_joint_mimic instead")
 
 
 def body_joint_adjacency(model, kind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

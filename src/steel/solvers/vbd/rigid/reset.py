@@ -1,6 +1,6 @@
 """Rigid AVBD history reset for selected worlds (``SolverVBD.reset``).
 
-Joint multipliers and start-of-step values are zeroed and the penalty goes back to its minimum (the
+Joint and mimic multipliers and start-of-step values are zeroed and the penalty goes back to its minimum (the
 ``k_start`` seed when ramping, else the fixed stiffness), and angles unwind from the rest pose's
 turn again (whole turns counted before are forgotten); a body's previous-step velocity is dropped,
 so the next step starts it from the inertial target instead of the adaptive guess. Body–body
@@ -16,6 +16,7 @@ import warp as wp
 
 from .bodies import BodyData
 from .joints import JointData
+from .mimic import MimicData
 from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
@@ -33,6 +34,13 @@ def _selected(world: wp.int32, mask: wp.array[wp.bool], use_mask: wp.int32, loca
     if world >= mask.shape[0]:
         return False
     return mask[world]
+
+
+@wp.kernel
+def _reset_mimics(md: MimicData, mask: wp.array[wp.bool], use_mask: wp.int32, local_only: wp.int32):
+    r = wp.tid()  # one thread per mimic row, by its follower joint's world
+    if _selected(md.world[r], mask, use_mask, local_only):
+        md.lam[r] = 0.0
 
 
 @wp.kernel
@@ -94,6 +102,8 @@ def reset_rigid_history(model, work, world_mask) -> None:
     if work.joint_count:
         launch(_reset_joints, dim=work.joint_count,
                   inputs=[work.joints, model.joint_world, mask, use_mask, local_only], device=dev)
+    if work.mimics.count:
+        launch(_reset_mimics, dim=work.mimics.count, inputs=[work.mimics.data, mask, use_mask, local_only], device=dev)
     launch(_reset_bodies_history, dim=model.body_count, inputs=[work.bodies, mask, use_mask, local_only],
               device=dev)
     if work.contacts is not None:  # body–body warm start: cold at the next refresh of these worlds' rows

@@ -1,7 +1,8 @@
 """The rigid AVBD stage of a SolverVBD step: predict, iterate (colours, then duals), finish.
 
 Owns the order only; the energies live in :mod:`.joints` and :mod:`.contacts` and the per-body
-Newton step in :mod:`.bodies`. Launches per step: 3 + iterations x (colours + 1) (+ 1 with cables), plus with
+Newton step in :mod:`.bodies`. Launches per step: 3 + iterations x (colours + 1) (+ 1 with cables; with joint
+mimics (:mod:`.mimic`) 1 + iterations more), plus with
 body–body contacts 3 (filing; history; damper flags) + iterations (contact duals) + 1 (history snapshot)
 + 2 (deadzone support and snap, on by default: :mod:`.deadzone`).
 """
@@ -32,6 +33,7 @@ def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: f
         rc.begin(contacts, state_in.body_q)
         cd = rc.data
     begin_joints(jd, state_in.body_q, bd, work.joint_count, params, dev)  # before predict_bodies
+    work.mimics.begin(params.alpha * params.gamma)
     predict_bodies(model, bd, state_in, state_out, dt, work.adaptive_init)
     if rc is not None:
         rc.mark_damped(state_out.body_q)
@@ -40,8 +42,9 @@ def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: f
         if before_sweep is not None:
             before_sweep(iteration)
         for group in work.groups:
-            solve_body_colour(model, bd, jd, cd, pc, controls, group, dt, state_out.body_q)
+            solve_body_colour(model, bd, jd, work.mimics.data, cd, pc, controls, group, dt, state_out.body_q)
         update_duals(jd, state_out.body_q, bd.com, work.joint_count, params, dev)
+        work.mimics.update_duals(jd, state_out.body_q, bd.com)
         if rc is not None:
             rc.update_duals(state_out.body_q, bd, dt)
     if work.has_cables:
