@@ -205,3 +205,39 @@ def test_owned_pipeline_without_matching_refuses_history():
     model = _box()
     with pytest.raises(ValueError, match="ITERATIONS.*contact matching"):
         _owned(model, kind=Frequency.ITERATIONS, matching="disabled")
+
+
+def _thrown_cloth(kind, box=False):
+    """A 3x3 cloth thrown at 30 m/s onto the ground (or onto a free box resting there), 15 steps of 1/600 s with
+    RIGID at ``kind``; returns the lowest particle height over the run [m] and the final state."""
+    b = newton.ModelBuilder()
+    b.add_ground_plane()
+    if box:
+        body = b.add_body(xform=wp.transform((0.0, 0.0, 0.1), wp.quat_identity()))
+        b.add_shape_box(body, hx=0.1, hy=0.1, hz=0.1)
+    b.add_cloth_grid(pos=wp.vec3(-0.15, -0.15, 0.25 if box else 0.02), rot=wp.quat_identity(),
+                     vel=wp.vec3(0.0, 0.0, -30.0), dim_x=3, dim_y=3, cell_x=0.1, cell_y=0.1, mass=0.1, tri_ke=1e3,
+                     tri_ka=1e3, tri_kd=1e-2, particle_radius=0.01)
+    b.color()
+    model = b.finalize(device="cpu")
+    solver = _owned(model, kind=kind, iterations=5)[0]
+    s0, s1 = model.state(), model.state()
+    low = np.inf
+    for _ in range(15):
+        solver.step(s0, s1, None, None, 1.0 / 600.0)
+        s0, s1 = s1, s0
+        low = min(low, float(s0.particle_q.numpy()[:, 2].min()))
+    return low, s0
+
+
+def test_iterations_schedule_refiles_particle_contacts():
+    """Particles: passes between iterations re-file the soft contacts. A cloth thrown at 30 m/s goes 6.9 cm into
+    the ground with PRE_INIT and 2.65 cm with ITERATIONS (measured; asserted below 5 cm and above 4 cm deep). With
+    a free box under it (two-way coupling, interleaved sweeps) the run stays finite and the box on the ground
+    (measured 7.34 cm for its 10 cm half height with ITERATIONS, 7.38 with PRE_INIT)."""
+    pre, _ = _thrown_cloth(Frequency.PRE_INIT)
+    during, _ = _thrown_cloth(Frequency.ITERATIONS)
+    assert pre < -0.05 and during > -0.04
+    _, state = _thrown_cloth(Frequency.ITERATIONS, box=True)
+    assert np.isfinite(state.particle_q.numpy()).all()
+    assert 0.05 < state.body_q.numpy()[0, 2] < 0.11

@@ -168,3 +168,16 @@ def test_usd_scene_authors_the_settings():
     assert solver.iterations == 7 and solver.rigid_contact_history is True
     for name, (value, _usd) in JOINT_SETTINGS.items():
         assert getattr(solver, name) == value
+
+
+def test_scene_history_without_matching_names_the_scene_attribute():
+    """History from the scene with contacts that carry no match indices: the step's RuntimeError names the option,
+    vbd:rigid_contact_history and its USD name."""
+    model = _box_on_ground(True)
+    pipeline = newton.CollisionPipeline(model)
+    contacts = pipeline.contacts()
+    solver = SolverVBD(model)
+    s0, s1 = model.state(), model.state()
+    pipeline.collide(s0, contacts)
+    with pytest.raises(RuntimeError, match=r"rigid_contact_history.*vbd:rigid_contact_history.*contactHistory"):
+        solver.step(s0, s1, None, contacts, DT)

@@ -109,7 +109,7 @@ EXTRAS = {
     "tendon_max_sweeps": 256,
     "tendon_settle_tol": 1e-3,
     "tendon_activation_tol": 2e-3,
-    "enable_fast_math": True,  # a compile flag; the CPU ignores it, so any bool is accepted
+    "enable_fast_math": True,  # 1.8.0's CUDA fast-math switch; kernels here always compile exact: any bool, no effect
     "collision_pipeline": None,
     "collision_frequency": None,
     "collision_frequency_type": None,

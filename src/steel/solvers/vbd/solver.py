@@ -164,15 +164,23 @@ class SolverVBD(SolverBase, CouplingInterface):
         as an alias; ``particle_self_contact_margin`` with ``particle_self_contact_gap`` [m] as the
         interaction distance (the seed's radius) and the extra detection reach (detection at
         margin + gap); ``collision_pipeline`` / ``collision_frequency`` / ``collision_frequency_type``
-        select a solver-owned pipeline (see :mod:`steel.solvers.vbd.options` and
-        :mod:`steel.solvers.vbd.collision`); ``None`` for a seed option means its seed default, except
-        ``iterations=None`` (the scene's count, above). Its other options are validated and accepted where
+        select a solver-owned pipeline whose RIGID slot detects before the step (AUTO = PRE_INIT), also at
+        the first iterate (PRE_POST_INIT), before every k-th iteration (ITERATIONS, k from
+        ``collision_frequency``; needs a matching pipeline) or not at all (NONE) (see
+        :mod:`steel.solvers.vbd.options` and :mod:`steel.solvers.vbd.collision`); ``None`` for a seed option
+        means its seed default, except ``iterations=None`` (the scene's count, above) and the scene settings
+        of the rigid options above. Its other options are validated and accepted where
         they change nothing here, and raise ``NotImplementedError`` where they would select an unbuilt
         feature: ``rigid_compliant_alm`` (True: 1.8.0's compliant formulation, not built; False: the seed's AVBD
         with 1.8.0's ``DeprecationWarning``; omitted: the seed's AVBD), ``rigid_soft_contact_use_log_barrier``, ``rigid_soft_enable_dat`` and
-        ``rigid_soft_dat_use_interval_arithmetic`` (False only), ``tendon_max_sweeps`` (int >= 1),
-        ``tendon_settle_tol`` and ``tendon_activation_tol`` (> 0; models with tendons are refused),
-        ``enable_fast_math`` (any bool; a CUDA compile flag, kernels here compile with Warp's defaults).
+        ``rigid_soft_dat_use_interval_arithmetic`` (False only). ``tendon_max_sweeps`` (256, int >= 1),
+        ``tendon_settle_tol`` (1e-3) and ``tendon_activation_tol`` (2e-3) (> 0) are validated; they tune 1.8.0's
+        tendon solve, which is not built: a model with tendons (``ModelBuilder.add_tendon``) raises
+        ``NotImplementedError`` naming them. ``enable_fast_math`` (True; any bool) is validated and changes
+        nothing: every kernel here compiles with Warp's exact division and square root on every device.
+        Newton 1.8.0 compiles its particle kernels, rigid solve and joint dual update with ``fast_math`` on
+        CUDA (rounding-level differences; ignored on the CPU), so on CUDA ours computes as the reference
+        does with ``enable_fast_math=False``.
         """
         opts, extras = build_options(**options)  # validate everything before allocating anything
         if "iterations" in options and options["iterations"] is None:

@@ -658,8 +658,9 @@ class RigidContacts:
         restore = self.history or in_flight
         if restore and match is None:
             raise RuntimeError(
-                "SolverVBD rigid_contact_history=True needs Contacts.rigid_contact_match_index: build the "
-                "pipeline with newton.CollisionPipeline(model, contact_matching=\"latest\")")
+                "SolverVBD rigid_contact_history=True (the option, or the scene's vbd:rigid_contact_history, USD "
+                "newton:vbd:rigid:contactHistory) needs Contacts.rigid_contact_match_index: build the pipeline with "
+                "newton.CollisionPipeline(model, contact_matching=\"latest\")")
         rows = int(contacts.rigid_contact_max)
         if rows > self.rows:
             self._allocate(rows)
