@@ -134,14 +134,18 @@ def _steps(model, solver, steps, dt=1.0 / 60.0, v=0.0, schedule=None):
     return np.array(z)
 
 
-@pytest.mark.parametrize(("k", "passes"), [(1, 7), (2, 4), (4, 2), (7, 1)])
-def test_iterations_schedule_detects_before_every_kth_iteration(k, passes):
+@pytest.mark.parametrize(("kind", "k", "passes"), [(Frequency.ITERATIONS, 1, 7), (Frequency.ITERATIONS, 2, 4),
+                                                    (Frequency.ITERATIONS, 4, 2), (Frequency.ITERATIONS, 7, 1),
+                                                    (Frequency.PRE_POST_INIT, 1, 2), (Frequency.PRE_INIT, 1, 1),
+                                                    (Frequency.NONE, 1, 0)])
+def test_rigid_schedule_passes_per_step(kind, k, passes):
     """RIGID at ITERATIONS every k, 6 iterations: a pass before the step and before iterations k, 2k, ... (from 1);
-    the same count of passes per step as newton's SolverVBD (measured 7, 4, 2, 1 for k = 1, 2, 4, 7)."""
+    PRE_POST_INIT before the step and right after initialization; the same count of passes per step as newton's
+    SolverVBD (measured 7, 4, 2, 1 for k = 1, 2, 4, 7; 2, 1, 0 for PRE_POST_INIT, PRE_INIT, NONE)."""
     counts = []
     for cls in (SolverVBD, newton.solvers.SolverVBD):
         model = _box()
-        solver, seen = _owned(model, cls, Frequency.ITERATIONS, k, iterations=6)
+        solver, seen = _owned(model, cls, kind, k, iterations=6)
         _steps(model, solver, 1)
         counts.append(len(seen))
     assert counts == [passes, passes]
@@ -161,13 +165,15 @@ def test_iterations_schedule_catches_a_contact_the_step_start_misses():
 
 
 @pytest.mark.parametrize("history", [False, True])
-def test_iterations_pass_finding_the_same_contacts_changes_nothing(history):
-    """A resting box, passes before every iteration: the rows in flight carry their multipliers into the refreshed
-    set (match indices), so the run is bitwise the PRE_INIT run (a cold restart mid-step would sink the box)."""
+@pytest.mark.parametrize("kind", [Frequency.ITERATIONS, Frequency.PRE_POST_INIT])
+def test_pass_finding_the_same_contacts_changes_nothing(kind, history):
+    """A resting box, passes before every iteration (or right after initialization): the rows in flight carry their
+    multipliers into the refreshed set (match indices), so the run is bitwise the PRE_INIT run (a cold restart
+    mid-step would sink the box; with history, two passes between steps would start it cold)."""
     runs = []
-    for kind in (Frequency.PRE_INIT, Frequency.ITERATIONS):
+    for each in (Frequency.PRE_INIT, kind):
         model = _box()
-        runs.append(_steps(model, _owned(model, kind=kind, iterations=4, rigid_contact_history=history)[0], 30))
+        runs.append(_steps(model, _owned(model, kind=each, iterations=4, rigid_contact_history=history)[0], 30))
     np.testing.assert_array_equal(runs[0], runs[1])
 
 

@@ -8,8 +8,11 @@ Newton 1.8.0's examples may hand the solver its own pipeline (``collision_pipeli
 
 * ``AUTO`` (= ``PRE_INIT`` with an owned pipeline) and ``PRE_INIT``: detect on ``state_in`` before
   the step, as a user's collide-then-step loop does;
-* ``PRE_POST_INIT``: also detect again on the step's first iterate, the particles at the initial
-  guess and the colliders at their input pose;
+* ``PRE_POST_INIT``: also detect again right after initialization, the particles at their initial
+  guess and the bodies at their input pose (2 passes per step, as the reference's): a pass before the
+  first iteration, refreshed as ``ITERATIONS``' passes are (below). Detecting with the bodies at their
+  predicted pose instead broke the pipeline's matches of a resting box (2.7 mm below its start at
+  1/60 s, beyond the 0.5 mm matching threshold) at the next step's first pass, which then started cold;
 * ``NONE``: no detection; the user may fill ``solver.contacts`` (``pipeline.collide(state,
   solver.contacts)``). Detecting every N steps is the calling loop toggling the slot between NONE and
   an active type (``set_collision_frequency``); the solver keeps no scheduling state across steps;
@@ -85,47 +88,42 @@ def contacts_before_step(solver: SolverBase, state_in, contacts, dt: float):
     return contacts
 
 
-def detect_after_init(solver: SolverBase, state_in, state_out, dt: float) -> bool:
-    """``PRE_POST_INIT``: detect again with the particles at the first iterate; True when it ran.
-
-    ``state_out`` holds the first iterate of the particles; its body poses are set to ``state_in``'s
-    first so that colliders are detected where they start the step.
-    """
-    if solver.collision_pipeline is None or rigid_schedule(solver) != Frequency.PRE_POST_INIT:
-        return False
-    model = solver.model
-    if model.body_count and state_out is not state_in:
-        state_out.body_q.assign(state_in.body_q)
-        state_out.body_qd.assign(state_in.body_qd)
-    solver._run_rigid_collision(state_out, dt)
-    return True
-
-
 def iteration_detection(solver, state_in, state_out, contacts, dt: float):
-    """``ITERATIONS``: a callable ``redetect(iteration)`` to run before each iteration (0-based), or None.
+    """``ITERATIONS`` / ``PRE_POST_INIT``: a callable ``redetect(iteration)`` to run before each iteration
+    (0-based), or None for the other schedules.
 
-    It detects before iteration ``i`` when ``(i + 1) % k == 0`` (the reference's count), on ``state_out``
-    (the current iterate; without a rigid solve its body poses are set to ``state_in``'s, the colliders'),
-    then re-files particle contacts, rebinds the coupling and refreshes the body–body rows in flight.
+    It detects before iteration ``i`` when ``(i + 1) % k == 0`` (ITERATIONS, the reference's count) or
+    ``i == 0`` (PRE_POST_INIT), on ``state_out``: ITERATIONS on the current iterate, PRE_POST_INIT with the
+    particles at their first iterate and every body at its input pose (as without a rigid solve, where the
+    bodies are the colliders), so its body–body rows are the first pass's and a run of bodies alone is
+    bitwise the PRE_INIT run. Then it re-files particle contacts, rebinds the coupling and refreshes the
+    body–body rows in flight.
     """
-    if solver.collision_pipeline is None or rigid_schedule(solver) != Frequency.ITERATIONS:
+    kind = rigid_schedule(solver) if solver.collision_pipeline is not None else None
+    if kind not in (Frequency.ITERATIONS, Frequency.PRE_POST_INIT):
         return None
-    k = solver.collision_frequency[Slot.RIGID]
-    model, external = solver.model, solver.options.integrate_with_external_rigid_solver
-
-    rc = solver.rigid.contacts if solver.rigid is not None else None
-    if rc is not None and solver.__dict__.get("_first_iterate") is None:
+    k = solver.collision_frequency[Slot.RIGID] if kind == Frequency.ITERATIONS else 0
+    model, external, rigid = solver.model, solver.options.integrate_with_external_rigid_solver, solver.rigid
+    rc = rigid.contacts if rigid is not None else None
+    if rigid is not None and solver.__dict__.get("_first_iterate") is None:
         solver._first_iterate = wp.empty_like(model.body_q)  # kept: a captured step must not allocate
+    at_input = (kind == Frequency.PRE_POST_INIT or rigid is None) and model.body_count and state_out is not state_in
 
     def redetect(iteration: int) -> None:
-        if iteration == 0 and rc is not None:
+        if iteration == 0 and rigid is not None:
             wp.copy(solver._first_iterate, state_out.body_q)  # the hard contacts' damper flags come from it
-        if (iteration + 1) % k:
+        if (k == 0 and iteration > 0) or (k > 0 and (iteration + 1) % k):
             return
-        if solver.rigid is None and model.body_count and state_out is not state_in:
+        if rc is not None:
+            rc.keep_in_flight()  # before the pass: the kept rows belong to the set being solved
+        if at_input:
             state_out.body_q.assign(state_in.body_q)
-            state_out.body_qd.assign(state_in.body_qd)
-        solver._run_rigid_collision(state_out, dt)
+            if rigid is None:
+                state_out.body_qd.assign(state_in.body_qd)
+        # A rigid solve's iterate is its end pose guess and state_out's velocities are stale: no velocity term.
+        solver.collision_pipeline.collide(state_out, contacts, dt=dt if rigid is None else 0.0)
+        if at_input and rigid is not None:
+            wp.copy(state_out.body_q, solver._first_iterate)
         if solver.work is not None:
             prepare_contacts(model, state_in, state_out, contacts, solver.work, dt, external, solver.coupling)
             if solver.coupling is not None:

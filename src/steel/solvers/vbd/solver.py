@@ -16,7 +16,7 @@ from ..inputs import check_particle_only_soft_contacts, check_state
 from .coupling import BodyParticleCoupling, coupled_bodies
 from .features import check_joint_features, check_joint_properties, check_model_features
 from .particles.attachments import Attachments, check_attachments
-from .collision import (Frequency, Slot, check_pipeline, check_schedule_change, contacts_before_step, detect_after_init,
+from .collision import (Frequency, Slot, check_pipeline, check_schedule_change, contacts_before_step,
                         iteration_detection)
 from .observables import reserve, write_observables
 from .options import SIGNATURE, build_options
@@ -164,9 +164,10 @@ class SolverVBD(SolverBase, CouplingInterface):
         as an alias; ``particle_self_contact_margin`` with ``particle_self_contact_gap`` [m] as the
         interaction distance (the seed's radius) and the extra detection reach (detection at
         margin + gap); ``collision_pipeline`` / ``collision_frequency`` / ``collision_frequency_type``
-        select a solver-owned pipeline whose RIGID slot detects before the step (AUTO = PRE_INIT), also at
-        the first iterate (PRE_POST_INIT), before every k-th iteration (ITERATIONS, k from
-        ``collision_frequency``; needs a matching pipeline) or not at all (NONE) (see
+        select a solver-owned pipeline whose RIGID slot detects before the step (AUTO = PRE_INIT), also right
+        after initialization (PRE_POST_INIT: particles at their first iterate, bodies at their input pose),
+        before every k-th iteration on the iterate (ITERATIONS, k from ``collision_frequency``; needs a
+        matching pipeline) or not at all (NONE) (see
         :mod:`steel.solvers.vbd.options` and :mod:`steel.solvers.vbd.collision`); ``None`` for a seed option
         means its seed default, except ``iterations=None`` (the scene's count, above) and the scene settings
         of the rigid options above. Its other options are validated and accepted where
@@ -310,14 +311,13 @@ class SolverVBD(SolverBase, CouplingInterface):
         coupling, attachments, iterations = self.coupling, self.attachments, self.options.iterations
         if self.rewind is not None:
             self.rewind.begin_step()
-        redetect = iteration_detection(self, state_in, state_out, contacts, dt)  # RIGID at ITERATIONS, else None
+        redetect = iteration_detection(self, state_in, state_out, contacts, dt)  # RIGID at ITERATIONS/PRE_POST_INIT
         # Particles and bodies sweep in one loop when coupled, or when a pass between iterations serves both.
         interleave = work is not None and (coupling is not None or (redetect is not None and self.rigid is not None))
         if work is not None:
             predict_particles(model, state_in, state_out, work, dt)
             if attachments is not None:
                 attachments.begin_step(model, work, state_in, state_out, dt)
-            detect_after_init(self, state_in, state_out, dt)
             prepare_contacts(model, state_in, state_out, contacts, work, dt, external, coupling)
             if self.self_contact is not None:
                 self.self_contact.begin_step(model, work.particle_q_prev, state_out.particle_q)
