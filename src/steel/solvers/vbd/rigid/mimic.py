@@ -17,15 +17,16 @@ Descent", SIGGRAPH 2025, sec. 4): force ``-J_bᵀ F`` with ``F = k C + λ``, Hes
 ``rigid_joint_linear_ke`` [N/m] for a linear follower DOF and ``rigid_joint_angular_ke`` [N·m/rad] for an
 angular one (fixed: the joints' penalty ramp does not apply here). Unlike the structural slots the row
 has no C0 stabilization (``C - α C0``): a mimic authored in a pose that violates it snaps to its relation
-in the first step, as Newton's SolverVBD does (a follower built at 0 rad with ``c0`` 0.1 rad: 1.8e-3 rad
-off after one step there). With the joints' ``α`` 0.95 it kept 0.057 rad of the 0.1 after 10 steps.
+in the first step, as Newton's SolverVBD does (a follower built at 0 rad with ``c0`` 0.1 rad: at most
+1.8e-3 rad off over the run there on the legacy path, 6e-5 rad on its default path; ours 1.3e-4 rad).
+With the joints' ``α`` 0.95 it kept 0.057 rad of the 0.1 after 10 steps.
 The leader feels ``c1`` times the reaction (a gear), as SolverSteel's mimic row (``qd_f - c1 qd_l``) does.
 
 The coefficients are read from the model every step (edits act at the next step); the follower's
-``joint_enabled`` switches its rows. Not run, refused by the layout with ``NotImplementedError``: a
+``joint_enabled`` switches its rows. Not run, refused at construction with ``NotImplementedError``: a
 follower or leader DOF without a coordinate (a D6 with two or three angular axes: no scalar angle per
-axis), and the deprecated sparse mimic constraints (``model.constraint_mimic_*``), which Newton 1.8.0's
-SolverVBD documents as unsupported.
+axis; here), and the deprecated sparse mimic constraints (``model.constraint_mimic_*``, by the layout),
+which Newton 1.8.0's SolverVBD documents as unsupported.
 """
 
 from __future__ import annotations
