@@ -291,7 +291,103 @@ VBD_RIGID = (
     ),
 )
 
-MUTATIONS = CORE + VBD_PARTICLES + VBD_RIGID
+S = "solvers/steel/"
+SLEEP_TESTS = ("tests/solvers/steel/test_sleeping.py", "tests/solvers/steel/test_sleeping_rules.py")
+SLEEPING = (
+    Mutation(
+        "sleeping", "sleep linear-speed threshold doubled",
+        S + "sleeping.py",
+        "wp.length(wp.spatial_top(v)) < linear_threshold",
+        "wp.length(wp.spatial_top(v)) < 2.0 * linear_threshold",
+        SLEEP_TESTS,
+    ),
+    Mutation(
+        "sleeping", "sleep angular-speed threshold halved",
+        S + "sleeping.py",
+        "wp.length(wp.spatial_bottom(v)) < angular_threshold",
+        "wp.length(wp.spatial_bottom(v)) < 0.5 * angular_threshold",
+        SLEEP_TESTS,
+    ),
+    Mutation(
+        "sleeping", "quiet time compared with > instead of >=",
+        S + "sleeping.py",
+        "sl.island_timer[r] >= quiet_time",
+        "sl.island_timer[r] > quiet_time",
+        SLEEP_TESTS,
+    ),
+    Mutation(
+        "sleeping", "moving kinematic support does not wake a resting body that is contact shape 0",
+        S + "islands.py",
+        "                articulation_wake[a0] = 1\n        if a1 >= 0 and a0 < 0:",
+        "                articulation_wake[a0] = 0\n        if a1 >= 0 and a0 < 0:",
+        SLEEP_TESTS,
+    ),
+    Mutation(
+        "sleeping", "moving kinematic support does not wake a resting body that is contact shape 1",
+        S + "islands.py",
+        "                articulation_wake[a1] = 1\n        if surface_velocity_enabled",
+        "                articulation_wake[a1] = 0\n        if surface_velocity_enabled",
+        SLEEP_TESTS,
+    ),
+    Mutation(
+        "sleeping", "static or kinematic support of a contact shape 0 body not counted",
+        S + "islands.py",
+        "            _raise_support(a0, articulation_supported, changed)\n            if _moving_support(",
+        "            if _moving_support(",
+        SLEEP_TESTS,
+    ),
+    Mutation(
+        "sleeping", "last step's island edges ignored",
+        S + "islands.py",
+        "        if p != i:",
+        "        if p < 0:",
+        SLEEP_TESTS,
+    ),
+    Mutation(
+        "sleeping", "a written joint_qd does not wake",
+        S + "sleeping.py",
+        "            if not (joint_qd[d] == 0.0):\n                written = 1",
+        "            if False:\n                written = 1",
+        SLEEP_TESTS,
+    ),
+    Mutation(
+        "sleeping", "body_f wake reads only the force, not the torque",
+        S + "sleeping.py",
+        "            for k in range(6):",
+        "            for k in range(3):",
+        SLEEP_TESTS,
+    ),
+    Mutation(
+        "sleeping", "a changed gravity does not wake",
+        S + "sleeping.py",
+        "    if gravity[w] == gravity_seen[w]:\n        return 0",
+        "    if True:\n        return 0",
+        SLEEP_TESTS,
+    ),
+    Mutation(
+        "sleeping", "quiet timer advances by 2 dt",
+        S + "sleeping.py",
+        "t = sl.articulation_timer[a] + wp.float32(dt)",
+        "t = sl.articulation_timer[a] + wp.float32(2.0 * dt)",
+        SLEEP_TESTS,
+    ),
+    Mutation(
+        "sleeping", "row overflow of the world does not keep its islands awake",
+        S + "sleeping.py",
+        "            or sl.world_overflow[w] or sl.articulation_supported[a] == 0):",
+        "            or sl.articulation_supported[a] == 0):",
+        SLEEP_TESTS,
+    ),
+    Mutation(
+        "sleeping", "an all-asleep step publishes the input velocity instead of zero",
+        S + "sleeping.py",
+        "            body_qd_out[i] = wp.spatial_vector()\n        elif copy_others != 0:",
+        "            body_qd_out[i] = body_qd[i]\n        elif copy_others != 0:",
+        SLEEP_TESTS,
+    ),
+)
+
+MUTATIONS = CORE + VBD_PARTICLES + VBD_RIGID + SLEEPING
 
 
 def apply(mutation: Mutation, workdir: Path) -> Path:
