@@ -387,7 +387,95 @@ SLEEPING = (
     ),
 )
 
-MUTATIONS = CORE + VBD_PARTICLES + VBD_RIGID + SLEEPING
+J = "solvers/steel/rows/"
+JOINTS = (
+    Mutation(
+        "joints", "loop closure to a kinematic parent ignores its spin",
+        J + "loop_closures.py",
+        "v_anchor = wp.spatial_top(v_parent) + wp.cross(wp.spatial_bottom(v_parent), p_p - parent_com)",
+        "v_anchor = wp.spatial_top(v_parent)",
+        ("tests/solvers/steel/test_loop_closures.py",),
+    ),
+    Mutation(
+        "joints", "FIXED loop closure to a kinematic parent ignores its angular velocity",
+        J + "loop_closures.py",
+        "            external = w_parent[i - 3]",
+        "            external = 0.0",
+        ("tests/solvers/steel/test_loop_closures.py",),
+    ),
+    Mutation(
+        "joints", "REVOLUTE loop closure to a kinematic parent ignores its angular velocity",
+        J + "loop_closures.py",
+        "            external = wp.dot(w_parent, direction)",
+        "            external = 0.0",
+        ("tests/solvers/steel/test_loop_closures.py",),
+    ),
+    Mutation(
+        "joints", "loop closure pin error with the wrong sign",
+        J + "loop_closures.py",
+        "            error = p_c[i] - p_p[i]",
+        "            error = p_p[i] - p_c[i]",
+        ("tests/solvers/steel/test_loop_closures.py",),
+    ),
+    Mutation(
+        "joints", "joint limit arrives at the bound a step late (no speculative target)",
+        J + "limits.py",
+        "                target = -phi / dt\n",
+        "                target = 0.0\n",
+        ("tests/solvers/steel/test_dynamics.py", "tests/solvers/steel/test_dormant_rows.py"),
+    ),
+    Mutation(
+        "joints", "joint friction load bound takes the force and not the torque",
+        J + "joint_friction.py",
+        "load = wp.length(wp.spatial_top(w)) + wp.length(wp.spatial_bottom(w))",
+        "load = wp.length(wp.spatial_top(w))",
+        ("tests/solvers/steel/test_joint_friction.py",),
+    ),
+    Mutation(
+        "joints", "joint friction load coefficient x 1.02",
+        J + "joint_friction.py",
+        "bound = friction + c * load",
+        "bound = friction + 1.02 * c * load",
+        ("tests/solvers/steel/test_joint_friction.py",),
+    ),
+    Mutation(
+        "joints", "mimic row ignores the offset c0",
+        J + "mimic.py",
+        "error = joint_q[m.joint_q_start[j] + k] - c0 - c1 * joint_q[m.joint_q_start[leader] + k]",
+        "error = joint_q[m.joint_q_start[j] + k] - c1 * joint_q[m.joint_q_start[leader] + k]",
+        ("tests/solvers/steel/test_mimic.py",),
+    ),
+    Mutation(
+        "joints", "mimic row Jacobian on the leader x 1.001",
+        J + "mimic.py",
+        "rows.J[(2 * r) * rows.stride + lead_dof - d0] = -c1",
+        "rows.J[(2 * r) * rows.stride + lead_dof - d0] = -1.001 * c1",
+        ("tests/solvers/steel/test_mimic.py",),
+    ),
+    Mutation(
+        "joints", "drive row gain without the stiffness's dt",
+        J + "drives.py",
+        "gain = dt * ke + kd  # [N·s/m or N·m·s/rad]",
+        "gain = ke + kd",
+        ("tests/solvers/steel/test_drive_rows.py",),
+    ),
+    Mutation(
+        "joints", "drive row effort bound x 2",
+        J + "drives.py",
+        "bound = wp.max(joint_effort_limit[dof], 0.0) * dt",
+        "bound = 2.0 * wp.max(joint_effort_limit[dof], 0.0) * dt",
+        ("tests/solvers/steel/test_drive_rows.py",),
+    ),
+    Mutation(
+        "joints", "velocity-limit rows gated on > instead of >=",
+        J + "velocity_limits.py",
+        "if not (wp.abs(joint_qd[dof]) >= fraction * limit):",
+        "if not (wp.abs(joint_qd[dof]) > fraction * limit):",
+        ("tests/solvers/steel/test_drive_rows.py", "tests/solvers/steel/test_velocity_limits_side_by_side.py"),
+    ),
+)
+
+MUTATIONS = CORE + VBD_PARTICLES + VBD_RIGID + SLEEPING + JOINTS
 
 
 def apply(mutation: Mutation, workdir: Path) -> Path:
