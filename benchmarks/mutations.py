@@ -475,7 +475,87 @@ JOINTS = (
     ),
 )
 
-MUTATIONS = CORE + VBD_PARTICLES + VBD_RIGID + SLEEPING + JOINTS
+CONTACTS = (
+    Mutation(
+        "contacts", "compliant contact keeps its damper while the gap is open",
+        J + "compliance.py",
+        "        c = 0.0  # damping is dropped while the gap is open",
+        "        c = damping",
+        ("tests/solvers/steel/test_compliance.py",),
+    ),
+    Mutation(
+        "contacts", "compliant contact softness without the dt",
+        J + "compliance.py",
+        "return wp.vec2(-stiffness * phi / denominator, 1.0 / (dt * denominator))",
+        "return wp.vec2(-stiffness * phi / denominator, 1.0 / denominator)",
+        ("tests/solvers/steel/test_compliance.py",),
+    ),
+    Mutation(
+        "contacts", "torsional friction coefficient x 0.97",
+        J + "angular.py",
+        "mu_t = wp.max(mu_t, shape_mu_torsional[s])",
+        "mu_t = wp.max(mu_t, 0.97 * shape_mu_torsional[s])",
+        ("tests/solvers/steel/test_condim.py",),
+    ),
+    Mutation(
+        "contacts", "rolling friction coefficient x 1.03",
+        J + "angular.py",
+        "mu_r = wp.max(mu_r, shape_mu_rolling[s])",
+        "mu_r = wp.max(mu_r, 1.03 * shape_mu_rolling[s])",
+        ("tests/solvers/steel/test_rolling.py",),
+    ),
+    Mutation(
+        "contacts", "patch torsion takes the smaller radius of the pair",
+        J + "torsion.py",
+        "return wp.max(shape_radius[s0], shape_radius[s1])",
+        "return wp.min(shape_radius[s0], shape_radius[s1])",
+        ("tests/solvers/steel/test_torsion.py",),
+    ),
+    Mutation(
+        "contacts", "patch torsion budget x 0.97",
+        J + "contacts.py",
+        "                torsion_mu = radius * mu",
+        "                torsion_mu = 0.97 * radius * mu",
+        ("tests/solvers/steel/test_torsion.py",),
+    ),
+    Mutation(
+        "contacts", "adhesion of a pair is the larger of the two shapes', not their sum",
+        J + "adhesion.py",
+        "    return shape_adhesion[s0] + shape_adhesion[s1]",
+        "    return wp.max(shape_adhesion[s0], shape_adhesion[s1])",
+        ("tests/solvers/steel/test_adhesion.py",),
+    ),
+    Mutation(
+        "contacts", "surface velocity keeps its normal part",
+        J + "surface_velocity.py",
+        "    return s - wp.dot(s, n) * n",
+        "    return s",
+        ("tests/solvers/steel/test_surface_velocity.py",),
+    ),
+    Mutation(
+        "contacts", "De Saxce bias halved",
+        J + "friction_modes.py",
+        "        bias = mu * wp.length(wp.vec2(c[1], c[2]))",
+        "        bias = 0.5 * mu * wp.length(wp.vec2(c[1], c[2]))",
+        ("tests/solvers/steel/test_friction_modes.py",),
+    ),
+    Mutation(
+        "contacts", "bisection mode's friction disk of radius 0.99 mu lambda_n",
+        J + "friction_modes.py",
+        "    t = _disk_minimizer(wtt, g, mu * lam_n)",
+        "    t = _disk_minimizer(wtt, g, 0.99 * mu * lam_n)",
+        ("tests/solvers/steel/test_friction_modes.py",),
+    ),
+    Mutation(
+        "contacts", "Coulomb-Newton mode sticks up to 1.02 mu",
+        J + "friction_modes.py",
+        "if stick[0] >= 0.0 and wp.length(wp.vec2(stick[1], stick[2])) <= mu * stick[0]:",
+        "if stick[0] >= 0.0 and wp.length(wp.vec2(stick[1], stick[2])) <= 1.02 * mu * stick[0]:",
+        ("tests/solvers/steel/test_friction_modes.py",),
+    ),
+)
+
+MUTATIONS = CORE + VBD_PARTICLES + VBD_RIGID + SLEEPING + JOINTS + CONTACTS
 
 
 def apply(mutation: Mutation, workdir: Path) -> Path:

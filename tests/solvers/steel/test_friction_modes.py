@@ -54,14 +54,23 @@ def test_box_slides_down_a_steep_incline_at_the_coulomb_rate_without_lifting_off
 
 @pytest.mark.parametrize("mode", MODES)
 def test_incline_threshold_sits_at_mu_equal_tan_theta(mode):
-    """20 degrees: mu = 1.05 tan(theta) holds (under 0.01 mm over 1.75 s), mu = 0.95 tan(theta) slides at
-    g (sin - mu cos) = 0.1677 m/s^2 within 1 % (the slow slide's fit over 1.75 s)."""
+    """20 degrees: mu = 1.05 tan(theta) holds (under 0.01 mm over 1.75 s; measured 4.5 um), mu = 0.99 tan(theta)
+    slides at g (sin - mu cos) = 0.0336 m/s^2 (measured within 2.1e-5 relative in the three modes; tolerance
+    6e-5 relative).
+
+    Known limitation, pinned here: just above the threshold the coupled modes do not quite stick. At
+    mu = 1.01 tan(theta) the box creeps at a steady 0.55 mm/s (0.21 mm/s at 1.02), where the default
+    fixed_normal mode holds it to 1e-6 m/s: the per-contact block Gauss-Seidel does not settle the four
+    corners' load shares within the sweep's iterations. Asserted: under 1.6e-3 m/s, 40 times slower than
+    the slide at 0.99 tan(theta) after the same time."""
     theta = math.radians(20.0)
     x, _ = _incline(mode, 1.05 * math.tan(theta), 20.0, 480)
     assert abs(x[-1] - x[60]) < 1e-5  # [m]
-    mu = 0.95 * math.tan(theta)
+    x, _ = _incline(mode, 1.01 * math.tan(theta), 20.0, 480)
+    assert abs(x[-1] - x[-2]) / DT < 1.6e-3  # [m/s]
+    mu = 0.99 * math.tan(theta)
     x, _ = _incline(mode, mu, 20.0, 480)
-    assert _acceleration(x) == pytest.approx(G * (math.sin(theta) - mu * math.cos(theta)), rel=1e-2)
+    assert _acceleration(x) == pytest.approx(G * (math.sin(theta) - mu * math.cos(theta)), rel=6e-5)
 
 
 @pytest.mark.parametrize("mode", MODES)
