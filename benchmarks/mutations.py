@@ -531,6 +531,16 @@ CONTACTS = (
         "    return s - wp.dot(s, n) * n",
         "    return s",
         ("tests/solvers/steel/test_surface_velocity.py",),
+        note="equivalent: its only readers, the friction targets and anchors, project it on the contact's "
+             "tangents; a belt moving at 0.5 m/s along its normal drags the box the same to 1.5e-5 m/s with "
+             "and without the mutation (test_the_normal_part_of_a_surface_velocity_is_ignored)",
+    ),
+    Mutation(
+        "contacts", "surface velocity with the wrong sign",
+        J + "surface_velocity.py",
+        "    return s - wp.dot(s, n) * n",
+        "    return wp.dot(s, n) * n - s",
+        ("tests/solvers/steel/test_surface_velocity.py",),
     ),
     Mutation(
         "contacts", "De Saxce bias halved",
