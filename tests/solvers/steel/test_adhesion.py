@@ -24,13 +24,19 @@ A = 5.0  # [N] adhesion of the cube
 GAP = 0.02  # [m] the cube's contact gap
 
 
-def _cube(z=0.1, adhesion=A, mu=0.5):
+def _cube(z=0.1, adhesion=A, mu=0.5, ground_adhesion=0.0):
     builder = newton.ModelBuilder()
     SolverSteel.register_custom_attributes(builder)
     body = builder.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, z), wp.quat_identity()))
     cfg = newton.ModelBuilder.ShapeConfig(density=100.0, gap=GAP, mu=mu)
     builder.add_shape_box(body, hx=0.1, hy=0.1, hz=0.1, cfg=cfg, custom_attributes={"steel:adhesion": adhesion})
     builder.add_ground_plane(cfg=newton.ModelBuilder.ShapeConfig(mu=mu))
+    if ground_adhesion:
+        model = builder.finalize(device="cpu")
+        values = model.steel.adhesion.numpy()
+        values[-1] = ground_adhesion  # the ground plane is the last shape
+        model.steel.adhesion.assign(values)
+        return model
     return builder.finalize(device="cpu")
 
 
@@ -101,6 +107,18 @@ def test_pull_off_force_is_contact_points_times_adhesion_plus_weight(fraction, h
     else:
         assert z > 0.5
         assert mj > 0.5
+
+
+@pytest.mark.parametrize("fraction, held", [(0.99, True), (1.01, False)])
+def test_a_pair_pulls_with_the_sum_of_its_shapes_adhesion(fraction, held):
+    """Adhesion split between the cube (3 N) and the ground (2 N): a contact pulls with their sum, 5 N, so
+    the cube is held at 0.99 (4 A + W) and gone at 1.01 (4 A + W), as with 5 N on the cube alone."""
+    run = _Run(_cube(adhesion=3.0, ground_adhesion=2.0))
+    run.step(1)
+    assert run.contact_count() == 4
+    run.force[2] = fraction * (4 * A + run.weight)
+    z = run.step(240)[2]
+    assert (z == pytest.approx(0.1, abs=1e-4)) if held else z > 0.5
 
 
 @pytest.mark.parametrize("fraction, held", [(0.99, True), (1.01, False)])

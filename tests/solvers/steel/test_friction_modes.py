@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+import warp as wp
 
 import newton
 from steel.solvers import SolverSteel
@@ -54,14 +55,67 @@ def test_box_slides_down_a_steep_incline_at_the_coulomb_rate_without_lifting_off
 
 @pytest.mark.parametrize("mode", MODES)
 def test_incline_threshold_sits_at_mu_equal_tan_theta(mode):
-    """20 degrees: mu = 1.05 tan(theta) holds (under 0.01 mm over 1.75 s), mu = 0.95 tan(theta) slides at
-    g (sin - mu cos) = 0.1677 m/s^2 within 1 % (the slow slide's fit over 1.75 s)."""
+    """20 degrees: mu = 1.05 tan(theta) holds (under 0.01 mm over 1.75 s; measured 4.5 um), mu = 0.99 tan(theta)
+    slides at g (sin - mu cos) = 0.0336 m/s^2 (measured within 2.1e-5 relative in the three modes; tolerance
+    6e-5 relative).
+
+    Known limitation, pinned here: just above the threshold the coupled modes do not quite stick. At
+    mu = 1.01 tan(theta) the box creeps at a steady 0.55 mm/s (0.21 mm/s at 1.02), where the default
+    fixed_normal mode holds it to 1e-6 m/s: the per-contact block Gauss-Seidel does not settle the four
+    corners' load shares within the sweep's iterations. Asserted: under 1.6e-3 m/s, 40 times slower than
+    the slide at 0.99 tan(theta) after the same time."""
     theta = math.radians(20.0)
     x, _ = _incline(mode, 1.05 * math.tan(theta), 20.0, 480)
     assert abs(x[-1] - x[60]) < 1e-5  # [m]
-    mu = 0.95 * math.tan(theta)
+    x, _ = _incline(mode, 1.01 * math.tan(theta), 20.0, 480)
+    assert abs(x[-1] - x[-2]) / DT < 1.6e-3  # [m/s]
+    mu = 0.99 * math.tan(theta)
     x, _ = _incline(mode, mu, 20.0, 480)
-    assert _acceleration(x) == pytest.approx(G * (math.sin(theta) - mu * math.cos(theta)), rel=1e-2)
+    assert _acceleration(x) == pytest.approx(G * (math.sin(theta) - mu * math.cos(theta)), rel=6e-5)
+
+
+def _pushed_sphere_slip(mode, fraction, steps=120, mu=0.5, radius=0.1):
+    """Slip speed [m/s] of the contact point (v - w R) after each step of a solid sphere on the ground pushed
+    along x at its centre by ``fraction`` times 3.5 mu m g, its rolling threshold; angular damping off."""
+    builder = newton.ModelBuilder(gravity=(0.0, 0.0, -G))
+    SolverSteel.register_custom_attributes(builder)
+    cfg = newton.ModelBuilder.ShapeConfig(mu=mu, density=1000.0)
+    body = builder.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, radius), wp.quat_identity()),
+                            custom_attributes={"steel:rigid_body_angular_damping": 0.0})
+    builder.add_shape_sphere(body, radius=radius, cfg=cfg)
+    builder.add_ground_plane(cfg=cfg)
+    model = builder.finalize(device="cpu")
+    push = fraction * 3.5 * mu * float(model.body_mass.numpy()[0]) * G
+    slips = []
+
+    def record(state):
+        qd = state.body_qd.numpy()[0]
+        slips.append(qd[0] - qd[4] * radius)
+
+    solver = SolverSteel(model, friction_mode=mode, friction_anchor_beta=0.0)
+    pipeline = newton.CollisionPipeline(model)
+    contacts = pipeline.contacts()
+    s0, s1 = model.state(), model.state()
+    for _ in range(steps):
+        s0.body_f.assign(np.array([[push, 0.0, 0.0, 0.0, 0.0, 0.0]], np.float32))
+        pipeline.collide(s0, contacts)
+        solver.step(s0, s1, None, contacts, DT)
+        s0, s1 = s1, s0
+        record(s0)
+    return np.array(slips)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fraction", [0.99, 1.01])
+def test_sphere_pushed_past_its_rolling_threshold_slips_at_the_coulomb_rate(mode, fraction):
+    """A solid sphere pushed at its centre rolls without slipping while the friction it needs, 2/7 of the push,
+    is within mu m g (push < 3.5 mu m g); above it the contact point slips, accelerating at
+    push / m - 3.5 mu g. At 0.99 and 1.01 of the threshold (one contact, so the stick-or-slide decision of
+    each mode is tested at 1 % of the cone): slip 0 and 0.035 mu g t. Measured within 2e-5 m/s over 0.5 s
+    in the three modes; tolerance 6e-5 m/s absolute (the slip at 1.01 is 0.086 m/s)."""
+    slips = _pushed_sphere_slip(mode, fraction)
+    expected = max(fraction - 1.0, 0.0) * 3.5 * 0.5 * G * DT * np.arange(1, len(slips) + 1)
+    np.testing.assert_allclose(slips, expected, rtol=0, atol=6e-5)
 
 
 @pytest.mark.parametrize("mode", MODES)

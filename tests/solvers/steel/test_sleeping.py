@@ -116,6 +116,36 @@ def test_resting_box_falls_asleep_at_the_quiet_time_to_the_step(dt, quiet_time):
     np.testing.assert_array_equal(sim.s0.joint_qd.numpy(), 0.0)
 
 
+@pytest.mark.parametrize(("dof", "threshold"), [(0, 0.05), (5, 0.15)])
+@pytest.mark.parametrize("factor", [0.7, 1.4])
+def test_moving_box_sleeps_only_below_the_speed_thresholds(dof, threshold, factor):
+    """E1/E2: a box on frictionless ground sliding along x (default sleep_linear_threshold 0.05 m/s) or
+    spinning about z (sleep_angular_threshold 0.15 rad/s) at 0.7 or 1.4 times the threshold: below it
+    the box sleeps at the float32 quiet-time step although it moves (the thresholds define "quiet");
+    above it the box is awake after 30 steps (0.3 s, six quiet times)."""
+    sim = Sim(single_box(mu=0.0))
+    qd = sim.s0.joint_qd.numpy().copy()
+    qd[dof] = factor * threshold  # the FREE joint's linear x [m/s] or angular z [rad/s]
+    sim.s0.joint_qd.assign(qd)
+    if factor < 1.0:
+        assert sim.step_until_asleep() == float32_sleep_step(DT, QUIET)
+    else:
+        assert sim.step(30).all()
+        assert abs(sim.s0.joint_qd.numpy()[dof]) > threshold  # still moving above it (friction 0)
+
+
+@pytest.mark.parametrize(("dt", "quiet_time"), [(1.0 / 16.0, 0.5), (0.125, 0.5)])
+def test_quiet_time_reached_exactly_sleeps_in_that_step(dt, quiet_time):
+    """E2: with dt = 1/16 s (1/8 s) the float32 timer reaches 0.5 s exactly, in step 8 (4): the box sleeps in
+    that step (the timer compares with >=), not one later."""
+    sim = Sim(single_box(), sleep_quiet_time=quiet_time)
+    expected = float32_sleep_step(dt, quiet_time)
+    assert np.float32(expected * np.float32(dt)) == np.float32(quiet_time)  # lands exactly
+    for n in range(1, expected):
+        assert sim.step(dt=dt).all(), f"asleep early, at step {n}"
+    assert not sim.step(dt=dt).any()
+
+
 def test_asleep_body_q_is_bitwise_constant():
     """E1: while asleep the published body_q and joint_q do not change by a bit (100 steps)."""
     sim = Sim(single_box())
@@ -163,9 +193,13 @@ def asleep_box():
 
 
 @pytest.mark.parametrize("value", [1e-3, math.nan])
-def test_body_f_wakes(asleep_box, value):
-    """E4: a nonzero or non-finite State.body_f on an asleep body wakes it in that step."""
-    asleep_box.s0.body_f.assign(np.array([[value, 0.0, 0.0, 0.0, 0.0, 0.0]], np.float32))
+@pytest.mark.parametrize("component", [0, 5])
+def test_body_f_wakes(asleep_box, value, component):
+    """E4: a nonzero or non-finite State.body_f (a force along x or a torque about z) on an asleep body
+    wakes it in that step."""
+    f = np.zeros((1, 6), np.float32)
+    f[0, component] = value
+    asleep_box.s0.body_f.assign(f)
     assert asleep_box.step().all()
 
 
@@ -257,15 +291,32 @@ def test_body_f_wakes_only_the_body_it_pushes(body):
     assert sim.step().tolist() == [body == 0, body == 1]
 
 
-def test_moving_kinematic_support_wakes_what_rests_on_it():
+def _contact_orders(sim, shape, other):
+    """The sides (0, 1) ``shape`` takes in this step's rigid contacts with ``other``."""
+    n = int(sim.contacts.rigid_contact_count.numpy()[0])
+    s0, s1 = sim.contacts.rigid_contact_shape0.numpy()[:n], sim.contacts.rigid_contact_shape1.numpy()[:n]
+    pairs = set(zip(s0.tolist(), s1.tolist()))
+    return {side for side, pair in ((0, (shape, other)), (1, (other, shape))) if pair in pairs}
+
+
+@pytest.mark.parametrize("box_side", [0, 1])
+def test_moving_kinematic_support_wakes_what_rests_on_it(box_side):
     """E4: a box asleep on a kinematic slab at rest wakes in the step the slab starts to move
-    (0.5 m/s along x) and rides along; a box resting on the ground beside it sleeps on."""
+    (0.5 m/s along x) and rides along; a box resting on the ground beside it sleeps on. With the box
+    as contact shape 0 (built before the slab) and as shape 1 (after it)."""
     builder = newton.ModelBuilder(gravity=(0.0, 0.0, -G))
     cfg = newton.ModelBuilder.ShapeConfig(mu=1.0)
+
+    def add_box():
+        box = builder.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, 0.2), wp.quat_identity()))
+        return box, builder.add_shape_box(box, hx=0.1, hy=0.1, hz=0.1, cfg=cfg)
+
+    if box_side == 0:
+        box, box_shape = add_box()
     slab = builder.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, 0.05), wp.quat_identity()), is_kinematic=True)
-    builder.add_shape_box(slab, hx=0.5, hy=0.5, hz=0.05, cfg=cfg)
-    box = builder.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, 0.2), wp.quat_identity()))
-    builder.add_shape_box(box, hx=0.1, hy=0.1, hz=0.1, cfg=cfg)
+    slab_shape = builder.add_shape_box(slab, hx=0.5, hy=0.5, hz=0.05, cfg=cfg)
+    if box_side == 1:
+        box, box_shape = add_box()
     other = builder.add_body(xform=wp.transform(wp.vec3(2.0, 0.0, 0.1), wp.quat_identity()))
     builder.add_shape_box(other, hx=0.1, hy=0.1, hz=0.1, cfg=cfg)
     builder.add_ground_plane(cfg=cfg)
@@ -274,9 +325,10 @@ def test_moving_kinematic_support_wakes_what_rests_on_it():
         if not sim.step()[[box, other]].any():
             break
     assert not sim.step()[[box, other]].any()
+    assert _contact_orders(sim, box_shape, slab_shape) == {box_side}  # the order under test
     x0 = sim.s0.body_q.numpy()[box, 0]
     qd = sim.s0.joint_qd.numpy().copy()
-    qd[0] = 0.5  # the slab's FREE joint: linear x [m/s]
+    qd[6 * slab] = 0.5  # the slab's FREE joint: linear x [m/s]
     sim.s0.joint_qd.assign(qd)
     assert sim.step()[box]
     awake = sim.step(30)  # 0.3 s
@@ -287,30 +339,39 @@ def test_moving_kinematic_support_wakes_what_rests_on_it():
     assert sim.s0.body_q.numpy()[box, 0] - x0 == pytest.approx(0.5 * 0.31 - 0.25 / (2 * G), abs=0.005)
 
 
-def box_asleep_on_kinematic_slab():
-    """A box asleep on a kinematic slab at rest 0.5 m above the ground: ``(sim, box)``; the slab is
-    body 0, its FREE joint coordinates and DOFs come first."""
+def box_asleep_on_kinematic_slab(box_side=1):
+    """A box asleep on a kinematic slab at rest 0.5 m above the ground: ``(sim, box, slab)``; the box is
+    contact shape ``box_side`` of their contacts (built before the slab for 0, after it for 1)."""
     builder = newton.ModelBuilder(gravity=(0.0, 0.0, -G))
+
+    def add_box():
+        box = builder.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, 0.7), wp.quat_identity()))
+        return box, builder.add_shape_box(box, hx=0.1, hy=0.1, hz=0.1)
+
+    if box_side == 0:
+        box, box_shape = add_box()
     slab = builder.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, 0.55), wp.quat_identity()), is_kinematic=True)
-    builder.add_shape_box(slab, hx=0.5, hy=0.5, hz=0.05)
-    box = builder.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, 0.7), wp.quat_identity()))
-    builder.add_shape_box(box, hx=0.1, hy=0.1, hz=0.1)
+    slab_shape = builder.add_shape_box(slab, hx=0.5, hy=0.5, hz=0.05)
+    if box_side == 1:
+        box, box_shape = add_box()
     builder.add_ground_plane()
     sim = Sim(builder.finalize(device="cpu"))
     for _ in range(60):
         if not sim.step()[box]:
             break
     assert not sim.step()[box]
-    return sim, box
+    assert _contact_orders(sim, box_shape, slab_shape) == {box_side}  # the order under test
+    return sim, box, slab
 
 
-def test_lost_support_wakes():
+@pytest.mark.parametrize("box_side", [0, 1])
+def test_lost_support_wakes(box_side):
     """E4: a box asleep on a kinematic slab at rest wakes in the step the slab is moved away from
     under it (a teleport: joint_q and body_q written, joint_qd still zero, so the box loses its
-    only support rather than touching a moving body)."""
-    sim, box = box_asleep_on_kinematic_slab()
+    only support rather than touching a moving body); the box as contact shape 0 and as shape 1."""
+    sim, box, slab = box_asleep_on_kinematic_slab(box_side)
     q = sim.s0.joint_q.numpy().copy()
-    q[0] += 5.0  # the slab's FREE joint: 5 m along x
+    q[7 * slab] += 5.0  # the slab's FREE joint: 5 m along x
     sim.s0.joint_q.assign(q)
     newton.eval_fk(sim.model, sim.s0.joint_q, sim.s0.joint_qd, sim.s0)
     assert sim.step()[box]
@@ -344,15 +405,28 @@ def test_lost_row_capacity_wakes():
     assert sim.solver.constraint_overflow.numpy()[0]
 
 
-def test_moving_surface_wakes_what_rests_on_it():
-    """E4: a box asleep on a conveyor mesh at rest wakes in the step its surface starts moving (1 m/s)."""
-    from .test_surface_velocity import _belt
+@pytest.mark.parametrize("box_first", [True, False])
+def test_moving_surface_wakes_what_rests_on_it(box_first):
+    """E4: a box asleep on a conveyor mesh at rest wakes in the step its surface starts moving (1 m/s),
+    built before the mesh and after it. Newton's pipeline makes the mesh contact shape 0 either way
+    (checked), so the other order does not occur with a moving surface."""
+    builder = newton.ModelBuilder(gravity=(0.0, 0.0, -G))
+    vertices = np.array([[-5.0, -1.0, 0.0], [5.0, -1.0, 0.0], [5.0, 1.0, 0.0], [-5.0, 1.0, 0.0]], dtype=np.float32)
+    mesh = newton.Mesh(vertices, np.array([0, 1, 2, 0, 2, 3], dtype=np.int32), enable_surface_velocity=True)
 
-    model = _belt(speed=0.0)
+    def add_box():
+        box = builder.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, 0.1), wp.quat_identity()))
+        return builder.add_shape_box(box, hx=0.1, hy=0.1, hz=0.1)
+
+    box_shape = add_box() if box_first else None
+    mesh_shape = builder.add_shape_mesh(-1, mesh=mesh)
+    box_shape = box_shape if box_first else add_box()
+    model = builder.finalize(device="cpu")
+    mesh.mesh.velocities.zero_()
     sim = Sim(model)
     sim.step_until_asleep()
     assert not sim.step().any()
-    mesh = next(m for m in model.shape_source if m is not None and getattr(m, "mesh", None) is not None)
+    assert _contact_orders(sim, box_shape, mesh_shape) == {1}
     mesh.mesh.velocities.assign(np.tile(np.array([1.0, 0.0, 0.0], dtype=np.float32), (4, 1)))
     assert sim.step().all()
 

@@ -125,11 +125,13 @@ def test_joint_friction_edit_wakes(array):
     assert sim.s0.joint_q.numpy()[0] < 0.45  # [rad] swinging down (0.44 after 0.11 s)
 
 
-def test_invalid_velocity_of_a_kinematic_support_wakes():
-    """E4: a box asleep on a kinematic slab wakes in the step the slab's prescribed velocity is NaN."""
-    sim, box = box_asleep_on_kinematic_slab()
+@pytest.mark.parametrize("box_side", [0, 1])
+def test_invalid_velocity_of_a_kinematic_support_wakes(box_side):
+    """E4: a box asleep on a kinematic slab wakes in the step the slab's prescribed velocity is NaN;
+    the box as contact shape 0 and as shape 1."""
+    sim, box, slab = box_asleep_on_kinematic_slab(box_side)
     qd = sim.s0.joint_qd.numpy().copy()
-    qd[0] = math.nan  # the slab's FREE joint, a prescribed DOF
+    qd[6 * slab] = math.nan  # the slab's FREE joint, a prescribed DOF
     sim.s0.joint_qd.assign(qd)
     assert sim.step()[box]
 

@@ -85,14 +85,15 @@ def _spin(model, spin, steps, *, start=None, solver=None, edit=None):
 
 
 def test_spinning_sphere_decelerates_at_r_mu_m_g_over_i():
-    """The spin falls by alpha dt per step within 0.5 % and stops within one step of w0 / alpha."""
+    """The spin falls by alpha dt per step (measured within 3.3e-6 relative; tolerance 1e-5 relative) and stops
+    within one step of w0 / alpha."""
     model, spin = _sphere()
     alpha = _alpha(model)  # 24.5 rad/s^2: a stop after 0.41 s
     w = _spin(model, spin, int(1.2 * W0 / alpha / DT))[:, spin]
     steps = np.arange(1, len(w) + 1)
     moving = w > 0.05 * W0
-    # rtol 0.5 %: the row holds its bound exactly once the sweep converges; 12 iterations on one row do.
-    np.testing.assert_allclose(W0 - w[moving], alpha * DT * steps[moving], rtol=5e-3)
+    # The row holds its bound exactly once the sweep converges; 12 iterations on one row do (float32 left).
+    np.testing.assert_allclose(W0 - w[moving], alpha * DT * steps[moving], rtol=1e-5)
     stop = (np.argmax(np.abs(w) < 1e-6) + 1) * DT
     assert stop == pytest.approx(W0 / alpha, abs=DT)  # atol one step [s]: the stop falls inside a step
     assert np.abs(w[-10:]).max() < 1e-6  # it stays stopped: no reversal

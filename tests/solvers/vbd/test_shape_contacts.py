@@ -23,8 +23,8 @@ def _mesh_box(hx, hy, hz):
     return newton.Mesh(v, np.array(tris, dtype=np.int32).reshape(-1))
 
 
-def _scene(shape: str, kinematic: bool = False):
-    """A particle just above the top of one shape whose top surface is at z = 0.2 m."""
+def _scene(shape: str, kinematic: bool = False, particle_x: float = 0.0):
+    """A particle just above the top of one shape whose top surface is at z = 0.2 m, ``particle_x`` [m] off its axis."""
     b = newton.ModelBuilder()
     cfg = newton.ModelBuilder.ShapeConfig(ke=KE, kd=0.0, mu=1.0)
     body = -1
@@ -40,7 +40,7 @@ def _scene(shape: str, kinematic: bool = False):
                             radius=0.1, half_height=0.3, cfg=cfg)
     elif shape == "mesh":
         b.add_shape_mesh(body, xform=at, mesh=_mesh_box(1.0, 1.0, 0.1), cfg=cfg)
-    b.add_particle((0.0, 0.0, 0.2 + RADIUS + 0.005), (0.0, 0.0, 0.0), MASS, radius=RADIUS)
+    b.add_particle((particle_x, 0.0, 0.2 + RADIUS + 0.005), (0.0, 0.0, 0.0), MASS, radius=RADIUS)
     b.color()
     model = b.finalize(device="cpu")
     model.soft_contact_ke = KE
@@ -49,7 +49,7 @@ def _scene(shape: str, kinematic: bool = False):
     return model
 
 
-def _run(cls, model, steps, platform_speed=None):
+def _run(cls, model, steps, platform_speed=None, platform_spin=None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the reference's deprecation notices
         solver = cls(model, iterations=10)
@@ -63,6 +63,13 @@ def _run(cls, model, steps, platform_speed=None):
             s0.body_q.assign(q)
             qd = s0.body_qd.numpy()
             qd[0, :3] = (platform_speed, 0.0, 0.0)
+            s0.body_qd.assign(qd)
+        if platform_spin is not None:  # about the body's z axis through its origin (its COM) [rad/s]
+            q = s0.body_q.numpy()
+            q[0, 3:] = wp.quat_from_axis_angle(wp.vec3(0.0, 0.0, 1.0), platform_spin * DT * i)
+            s0.body_q.assign(q)
+            qd = s0.body_qd.numpy()
+            qd[0] = (0.0, 0.0, 0.0, 0.0, 0.0, platform_spin)
             s0.body_qd.assign(qd)
         pipeline.collide(s0, contacts)
         solver.step(s0, s1, None, contacts, DT)
@@ -102,3 +109,27 @@ def test_kinematic_platform_carries_the_particle_by_friction():
     assert abs(v[0] - 0.5) < 1e-3 and abs(v[2]) < 1e-3
     assert abs(float(ours.particle_q.numpy()[0, 2]) - (0.2 + RADIUS - MASS * 9.81 / KE)) < 2e-5
     assert np.abs(ours.particle_q.numpy() - ref.particle_q.numpy()).max() < 1e-4
+
+
+def test_spinning_kinematic_platform_carries_the_particle_round_by_friction():
+    """A kinematic box spinning at 1 rad/s about its vertical axis carries a particle resting 0.3 m off
+    the axis round with it: after 0.5 s it moves at ω r = 0.3 m/s along the circle's tangent, still 0.3 m
+    from the axis, and where Newton's SolverVBD puts it.
+
+    Measured: speed 0.30028 m/s and radius 0.30028 m (the smoothed friction holds the particle by a small
+    slip, outward here, where it supplies the centripetal force), 1.0e-4 m from the reference (which
+    places the moving shape point slightly differently). Tolerances, absolute, about 3x those: 8e-4 m/s
+    on the speed, 8e-4 m on the radius, 3e-4 m from the reference. A contact that ignores the shape's
+    rotation leaves the particle standing (speed 0).
+    """
+    model = _scene("box", kinematic=True, particle_x=0.3)
+    ours = _run(SolverVBD, model, 300, platform_spin=1.0)
+    ref = _run(newton.solvers.SolverVBD, _scene("box", kinematic=True, particle_x=0.3), 300, platform_spin=1.0)
+    x, v = ours.particle_q.numpy()[0], ours.particle_qd.numpy()[0]
+    radius = float(np.hypot(x[0], x[1]))
+    tangent = np.array([-x[1], x[0], 0.0]) / radius
+    print(f"speed {np.linalg.norm(v):.6f} m/s, radius {radius:.6f} m, "
+          f"from the reference {np.abs(x - ref.particle_q.numpy()[0]).max():.2e} m")
+    assert abs(float(v @ tangent) - 0.3) < 8e-4 and abs(v[2]) < 8e-4
+    assert abs(radius - 0.3) < 8e-4
+    assert np.abs(x - ref.particle_q.numpy()[0]).max() < 3e-4

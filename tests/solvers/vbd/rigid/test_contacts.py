@@ -77,7 +77,8 @@ class _Run:
 
 class TestRestingBox(unittest.TestCase):
     def test_contact_forces_of_a_resting_box_sum_to_its_weight(self):
-        """collect_rigid_contact_forces: the four corner forces sum to m g within 1 % (measured 0.02 %)."""
+        """collect_rigid_contact_forces: the four corner forces sum to m g (measured 1.8e-4 relative; tolerance
+        5e-4 relative) with no sideways part (measured 0; tolerance 1e-6 of the weight)."""
         model = _boxes([0.1])
         run = _Run(model, rigid_contact_history=True)
         run.step(300)
@@ -88,8 +89,8 @@ class TestRestingBox(unittest.TestCase):
         self.assertTrue(np.all(body0.numpy()[:n] == -1) and np.all(body1.numpy()[:n] == 0))
         total = force.numpy()[:n].sum(axis=0)
         weight = float(model.body_mass.numpy()[0]) * G
-        self.assertLess(abs(total[2] / weight - 1.0), 0.01)
-        self.assertLess(np.abs(total[:2]).max(), 0.01 * weight)
+        self.assertLess(abs(total[2] / weight - 1.0), 5e-4)
+        self.assertLess(np.abs(total[:2]).max(), 1e-6 * weight)
         # World points lie on the box's bottom face and on the plane.
         self.assertTrue(np.allclose(p1.numpy()[:n, 2], run.state.body_q.numpy()[0, 2] - 0.1, atol=1e-5))
         self.assertTrue(np.allclose(p0.numpy()[:n, 2], 0.0, atol=1e-6))

@@ -350,9 +350,10 @@ def test_a_penalty_that_does_not_ramp_holds_the_particle_at_its_seed_depth():
 
 def test_shipped_cloth_boxes_scene_drapes_over_standing_boxes():
     """`steel run cloth_boxes` / the benchmark's scene (8x8 quads here) after 0.6 s: the cloth lies over the four
-    boxes (34 of 81 particles above their tops, none more than 2.2 cm over them), the boxes stand upright within
-    3 mm of their height (1.8 mm sunk into the ke 1e5 ground under their load), nothing passes through the
-    ground, and no body's particle list overflows."""
+    boxes (34 of 81 particles above their tops, none more than 2.2 cm over them; asserted 34 ± 2 and under
+    2.5 cm), the boxes stand upright within 3 mm of their height (1.8 mm sunk into the ke 1e5 ground under
+    their load) and within 5e-3 of their orientation (quaternion x, y, z; measured 1.7e-3), nothing passes
+    through the ground, and no body's particle list overflows."""
     from steel.particle_scenes import BOX_HALF, build_particle_scene
 
     sc = build_particle_scene("cloth_boxes", 8, "cpu")
@@ -360,12 +361,12 @@ def test_shipped_cloth_boxes_scene_drapes_over_standing_boxes():
     body_q = state.body_q.numpy()
     assert np.isfinite(body_q).all() and np.isfinite(state.particle_q.numpy()).all()
     assert np.abs(body_q[:, 2] - BOX_HALF).max() < 3e-3
-    assert np.abs(body_q[:, 3:6]).max() < 1e-2  # upright: quaternion xyz near 0
+    assert np.abs(body_q[:, 3:6]).max() < 5e-3  # upright: quaternion xyz near 0
     q = state.particle_q.numpy()
     assert q[:, 2].min() > 0.0
     on_top = q[:, 2] > 2 * BOX_HALF
-    assert on_top.sum() >= 4  # some of the cloth rests on the boxes
-    assert q[:, 2].max() < 2 * BOX_HALF + 0.05
+    assert abs(int(on_top.sum()) - 34) <= 2  # the cloth drapes over the boxes, not beside them
+    assert q[:, 2].max() < 2 * BOX_HALF + 0.025
     assert solver.check_body_particle_contact_overflow() == 0
 
 
