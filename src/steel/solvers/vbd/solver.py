@@ -30,6 +30,7 @@ from .particles.solve import solve_particles, sweep_particles
 from .particles.solve_tile import active_families, tile_solve_pays_off
 from .reset import check_world_mask, reset_bodies
 from .rigid.attributes import JointSlot, check_joint_slot, register_vbd_attributes
+from .rigid.compliant import resolve_compliant, scene_material
 from .rigid.data import RigidWork, check_rigid_model, dynamic_bodies
 from .rigid.reset import reset_rigid_history
 from .scene import register_scene_attributes, scene_iterations
@@ -169,6 +170,9 @@ class SolverVBD(SolverBase, CouplingInterface):
         ``enable_fast_math`` (any bool; a CUDA compile flag, kernels here compile with Warp's defaults).
         """
         opts, extras = build_options(**options)  # validate everything before allocating anything
+        compliant = extras.get("rigid_compliant_alm") is True
+        opts = scene_material(model, opts, options, compliant)  # vbd:rigid_joint_* where asked (.rigid.compliant)
+        self.compliant = resolve_compliant(model, opts, options, extras)  # None: the seed's AVBD
         if "iterations" in options and options["iterations"] is None:
             opts.iterations = scene_iterations(model)  # 1.8.0's None: the scene's count (.scene)
         check_pipeline(extras.get("collision_pipeline"))
@@ -190,7 +194,7 @@ class SolverVBD(SolverBase, CouplingInterface):
         tile = opts.particle_enable_tile_solve and self.work is not None and tile_solve_pays_off(model.device)
         self._tile_families = active_families(self.work.elements) if tile else None
         rigid = not opts.integrate_with_external_rigid_solver and dynamic_bodies(model).any()
-        self.rigid = RigidWork(model, opts) if rigid else None
+        self.rigid = RigidWork(model, opts, self.compliant) if rigid else None
         self.attachments = self._attachments()
         self.coupling = self._coupling()
         self.proxy_snapshot = proxy_snapshot(model, self.coupling)  # proxy-body harvest (.proxy_coupling)
@@ -373,6 +377,11 @@ class SolverVBD(SolverBase, CouplingInterface):
         """
         layout = self.rigid.layout if self.rigid is not None else None
         check_joint_slot(self.model, layout, joint_index, slot)
+        if self.compliant is not None:
+            warnings.warn("SolverVBD.set_joint_constraint_mode is deprecated and has no effect under "
+                          "rigid_compliant_alm=True: every structural joint slot is a compliant ALM row of the material "
+                          "stiffness rigid_joint_*_ke", newton.NewtonDeprecationWarning, stacklevel=2)
+            return
         if self.rigid is not None:
             self.rigid.set_joint_mode(int(joint_index), bool(hard), None if slot is None else int(slot))
 
@@ -514,7 +523,8 @@ class SolverVBD(SolverBase, CouplingInterface):
             _check_model(self.model, self.options.integrate_with_external_rigid_solver)
         if (body or joint) and not self.options.integrate_with_external_rigid_solver:
             modes = self.rigid.joints.hard.numpy() if self.rigid is not None else None
-            self.rigid = RigidWork(self.model, self.options) if dynamic_bodies(self.model).any() else None
+            self.rigid = (RigidWork(self.model, self.options, self.compliant) if dynamic_bodies(self.model).any()
+                          else None)
             self.attachments = self._attachments()
             self.coupling = self._coupling()
             self.proxy_snapshot = proxy_snapshot(self.model, self.coupling)

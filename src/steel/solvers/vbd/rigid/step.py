@@ -3,7 +3,8 @@
 Owns the order only; the energies live in :mod:`.joints` and :mod:`.contacts` and the per-body
 Newton step in :mod:`.bodies`. Launches per step: 3 + iterations x (colours + 1) (+ 1 with cables), plus with
 body–body contacts 3 (filing; history; damper flags) + iterations (contact duals) + 1 (history snapshot)
-+ 2 (deadzone support and snap, on by default: :mod:`.deadzone`).
++ 2 (deadzone support and snap, on by default: :mod:`.deadzone`). Compliant ALM (:mod:`.compliant`) adds 1
+(joint conditioning) + 1 with contacts, and has no deadzone snap.
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: f
     if rc is not None:
         rc.begin(contacts, state_in.body_q)
         cd = rc.data
+    if work.compliant is not None:  # compliant ALM: this step's k_eff and w per row (.compliant)
+        work.compliant.condition_joints(jd, work.joint_count, dt)
+        if rc is not None:
+            work.compliant.condition_contacts(rc, bd, state_in.body_q, dt)
     begin_joints(jd, state_in.body_q, bd, work.joint_count, params, dev)  # before predict_bodies
     predict_bodies(model, bd, state_in, state_out, dt, work.adaptive_init)
     if rc is not None:
