@@ -58,8 +58,8 @@ class SolverVBD(SolverBase, CouplingInterface):
     The constructor takes the seed revision's options (all keyword-only, same names and defaults;
     ``inspect.signature`` shows them) and accepts the later revision's spellings as aliases (see
     :mod:`steel.solvers.vbd.options`). Built so far: the particle solve, rigid joints, body–body
-    contacts, two-way body–particle contacts and particle–body attachments, soft and hard
-    (:mod:`steel.solvers.vbd.particles.attachments`).
+    contacts, two-way body–particle contacts, particle–body attachments, soft and hard
+    (:mod:`steel.solvers.vbd.particles.attachments`), and 1.8.0's compliant ALM for joints and contacts.
 
     * ``particle_enable_tile_solve`` (default True) runs the vertex step with one block of threads
       per vertex splitting its elements (:mod:`steel.solvers.vbd.particles.solve_tile`), specialized
@@ -80,6 +80,14 @@ class SolverVBD(SolverBase, CouplingInterface):
       contacts (:mod:`steel.solvers.vbd.coupling`). Static shapes and kinematic bodies pass from
       ``state_in`` to ``state_out`` unchanged; with ``integrate_with_external_rigid_solver=True`` no
       body is moved.
+    * ``rigid_compliant_alm=True`` (Newton 1.8.0's default formulation; omitted here, the seed's AVBD
+      runs) makes joints and body–body contacts finite materials: each non-cable structural joint slot
+      is a spring of ``rigid_joint_linear_ke`` [N/m] / ``rigid_joint_angular_ke`` [N·m/rad] and each contact
+      one of its shapes' ``ke`` [N/m], solved as an augmented Lagrangian with an internal metric ``ρ``
+      (``k_eff = k ρ/(k + ρ)``, multiplier weight ``k/(k + ρ)``, ``λ`` kept by ``rigid_avbd_gamma``), so a
+      joint deflects ``load / k`` and a resting box sinks ``weight / ke``
+      (:mod:`steel.solvers.vbd.rigid.compliant`). Drives, limits, cables and body–particle contacts keep
+      their laws; the per-slot hard/soft mode has no effect there.
 
     Args:
         model: a finalized :class:`newton.Model`; with particles it must be coloured
@@ -88,11 +96,14 @@ class SolverVBD(SolverBase, CouplingInterface):
     Raises:
         ValueError: a model with particles but no ``particle_color_groups``; an invalid option value
             or one option under both of its spellings (the message names it); particle–body attachments with
-            ``integrate_with_external_rigid_solver=True``; a scene ``newton:maxSolverIterations`` below -1 or 0.
+            ``integrate_with_external_rigid_solver=True``; a scene ``newton:maxSolverIterations`` below -1 or 0; a scene
+            joint stiffness or damping (``vbd:rigid_joint_*``) negative or not finite; with ``rigid_compliant_alm=True``,
+            a shape material (``ke``, ``kd``, ``mu``) negative or not finite.
         TypeError: an unknown option or a value of the wrong type.
         NotImplementedError: a model feature the solve does not run, named: DISTANCE joints, drives or limits
             on BALL or multi-angle D6 DOFs, mimics, tendons, muscles, unconverted MuJoCo equalities (the audit: :mod:`steel.solvers.vbd.features`);
-            or a later-revision option selecting an unbuilt feature.
+            or a later-revision option selecting an unbuilt feature; the seed's sticking-contact options
+            (``rigid_contact_stick_*``) set with ``rigid_compliant_alm=True``.
     """
 
     JointSlot = JointSlot
@@ -145,6 +156,9 @@ class SolverVBD(SolverBase, CouplingInterface):
         ``rigid_body_contact_buffer_size`` (64, contacts per body; more are dropped and counted,
         :meth:`check_rigid_contact_overflow`),
         ``rigid_contact_history`` (False; restores λ and k through ``Contacts.rigid_contact_match_index``).
+        ``rigid_joint_*_ke`` / ``rigid_joint_*_kd`` passed as ``None`` (and omitted, with ``rigid_compliant_alm=True``)
+        read the scene's ``vbd:rigid_joint_*`` attributes when registered (USD ``newton:vbd:rigid:jointLinearStiffness``,
+        ...), else the defaults above; an explicit value wins.
         ``rigid_body_particle_contact_buffer_size`` (256): particle contacts listed per coupled body; a body
         with more scans every record instead (none lost; counted, :meth:`check_body_particle_contact_overflow`).
         ``rigid_contact_stick_motion_eps`` (1e-4 m: hard contacts whose anchors moved less over the step
@@ -163,8 +177,10 @@ class SolverVBD(SolverBase, CouplingInterface):
         :mod:`steel.solvers.vbd.collision`); ``None`` for a seed option means its seed default, except
         ``iterations=None`` (the scene's count, above). Its other options are validated and accepted where
         they change nothing here, and raise ``NotImplementedError`` where they would select an unbuilt
-        feature: ``rigid_compliant_alm`` (True: 1.8.0's compliant formulation, not built; False: the seed's AVBD
-        with 1.8.0's ``DeprecationWarning``; omitted: the seed's AVBD), ``rigid_soft_contact_use_log_barrier``, ``rigid_soft_enable_dat`` and
+        feature: ``rigid_compliant_alm`` (a bool; True: 1.8.0's compliant ALM formulation, see the class docstring,
+        with ``rigid_avbd_alpha`` defaulting to 0, no penalty ramp, no sticking contacts, and one
+        ``NewtonDeprecationWarning`` naming the betas, ``rigid_contact_hard`` and ``k_start`` seeds passed; False: the
+        seed's AVBD with 1.8.0's ``DeprecationWarning``; omitted: the seed's AVBD), ``rigid_soft_contact_use_log_barrier``, ``rigid_soft_enable_dat`` and
         ``rigid_soft_dat_use_interval_arithmetic`` (False only), ``tendon_max_sweeps`` (int >= 1),
         ``tendon_settle_tol`` and ``tendon_activation_tol`` (> 0; models with tendons are refused),
         ``enable_fast_math`` (any bool; a CUDA compile flag, kernels here compile with Warp's defaults).
@@ -364,6 +380,9 @@ class SolverVBD(SolverBase, CouplingInterface):
 
     def set_joint_constraint_mode(self, joint_index: int, hard: bool, slot: int | None = None) -> None:
         """Make a joint's structural slots hard (augmented Lagrangian) or soft (penalty only) from the next step.
+
+        With ``rigid_compliant_alm=True`` it has no effect (every structural slot is a compliant ALM row) and warns
+        ``NewtonDeprecationWarning``, as Newton 1.8.0 does; the arguments are still checked.
 
         Args:
             joint_index: the joint.

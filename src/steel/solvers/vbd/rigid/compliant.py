@@ -27,13 +27,16 @@ the same code is the seed's AVBD row, so both formulations share one body solve.
   carries the last tenth; a single body's dual iteration contracts by ``w M / (M + k_eff) <= 0.1``.
   Measured on Newton's SolverVBD (1.8.0 default path), the first iterate of a body hanging on a BALL joint
   responds with ``k_eff/k = 0.900`` for ``k/M`` from 0.28 to 280, and with ``ρ ≈ M`` below.
-* contacts: ``ρ = m_eff / dt²`` with ``m_eff`` the effective mass along the normal at the contact point,
-  ``1/m_eff = Σ (1/m + (r × n)ᵀ I_w⁻¹ (r × n))`` over the dynamic sides. Measured on Newton's SolverVBD: a
-  1 kg box on four cold contacts per step at 10 iterations rests at the depth this ``ρ`` predicts
-  (1.006, 0.340, 0.149 mm for ke 2.5e3, 1e4, 1e6 N/m; 0.981, 0.245, 0.005 at 40 iterations), so a stiff
-  contact behaves like the hard row with penalty ``ρ``. Rejected: the joints' ``9 k`` floor on contacts,
-  which makes stiff contacts converge in fewer iterations but departs from the reference's rest depths
-  by up to 0.15 mm.
+* contacts: ``ρ = 1 / Σ Jᵀ H⁻¹ J`` over the dynamic sides, ``J = [n; r × n]`` at the contact point and
+  ``H`` the body's 6x6 block without its contacts (inertia over ``dt²`` plus its joints' Gauss-Newton terms at
+  the step's start): for a free body the effective mass along the normal over ``dt²``. Measured on
+  Newton's SolverVBD: a 1 kg box on four cold contacts per step at 10 iterations rests at the depth this
+  ``ρ`` predicts (1.006, 0.340, 0.149 mm for ke 2.5e3, 1e4, 1e6 N/m; 0.981, 0.245, 0.005 at 40 iterations),
+  so a stiff contact behaves like the hard row with penalty ``ρ``. The joints in ``H`` matter on jointed
+  bodies: with the bare inertia, a cable (light capsules on stiff joints) landing on ke 1e5 N/m ground got a
+  ``ρ`` a fraction of its stiffness, its multipliers built up over many steps while it sank and then threw
+  it back up 0.17 m (Newton's settles flat; with the joints in ``H`` ours does too). Rejected: the joints'
+  ``9 k`` floor on contacts, which departs from the reference's rest depths by up to 0.15 mm.
 
 What the formulation fixes (Newton 1.8.0's documented compliant path):
 
@@ -65,6 +68,7 @@ import warp as wp
 import newton
 
 from ....launches import launch
+from .bodies import BodyData, inertia_and_joints
 from .contacts import ContactData
 from .joints import JointData
 from .layout import KIND_CABLE, KIND_NONE
@@ -201,38 +205,62 @@ def _condition_joints(jd: JointData, k_material: wp.array2d[wp.float32], mass_ef
     jd.lam_w[j, s] = w
 
 
+@wp.kernel
+def _body_compliance(
+    bd: BodyData,
+    jd: JointData,
+    body_q: wp.array[wp.transform],
+    target_q: wp.array[wp.float32],
+    target_qd: wp.array[wp.float32],
+    joint_f: wp.array[wp.float32],
+    dt: wp.float32,
+    inv_ll: wp.array[wp.mat33],
+    inv_la: wp.array[wp.mat33],
+    inv_aa: wp.array[wp.mat33],
+):
+    b = wp.tid()  # one thread per body, at the step's start poses
+    if bd.dynamic[b] == 0:
+        return
+    # The body's 6x6 block without its contacts (as the body solve builds it), inverted by the Schur
+    # complement on the (SPD) linear block. x_tilde is not set yet: the forces are not used.
+    f_l, f_a, h_ll, h_la, h_aa = inertia_and_joints(bd, jd, body_q, target_q, target_qd, joint_f, b, dt)
+    a_inv = wp.inverse(h_ll)
+    s_inv = wp.inverse(h_aa - wp.transpose(h_la) * a_inv * h_la)
+    cross = a_inv * h_la * s_inv
+    inv_ll[b] = a_inv + cross * wp.transpose(h_la) * a_inv
+    inv_la[b] = -cross
+    inv_aa[b] = s_inv
+
+
 @wp.func
-def _inverse_mass_at(body_q: wp.array[wp.transform], com: wp.array[wp.vec3], mass: wp.array[wp.float32],
-                     inertia: wp.array[wp.mat33], b: wp.int32, point: wp.vec3, n: wp.vec3):
-    """``1/m + (r × n)ᵀ I_w⁻¹ (r × n)`` of body ``b`` at its body-frame ``point`` along ``n`` [1/kg]."""
+def _compliance_at(body_q: wp.array[wp.transform], com: wp.array[wp.vec3], inv_ll: wp.array[wp.mat33],
+                   inv_la: wp.array[wp.mat33], inv_aa: wp.array[wp.mat33], b: wp.int32, point: wp.vec3, n: wp.vec3):
+    """``Jᵀ H⁻¹ J`` of body ``b`` for a push along ``n`` at its body-frame ``point``, ``J = [n; r × n]`` [m/N]."""
     t = body_q[b]
-    r = wp.transform_point(t, point) - wp.transform_point(t, com[b])
-    rn = wp.cross(r, n)
-    rot = wp.quat_to_matrix(wp.transform_get_rotation(t))
-    local = wp.transpose(rot) * rn
-    return 1.0 / mass[b] + wp.dot(local, wp.inverse(inertia[b]) * local)
+    rn = wp.cross(wp.transform_point(t, point) - wp.transform_point(t, com[b]), n)
+    return wp.dot(n, inv_ll[b] * n) + 2.0 * wp.dot(n, inv_la[b] * rn) + wp.dot(rn, inv_aa[b] * rn)
 
 
 @wp.kernel
 def _condition_contacts(cd: ContactData, body_q: wp.array[wp.transform], com: wp.array[wp.vec3],
-                        mass: wp.array[wp.float32], inertia: wp.array[wp.mat33], dynamic: wp.array[wp.int32],
-                        inv_dt2: wp.float32):
+                        dynamic: wp.array[wp.int32], inv_ll: wp.array[wp.mat33], inv_la: wp.array[wp.mat33],
+                        inv_aa: wp.array[wp.mat33]):
     i = wp.tid()  # one thread per contact row, after the rows are filed or warm-started
     if i >= cd.count[0]:
         return
     n = cd.normal[i]
-    inv_m = float(0.0)
+    compliance = float(0.0)  # [m/N]
     b0 = cd.body0[i]
     b1 = cd.body1[i]
     if b0 >= 0:
         if dynamic[b0] != 0:
-            inv_m = inv_m + _inverse_mass_at(body_q, com, mass, inertia, b0, cd.point0[i], n)
+            compliance = compliance + _compliance_at(body_q, com, inv_ll, inv_la, inv_aa, b0, cd.point0[i], n)
     if b1 >= 0:
         if dynamic[b1] != 0:
-            inv_m = inv_m + _inverse_mass_at(body_q, com, mass, inertia, b1, cd.point1[i], n)
+            compliance = compliance + _compliance_at(body_q, com, inv_ll, inv_la, inv_aa, b1, cd.point1[i], n)
     rho = float(0.0)
-    if inv_m > 0.0:
-        rho = inv_dt2 / inv_m
+    if compliance > 0.0:
+        rho = 1.0 / compliance
     k_eff, w = _conditioned(cd.ke[i], rho)
     cd.k[i] = k_eff
     cd.lam_w[i] = w
@@ -278,6 +306,8 @@ class CompliantRows:
         if work.contacts is not None:
             work.contacts.keep = settings.gamma
         self.settings = settings
+        nb = max(int(model.body_count), 1)
+        self.inv_blocks = tuple(wp.zeros(nb, dtype=wp.mat33, device=dev) for _ in range(3))  # (ll, la, aa) [1/(N/m)]
 
     def condition_joints(self, jd, count: int, dt: float) -> None:
         """Per structural slot: ``k_eff`` and ``w`` from the material ``k`` and ``ρ`` (before the step's warm start)."""
@@ -285,10 +315,12 @@ class CompliantRows:
             launch(_condition_joints, dim=(count, 2), inputs=[jd, self.k_material, self.mass_eff, 1.0 / (dt * dt)],
                    device=self.device)
 
-    def condition_contacts(self, rc, bodies, body_q, dt: float) -> None:
-        """Per contact row: ``k_eff`` and ``w`` from the mixed ``ke`` and ``ρ`` at the step's start poses."""
-        launch(_condition_contacts, dim=rc.rows,
-               inputs=[rc.data, body_q, bodies.com, bodies.mass, bodies.inertia, bodies.dynamic, 1.0 / (dt * dt)],
+    def condition_contacts(self, rc, bodies, jd, controls, body_q, dt: float) -> None:
+        """Per contact row: ``k_eff`` and ``w`` from the mixed ``ke`` and ``ρ`` at the step's start poses ``body_q``
+        (after :meth:`condition_joints`: the bodies' blocks hold their joints' ``k_eff``)."""
+        launch(_body_compliance, dim=self.inv_blocks[0].shape[0],
+               inputs=[bodies, jd, body_q, *controls, float(dt)], outputs=list(self.inv_blocks), device=self.device)
+        launch(_condition_contacts, dim=rc.rows, inputs=[rc.data, body_q, bodies.com, bodies.dynamic, *self.inv_blocks],
                device=self.device)
 
 

@@ -4,7 +4,7 @@ Owns the order only; the energies live in :mod:`.joints` and :mod:`.contacts` an
 Newton step in :mod:`.bodies`. Launches per step: 3 + iterations x (colours + 1) (+ 1 with cables), plus with
 body–body contacts 3 (filing; history; damper flags) + iterations (contact duals) + 1 (history snapshot)
 + 2 (deadzone support and snap, on by default: :mod:`.deadzone`). Compliant ALM (:mod:`.compliant`) adds 1
-(joint conditioning) + 1 with contacts, and has no deadzone snap.
+(joint conditioning) + 2 with contacts (the bodies' blocks, the rows), and has no deadzone snap.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: f
     if work.compliant is not None:  # compliant ALM: this step's k_eff and w per row (.compliant)
         work.compliant.condition_joints(jd, work.joint_count, dt)
         if rc is not None:
-            work.compliant.condition_contacts(rc, bd, state_in.body_q, dt)
+            work.compliant.condition_contacts(rc, bd, jd, controls, state_in.body_q, dt)
     begin_joints(jd, state_in.body_q, bd, work.joint_count, params, dev)  # before predict_bodies
     predict_bodies(model, bd, state_in, state_out, dt, work.adaptive_init)
     if rc is not None:
