@@ -49,7 +49,9 @@ What the formulation fixes (Newton 1.8.0's documented compliant path):
   per-DOF multiplier, state and a dual step for the same fixed point;
 * body–body contacts: the normal row with the shapes' mixed ``ke`` as ``k``; the damper ``kd`` as on the
   seed's hard contacts; friction is the bounded tangential row with no tangential material
-  (``k → ∞``: penalty ``k_eff``, multiplier weight 1), so sticking contacts hold with zero creep;
+  (``k → ∞``: penalty ``ρ``, multiplier weight 1), so sticking contacts hold without creep. Measured on a
+  10° slope (mu 0.5, cold contacts each step): 0.0007 mm/s (Newton's 0.0046); with the normal row's
+  ``k_eff`` as the tangential penalty the box crept 1.44 mm/s;
 * ``λ`` kept from step to step by ``rigid_avbd_gamma`` (the seed keeps ``alpha · gamma``); the C0
   stabilization ``alpha`` defaults to 0 (the raw material residual) for joints and contacts;
 * no penalty ramp (the betas and ``k_start`` seeds are deprecated there and only warn), no sticking

@@ -205,16 +205,21 @@ def friction_ratio(slip: wp.float32, eps: wp.float32):
 def bounded_friction(cd: ContactData, u: wp.vec3, f_n: wp.float32, i: wp.int32):
     """Friction force on shape 1 [N] of a hard contact at slip ``u`` [m] and its Hessian scale [N/m].
 
-    ``λ_t - k u`` projected onto the disc ``|f| <= μ f_n`` (tangential plane of the contact normal).
+    ``λ_t - k_t u`` projected onto the disc ``|f| <= μ f_n`` (tangential plane of the contact normal). The
+    row has no tangential material: its penalty is ``k_t = k / w``, the contact penalty ``k`` on the seed's AVBD
+    (``w = 1``) and the metric ``ρ`` under compliant ALM (:mod:`.compliant`, where ``k = k_eff``).
     """
     n = cd.normal[i]
     lam = cd.lam_t[i]
-    trial = lam - wp.dot(n, lam) * n - cd.k[i] * u
+    k_t = cd.k[i]
+    if cd.lam_w[i] > 0.0:
+        k_t = k_t / cd.lam_w[i]
+    trial = lam - wp.dot(n, lam) * n - k_t * u
     bound = cd.mu[i] * f_n
     size = wp.length(trial)
     if size <= bound:
-        return trial, cd.k[i]
-    return trial * (bound / size), cd.k[i] * bound / size
+        return trial, k_t
+    return trial * (bound / size), k_t * bound / size
 
 
 @wp.func

@@ -15,6 +15,7 @@ joints.hard        1 = augmented-Lagrangian slot, 0 = penalty-only              
 joints.k           current penalty stiffness [N/m] (slot 0), [N·m/rad] (slot 1)     (joint, 2)
 joints.lam_lin     persistent multiplier of slot 0 [N]                              (joint,)
 joints.lam_ang     persistent multiplier of slot 1 [N·m]                            (joint,)
+joints.lam_w       weight of λ in force and dual step (1; compliant: k/(k + ρ))     (joint, 2)
 joints.c0_lin      slot 0 value at the start of the step [m]                        (joint,)
 joints.c0_ang      slot 1 value at the start of the step [rad]                      (joint,)
 joints.dof_s0      drive/limit coordinate at the start of the step [m or rad]       (dof,)
