@@ -218,14 +218,15 @@ def _body_compliance(
     target_q: wp.array[wp.float32],
     target_qd: wp.array[wp.float32],
     joint_f: wp.array[wp.float32],
+    contact_count: wp.array[wp.int32],
     dt: wp.float32,
     inv_ll: wp.array[wp.mat33],
     inv_la: wp.array[wp.mat33],
     inv_aa: wp.array[wp.mat33],
 ):
     b = wp.tid()  # one thread per body, at the step's start poses
-    if bd.dynamic[b] == 0:
-        return
+    if bd.dynamic[b] == 0 or contact_count[b] == 0:
+        return  # no row of this step reads it
     # The body's 6x6 block without its contacts (as the body solve builds it), inverted by the Schur
     # complement on the (SPD) linear block. x_tilde is not set yet: the forces are not used.
     f_l, f_a, h_ll, h_la, h_aa = inertia_and_joints(bd, jd, body_q, target_q, target_qd, joint_f, b, dt)
@@ -324,7 +325,8 @@ class CompliantRows:
         """Per contact row: ``k_eff`` and ``w`` from the mixed ``ke`` and ``ρ`` at the step's start poses ``body_q``
         (after :meth:`condition_joints`: the bodies' blocks hold their joints' ``k_eff``)."""
         launch(_body_compliance, dim=self.inv_blocks[0].shape[0],
-               inputs=[bodies, jd, body_q, *controls, float(dt)], outputs=list(self.inv_blocks), device=self.device)
+               inputs=[bodies, jd, body_q, *controls, rc.data.body_count, float(dt)], outputs=list(self.inv_blocks),
+               device=self.device)
         launch(_condition_contacts, dim=rc.rows, inputs=[rc.data, body_q, bodies.com, bodies.dynamic, *self.inv_blocks],
                device=self.device)
 
