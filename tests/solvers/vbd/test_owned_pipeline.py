@@ -203,8 +203,8 @@ def test_owned_pipeline_without_matching_refuses_history():
     """rigid_contact_history on (the option or the scene's vbd:rigid_contact_history) with a non-matching owned
     pipeline: ValueError naming the option, the scene attribute and contact_matching; ITERATIONS too."""
     model = _box()
-    for given in ({"rigid_contact_history": True}, {}):
-        if not given:
+    for given in ({"rigid_contact_history": True}, {"rigid_contact_history": None}):
+        if given["rigid_contact_history"] is None:
             model.vbd.rigid_contact_history.fill_(True)
         with pytest.raises(ValueError, match=r"rigid_contact_history.*contact_matching.*vbd:rigid_contact_history"):
             SolverVBD(model, collision_pipeline=newton.CollisionPipeline(model), **given)

@@ -1,7 +1,9 @@
 """SolverVBD's vbd: scene settings: rigid_contact_history and rigid_joint_*_ke/kd read from the scene as 1.8.0 does.
 
-Known answers: a model with the attribute authored runs bitwise as one given the option, and differently from
-the default; an explicit option wins; bad scene values raise with the reference's message; the attributes have
+Known answers: a model with the attribute authored, the option given as None (1.8.0's spelling of "the
+scene's value"), runs bitwise as one given the option, and differently from the default; omitted on the seed's
+path, the option keeps the seed's default (as ``iterations``: the specification's decision table), and under
+``rigid_compliant_alm=True`` (1.8.0's path) an omitted one reads the scene; an explicit option wins; bad scene values raise with the reference's message; the attributes have
 the reference's names, types, defaults and USD names, and a USD scene sets them.
 """
 
@@ -54,10 +56,12 @@ def _swing(model, steps=40, **options):
 
 @pytest.mark.parametrize("name", list(JOINT_SETTINGS))
 def test_scene_joint_material_runs_as_the_option(name):
-    """Authored vbd:<name> gives bitwise the trajectory of passing <name>=, and not the default's."""
+    """Authored vbd:<name> with <name>=None gives bitwise the trajectory of passing <name>=, and not the default's;
+    omitted on the seed's path it keeps the seed's default."""
     value = JOINT_SETTINGS[name][0]
-    solver, from_scene = _swing(_pendulum(**{name: value}))
+    solver, from_scene = _swing(_pendulum(**{name: value}), **{name: None})
     assert getattr(solver, name) == value
+    assert getattr(SolverVBD(_pendulum(**{name: value})), name) != value
     _, explicit = _swing(_pendulum(), **{name: value})
     _, default = _swing(_pendulum())
     np.testing.assert_array_equal(from_scene, explicit)
@@ -65,12 +69,14 @@ def test_scene_joint_material_runs_as_the_option(name):
 
 
 def test_explicit_option_wins_and_none_reads_the_scene():
-    """Precedence: explicit > scene (omitted or None) > the seed default."""
+    """Precedence: explicit > scene (None; omitted only under compliant ALM) > the seed default."""
     model = _pendulum(rigid_joint_linear_ke=250.0, rigid_joint_angular_kd=0.75)
     assert SolverVBD(model, rigid_joint_linear_ke=1e3).rigid_joint_linear_ke == 1e3
     solver = SolverVBD(model, rigid_joint_linear_ke=None, rigid_joint_angular_kd=None)
     assert (solver.rigid_joint_linear_ke, solver.rigid_joint_angular_kd) == (250.0, 0.75)
-    assert SolverVBD(model).rigid_joint_angular_ke == 1e5  # registered, not authored: the default
+    assert SolverVBD(model, rigid_joint_angular_ke=None).rigid_joint_angular_ke == 1e5  # registered, not authored
+    assert SolverVBD(model).rigid_joint_linear_ke == 1e5  # omitted, the seed's path: the seed's default
+    assert SolverVBD(model, rigid_compliant_alm=True).rigid_joint_linear_ke == 250.0  # omitted, 1.8.0's path
 
 
 def test_model_without_the_attributes_keeps_the_defaults():
@@ -92,7 +98,7 @@ def test_bad_scene_value_raises_naming_attribute_and_option(name, bad):
     usd = JOINT_SETTINGS[name][1]
     with pytest.raises(ValueError, match=rf"Scene-authored {usd} \(model\.vbd\.{name}\) must be finite and >= 0, "
                                          rf"got {bad!r}\. Fix the scene value or pass {name}= explicitly"):
-        SolverVBD(model)
+        SolverVBD(model, **{name: None})
     assert getattr(SolverVBD(model, **{name: 5.0}), name) == 5.0
 
 
@@ -124,7 +130,7 @@ def _drop(model, steps=30, **options):
 def test_scene_contact_history_runs_as_the_option():
     """vbd:rigid_contact_history = True: bitwise the run of rigid_contact_history=True, not of False; an explicit
     False wins over the scene."""
-    solver, from_scene = _drop(_box_on_ground(True))
+    solver, from_scene = _drop(_box_on_ground(True), rigid_contact_history=None)
     assert solver.rigid_contact_history is True
     _, explicit = _drop(_box_on_ground(), rigid_contact_history=True)
     _, off = _drop(_box_on_ground())
@@ -164,7 +170,7 @@ def test_usd_scene_authors_the_settings():
     b.add_usd(stage)
     b.color()
     model = b.finalize(device="cpu")
-    solver = SolverVBD(model, iterations=None)
+    solver = SolverVBD(model, iterations=None, rigid_contact_history=None, **{name: None for name in JOINT_SETTINGS})
     assert solver.iterations == 7 and solver.rigid_contact_history is True
     for name, (value, _usd) in JOINT_SETTINGS.items():
         assert getattr(solver, name) == value
@@ -176,7 +182,7 @@ def test_scene_history_without_matching_names_the_scene_attribute():
     model = _box_on_ground(True)
     pipeline = newton.CollisionPipeline(model)
     contacts = pipeline.contacts()
-    solver = SolverVBD(model)
+    solver = SolverVBD(model, rigid_contact_history=None)
     s0, s1 = model.state(), model.state()
     pipeline.collide(s0, contacts)
     with pytest.raises(RuntimeError, match=r"rigid_contact_history.*vbd:rigid_contact_history.*contactHistory"):

@@ -195,16 +195,17 @@ def test_every_accepted_option_is_documented_in_help():
 
 
 def test_the_formulation_switch_follows_the_decision_table():
-    """``rigid_compliant_alm``: True selects 1.8.0's compliant ALM, not built here -> NotImplementedError naming
-    it (never accepted and ignored); False selects the seed's AVBD with 1.8.0's DeprecationWarning; omitted,
-    the seed's AVBD with no warning."""
+    """``rigid_compliant_alm``: True selects 1.8.0's compliant ALM (built, no warning); False selects the seed's
+    AVBD with 1.8.0's DeprecationWarning; omitted, the seed's AVBD with no warning; None or a non-bool -> TypeError."""
     import warnings
 
     model = _cloth()
-    with pytest.raises(NotImplementedError, match="rigid_compliant_alm=True"):
-        SolverVBD(model, rigid_compliant_alm=True)
-    with pytest.warns(DeprecationWarning, match="rigid_compliant_alm=False"):
-        SolverVBD(model, rigid_compliant_alm=False)
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)
-        SolverVBD(model)
+        assert SolverVBD(model, rigid_compliant_alm=True).compliant is not None
+        assert SolverVBD(model).compliant is None
+    with pytest.warns(DeprecationWarning, match="rigid_compliant_alm=False"):
+        assert SolverVBD(model, rigid_compliant_alm=False).compliant is None
+    for bad in (None, 1, "yes"):
+        with pytest.raises(TypeError, match="rigid_compliant_alm"):
+            SolverVBD(model, rigid_compliant_alm=bad)

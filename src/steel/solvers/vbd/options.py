@@ -100,8 +100,8 @@ LATER_GAP = "particle_self_contact_gap"
 # Later-revision additions: name -> the value that leaves the seed behaviour unchanged. Any other
 # (valid) value selects a feature this solver does not have yet -> NotImplementedError.
 EXTRAS = {
-    # 1.8.0's formulation switch (see check_formulation_switch): True selects compliant ALM, not built here
-    # (NotImplementedError); False the seed's AVBD with 1.8.0's DeprecationWarning; omitted: the seed's AVBD.
+    # 1.8.0's formulation switch: True selects compliant ALM (.rigid.compliant); False the seed's AVBD with
+    # 1.8.0's DeprecationWarning; omitted: the seed's AVBD.
     "rigid_compliant_alm": False,
     "rigid_soft_contact_use_log_barrier": False,
     "rigid_soft_enable_dat": False,
@@ -258,10 +258,8 @@ def build_options(**kwargs) -> tuple[VBDOptions, dict]:
               for f in fields(VBDOptions)}
     _map_collision_frequency(extras, values, "particle_collision_detection_interval" in kwargs)
     for name, value in extras.items():
-        if name == "rigid_compliant_alm" and value:
-            raise NotImplementedError(
-                "SolverVBD option rigid_compliant_alm=True (Newton 1.8.0's compliant ALM formulation) is not "
-                "implemented yet; omit it for the seed's AVBD")
+        if name == "rigid_compliant_alm":
+            continue  # both values are built (.rigid.compliant)
         if name not in EXTRAS_ANY_VALUE and name not in _SCHEDULE_OPTIONS and value != EXTRAS[name]:
             raise NotImplementedError(f"SolverVBD option {name}={value!r} is not implemented yet")
     if extras.get("rigid_compliant_alm") is False:

@@ -14,12 +14,11 @@ attribute                       dtype    default  USD name                      
 ==============================  =======  =======  ==========================================  ==========================
 
 Precedence, as the reference documents it: an explicit constructor value > the scene's value > the
-built-in default. The rigid settings are read when the option is omitted or ``None``; their
-registered defaults are the seed's defaults, so a scene that does not author them changes nothing.
-``iterations`` is read only for an explicit ``iterations=None`` (1.8.0's default spelling); an omitted
-``iterations`` keeps the seed's 10 (the project's decision table), because ``newton:maxSolverIterations``
-belongs to the general ``NewtonSceneAPI`` that scenes author for any solver, whereas the
-``newton:vbd:rigid:*`` settings are authored for SolverVBD only.
+built-in default. The scene is read for an option given as ``None`` (1.8.0's spelling of "the scene's
+value"), and for an omitted one only under ``rigid_compliant_alm=True`` (1.8.0's path): an omitted option on
+the seed's path keeps the seed's default, as an omitted ``iterations`` keeps the seed's 10 (the project's
+decision table: the seed's API and defaults first, 1.8.0's additions as extras). The registered defaults
+are the seed's, so a scene that does not author them changes nothing either way.
 
 Bad scene values raise ``ValueError`` before anything is allocated, naming the USD attribute, the
 model attribute, the value and the option that overrides it, with the reference's wording (measured on
@@ -88,8 +87,11 @@ def scene_iterations(model) -> int:
     return value
 
 
-def scene_rigid_settings(model, given: dict) -> dict:
-    """The rigid settings the scene supplies: option -> value, for each option omitted or None in ``given``.
+def scene_rigid_settings(model, given: dict, compliant: bool = False) -> dict:
+    """The rigid settings the scene supplies: option -> value, for each option given as None (Newton 1.8.0's
+    spelling of "the scene's value") and, under ``rigid_compliant_alm=True`` (1.8.0's path), each omitted one.
+    An omitted option on the seed's path keeps the seed's default, so a scene never changes a seed default (as
+    ``iterations``: the decision table of the specification).
 
     Only registered attributes are read; each is checked (stiffness and damping finite and >= 0).
 
@@ -100,6 +102,8 @@ def scene_rigid_settings(model, given: dict) -> dict:
     for name, (_dtype, _default, usd) in RIGID_SCENE_SETTINGS.items():
         if given.get(name) is not None:
             continue  # an explicit value wins without reading the scene
+        if name not in given and not compliant:
+            continue  # omitted on the seed's path: the seed's default
         value = _scene_value(model, name)
         if value is None:
             continue

@@ -31,6 +31,7 @@ from .particles.solve import solve_particles, sweep_particles
 from .particles.solve_tile import active_families, tile_solve_pays_off
 from .reset import check_world_mask, reset_bodies
 from .rigid.attributes import JointSlot, check_joint_slot, register_vbd_attributes
+from .rigid.compliant import resolve_compliant
 from .rigid.data import RigidWork, check_rigid_model, dynamic_bodies
 from .rigid.reset import reset_rigid_history
 from .scene import register_scene_attributes, scene_iterations, scene_rigid_settings
@@ -58,8 +59,8 @@ class SolverVBD(SolverBase, CouplingInterface):
     The constructor takes the seed revision's options (all keyword-only, same names and defaults;
     ``inspect.signature`` shows them) and accepts the later revision's spellings as aliases (see
     :mod:`steel.solvers.vbd.options`). Built so far: the particle solve, rigid joints, body–body
-    contacts, two-way body–particle contacts and particle–body attachments, soft and hard
-    (:mod:`steel.solvers.vbd.particles.attachments`).
+    contacts, two-way body–particle contacts, particle–body attachments, soft and hard
+    (:mod:`steel.solvers.vbd.particles.attachments`), and 1.8.0's compliant ALM for joints and contacts.
 
     * ``particle_enable_tile_solve`` (default True) runs the vertex step with one block of threads
       per vertex splitting its elements (:mod:`steel.solvers.vbd.particles.solve_tile`), specialized
@@ -81,6 +82,14 @@ class SolverVBD(SolverBase, CouplingInterface):
       contacts (:mod:`steel.solvers.vbd.coupling`). Static shapes and kinematic bodies pass from
       ``state_in`` to ``state_out`` unchanged; with ``integrate_with_external_rigid_solver=True`` no
       body is moved.
+    * ``rigid_compliant_alm=True`` (Newton 1.8.0's default formulation; omitted here, the seed's AVBD
+      runs) makes joints and body–body contacts finite materials: each non-cable structural joint slot
+      is a spring of ``rigid_joint_linear_ke`` [N/m] / ``rigid_joint_angular_ke`` [N·m/rad] and each contact
+      one of its shapes' ``ke`` [N/m], solved as an augmented Lagrangian with an internal metric ``ρ``
+      (``k_eff = k ρ/(k + ρ)``, multiplier weight ``k/(k + ρ)``, ``λ`` kept by ``rigid_avbd_gamma``), so a
+      joint deflects ``load / k`` and a resting box sinks ``weight / ke``
+      (:mod:`steel.solvers.vbd.rigid.compliant`). Drives, limits, cables and body–particle contacts keep
+      their laws; the per-slot hard/soft mode has no effect there.
 
     Args:
         model: a finalized :class:`newton.Model`; with particles it must be coloured
@@ -90,12 +99,14 @@ class SolverVBD(SolverBase, CouplingInterface):
         ValueError: a model with particles but no ``particle_color_groups``; an invalid option value
             or one option under both of its spellings (the message names it); particle–body attachments with
             ``integrate_with_external_rigid_solver=True``; a scene ``newton:maxSolverIterations`` below -1 or 0; a
-            scene joint stiffness or damping (``newton:vbd:rigid:joint*``) negative or not finite (:mod:`.scene`).
+            scene joint stiffness or damping (``newton:vbd:rigid:joint*``) negative or not finite (:mod:`.scene`);
+            with ``rigid_compliant_alm=True``, a shape material (``ke``, ``kd``, ``mu``) negative or not finite.
         TypeError: an unknown option or a value of the wrong type.
         NotImplementedError: a model feature the solve does not run, named: DISTANCE joints, drives or limits
             on BALL or multi-angle D6 DOFs, sparse mimic constraints and mimics of multi-angle D6 axes, tendons,
             muscles, unconverted MuJoCo equalities (the audit: :mod:`steel.solvers.vbd.features`);
-            or a later-revision option selecting an unbuilt feature.
+            or a later-revision option selecting an unbuilt feature; the seed's sticking-contact options
+            (``rigid_contact_stick_*``) set with ``rigid_compliant_alm=True``.
     """
 
     JointSlot = JointSlot
@@ -137,7 +148,8 @@ class SolverVBD(SolverBase, CouplingInterface):
 
         Rigid options (defaults as in ``inspect.signature``; see :mod:`steel.solvers.vbd.rigid.joints`; the
         scene's ``vbd:rigid_contact_history`` and ``vbd:rigid_joint_{linear,angular}_{ke,kd}`` stand in for those
-        options when they are omitted or None, an explicit value winning, see :mod:`steel.solvers.vbd.scene`):
+        options given as None, or omitted under ``rigid_compliant_alm=True``, an explicit value winning, see
+        :mod:`steel.solvers.vbd.scene`):
         ``rigid_avbd_alpha`` (0.95) / ``rigid_avbd_joint_alpha`` (None = alpha): C0 stabilization;
         ``rigid_avbd_beta`` (0 = fixed k) / ``rigid_avbd_linear_beta`` / ``rigid_avbd_angular_beta`` (None =
         beta) [N/m² or N·m/rad²]: per-iteration penalty ramp from ``rigid_joint_linear_k_start`` /
@@ -150,6 +162,9 @@ class SolverVBD(SolverBase, CouplingInterface):
         ``rigid_body_contact_buffer_size`` (64, contacts per body; more are dropped and counted,
         :meth:`check_rigid_contact_overflow`),
         ``rigid_contact_history`` (False; restores λ and k through ``Contacts.rigid_contact_match_index``).
+        ``rigid_joint_*_ke`` / ``rigid_joint_*_kd`` passed as ``None`` (and omitted, with ``rigid_compliant_alm=True``)
+        read the scene's ``vbd:rigid_joint_*`` attributes when registered (USD ``newton:vbd:rigid:jointLinearStiffness``,
+        ...), else the defaults above; an explicit value wins.
         ``rigid_body_particle_contact_buffer_size`` (256): particle contacts listed per coupled body; a body
         with more scans every record instead (none lost; counted, :meth:`check_body_particle_contact_overflow`).
         ``rigid_contact_stick_motion_eps`` (1e-4 m: hard contacts whose anchors moved less over the step
@@ -172,8 +187,10 @@ class SolverVBD(SolverBase, CouplingInterface):
         means its seed default, except ``iterations=None`` (the scene's count, above) and the scene settings
         of the rigid options above. Its other options are validated and accepted where
         they change nothing here, and raise ``NotImplementedError`` where they would select an unbuilt
-        feature: ``rigid_compliant_alm`` (True: 1.8.0's compliant formulation, not built; False: the seed's AVBD
-        with 1.8.0's ``DeprecationWarning``; omitted: the seed's AVBD), ``rigid_soft_contact_use_log_barrier``, ``rigid_soft_enable_dat`` and
+        feature: ``rigid_compliant_alm`` (a bool; True: 1.8.0's compliant ALM formulation, see the class docstring,
+        with ``rigid_avbd_alpha`` defaulting to 0, no penalty ramp, no sticking contacts, and one
+        ``NewtonDeprecationWarning`` naming the betas, ``rigid_contact_hard`` and ``k_start`` seeds passed; False: the
+        seed's AVBD with 1.8.0's ``DeprecationWarning``; omitted: the seed's AVBD), ``rigid_soft_contact_use_log_barrier``, ``rigid_soft_enable_dat`` and
         ``rigid_soft_dat_use_interval_arithmetic`` (False only). ``tendon_max_sweeps`` (256, int >= 1),
         ``tendon_settle_tol`` (1e-3) and ``tendon_activation_tol`` (2e-3) (> 0) are validated; they tune 1.8.0's
         tendon solve, which is not built: a model with tendons (``ModelBuilder.add_tendon``) raises
@@ -184,10 +201,12 @@ class SolverVBD(SolverBase, CouplingInterface):
         does with ``enable_fast_math=False``.
         """
         opts, extras = build_options(**options)  # validate everything before allocating anything
+        compliant = extras.get("rigid_compliant_alm") is True
         if "iterations" in options and options["iterations"] is None:
             opts.iterations = scene_iterations(model)  # 1.8.0's None: the scene's count (.scene)
-        for name, value in scene_rigid_settings(model, options).items():  # omitted or None: the scene's (.scene)
+        for name, value in scene_rigid_settings(model, options, compliant).items():  # None (or omitted, compliant): the scene's
             setattr(opts, name, value)
+        self.compliant = resolve_compliant(model, opts, options, extras)  # None: the seed's AVBD
         history = opts.rigid_contact_history and not opts.integrate_with_external_rigid_solver and model.body_count
         check_pipeline(extras.get("collision_pipeline"), bool(history))
         _check_model(model, opts.integrate_with_external_rigid_solver)
@@ -208,7 +227,7 @@ class SolverVBD(SolverBase, CouplingInterface):
         tile = opts.particle_enable_tile_solve and self.work is not None and tile_solve_pays_off(model.device)
         self._tile_families = active_families(self.work.elements) if tile else None
         rigid = not opts.integrate_with_external_rigid_solver and dynamic_bodies(model).any()
-        self.rigid = RigidWork(model, opts) if rigid else None
+        self.rigid = RigidWork(model, opts, self.compliant) if rigid else None
         self.attachments = self._attachments()
         self.coupling = self._coupling()
         self.proxy_snapshot = proxy_snapshot(model, self.coupling)  # proxy-body harvest (.proxy_coupling)
@@ -390,6 +409,9 @@ class SolverVBD(SolverBase, CouplingInterface):
     def set_joint_constraint_mode(self, joint_index: int, hard: bool, slot: int | None = None) -> None:
         """Make a joint's structural slots hard (augmented Lagrangian) or soft (penalty only) from the next step.
 
+        With ``rigid_compliant_alm=True`` it has no effect (every structural slot is a compliant ALM row) and warns
+        ``NewtonDeprecationWarning``, as Newton 1.8.0 does; the arguments are still checked.
+
         Args:
             joint_index: the joint.
             hard: True for the augmented-Lagrangian mode (persistent ``λ``, C0 stabilization), False for
@@ -402,6 +424,11 @@ class SolverVBD(SolverBase, CouplingInterface):
         """
         layout = self.rigid.layout if self.rigid is not None else None
         check_joint_slot(self.model, layout, joint_index, slot)
+        if self.compliant is not None:
+            warnings.warn("SolverVBD.set_joint_constraint_mode is deprecated and has no effect under "
+                          "rigid_compliant_alm=True: every structural joint slot is a compliant ALM row of the material "
+                          "stiffness rigid_joint_*_ke", newton.NewtonDeprecationWarning, stacklevel=2)
+            return
         if self.rigid is not None:
             self.rigid.set_joint_mode(int(joint_index), bool(hard), None if slot is None else int(slot))
 
@@ -543,7 +570,8 @@ class SolverVBD(SolverBase, CouplingInterface):
             _check_model(self.model, self.options.integrate_with_external_rigid_solver)
         if (body or joint) and not self.options.integrate_with_external_rigid_solver:
             modes = self.rigid.joints.hard.numpy() if self.rigid is not None else None
-            self.rigid = RigidWork(self.model, self.options) if dynamic_bodies(self.model).any() else None
+            self.rigid = (RigidWork(self.model, self.options, self.compliant) if dynamic_bodies(self.model).any()
+                          else None)
             self.attachments = self._attachments()
             self.coupling = self._coupling()
             self.proxy_snapshot = proxy_snapshot(self.model, self.coupling)

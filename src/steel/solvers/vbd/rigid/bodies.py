@@ -139,23 +139,20 @@ def _predict_bodies(
     body_q_out[b] = wp.transform(x_0 - wp.quat_rotate(q_0, bd.com[b]), q_0)
 
 
-@wp.kernel
-def _solve_bodies(
+@wp.func
+def inertia_and_joints(
     bd: BodyData,
     jd: JointData,
     md: MimicData,
-    cd: ContactData,
-    pc: ParticleContactsOnBodies,
+    body_q: wp.array[wp.transform],
     target_q: wp.array[wp.float32],
     target_qd: wp.array[wp.float32],
     joint_f: wp.array[wp.float32],
-    group: wp.array[wp.int32],
+    b: wp.int32,
     dt: wp.float32,
-    body_q: wp.array[wp.transform],
 ):
-    b = group[wp.tid()]  # one thread per body of this colour
-    if bd.dynamic[b] == 0:
-        return
+    """Body ``b``'s force, torque [N, N·m] and 6x6 block (lin-lin, lin-ang, ang-ang) from inertia and its joints
+    at the poses ``body_q``: everything of the block step but the contacts."""
     t = body_q[b]
     rot = wp.transform_get_rotation(t)
     x = wp.transform_point(t, bd.com[b])
@@ -183,6 +180,30 @@ def _solve_bodies(
         h_ll = h_ll + mh_ll
         h_la = h_la + mh_la
         h_aa = h_aa + mh_aa
+    return f_l, f_a, h_ll, h_la, h_aa
+
+
+@wp.kernel
+def _solve_bodies(
+    bd: BodyData,
+    jd: JointData,
+    md: MimicData,
+    cd: ContactData,
+    pc: ParticleContactsOnBodies,
+    target_q: wp.array[wp.float32],
+    target_qd: wp.array[wp.float32],
+    joint_f: wp.array[wp.float32],
+    group: wp.array[wp.int32],
+    dt: wp.float32,
+    body_q: wp.array[wp.transform],
+):
+    b = group[wp.tid()]  # one thread per body of this colour
+    if bd.dynamic[b] == 0:
+        return
+    t = body_q[b]
+    rot = wp.transform_get_rotation(t)
+    x = wp.transform_point(t, bd.com[b])
+    f_l, f_a, h_ll, h_la, h_aa = inertia_and_joints(bd, jd, md, body_q, target_q, target_qd, joint_f, b, dt)
     for s in range(wp.min(cd.body_count[b], cd.body_list.shape[1])):
         cf_l, cf_a, ch_ll, ch_la, ch_aa = contact_force_on_body(cd, body_q, bd.com, bd.x_prev, bd.q_prev,
                                                                 cd.body_list[b, s], b, dt)

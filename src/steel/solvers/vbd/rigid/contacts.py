@@ -11,7 +11,8 @@ with ``p0``, ``p1`` the points moved with their bodies' current poses. The norma
 shape 1 along ``+n`` (and shape 0 along ``-n``) with magnitude ``f_n >= 0``:
 
 * hard (``rigid_contact_hard=True``, the AVBD paper's inequality constraint): the augmented
-  Lagrangian ``f_n = max(0, λ - k (C - α C0⁻))``, with the persistent multiplier ``λ >= 0`` [N], the
+  Lagrangian ``f_n = max(0, w λ - k (C - α C0⁻))`` (``w = 1``; the compliant formulation of
+  :mod:`.compliant` sets ``k`` and ``w < 1`` per row so that the row is a spring of the material ``ke``), with the persistent multiplier ``λ >= 0`` [N], the
   penalty ``k`` [N/m] and ``C0⁻ = min(C0, 0)`` the overlap at the start of the step. After every
   sweep ``λ ← f_n`` at the current poses. ``α`` (``rigid_avbd_contact_alpha``, else
   ``rigid_avbd_alpha``) lets a step remove only ``1 - α`` of an overlap it started with instead of
@@ -102,6 +103,7 @@ class ContactData:
     kd: wp.array[wp.float32]  # mixed damping [N·s/m]
     k: wp.array[wp.float32]  # current penalty [N/m]
     lam: wp.array[wp.float32]  # normal multiplier, push >= 0 [N]
+    lam_w: wp.array[wp.float32]  # weight w of λ in the push (1: AVBD; .compliant: the material's share)
     lam_t: wp.array[wp.vec3]  # tangential multiplier, friction force on shape 1, world [N] (hard contacts)
     c0: wp.array[wp.float32]  # gap at the start of the step [m]
     damp: wp.array[wp.int32]  # 1: the step's first iterate overlaps, the normal damper acts (hard contacts)
@@ -147,7 +149,7 @@ def normal_force(cd: ContactData, c: wp.float32, i: wp.int32, dt: wp.float32):
     docstring); on soft contacts it equals the total.
     """
     if cd.hard != 0:
-        push = wp.max(cd.lam[i] - cd.k[i] * (c - cd.alpha * wp.min(cd.c0[i], 0.0)), 0.0)
+        push = wp.max(cd.lam_w[i] * cd.lam[i] - cd.k[i] * (c - cd.alpha * wp.min(cd.c0[i], 0.0)), 0.0)
         k = wp.where(push > 0.0 or cd.lam[i] > 0.0, cd.k[i], 0.0)
         f = push
         if cd.damp[i] != 0 and c < cd.c0[i]:
@@ -203,16 +205,21 @@ def friction_ratio(slip: wp.float32, eps: wp.float32):
 def bounded_friction(cd: ContactData, u: wp.vec3, f_n: wp.float32, i: wp.int32):
     """Friction force on shape 1 [N] of a hard contact at slip ``u`` [m] and its Hessian scale [N/m].
 
-    ``λ_t - k u`` projected onto the disc ``|f| <= μ f_n`` (tangential plane of the contact normal).
+    ``λ_t - k_t u`` projected onto the disc ``|f| <= μ f_n`` (tangential plane of the contact normal). The
+    row has no tangential material: its penalty is ``k_t = k / w``, the contact penalty ``k`` on the seed's AVBD
+    (``w = 1``) and the metric ``ρ`` under compliant ALM (:mod:`.compliant`, where ``k = k_eff``).
     """
     n = cd.normal[i]
     lam = cd.lam_t[i]
-    trial = lam - wp.dot(n, lam) * n - cd.k[i] * u
+    k_t = cd.k[i]
+    if cd.lam_w[i] > 0.0:
+        k_t = k_t / cd.lam_w[i]
+    trial = lam - wp.dot(n, lam) * n - k_t * u
     bound = cd.mu[i] * f_n
     size = wp.length(trial)
     if size <= bound:
-        return trial, cd.k[i]
-    return trial * (bound / size), cd.k[i] * bound / size
+        return trial, k_t
+    return trial * (bound / size), k_t * bound / size
 
 
 @wp.func
@@ -580,6 +587,7 @@ class RigidContacts:
         self.k_start = float(opts.rigid_contact_k_start)
         self.gamma = float(opts.rigid_avbd_gamma)
         self.alpha = float(alpha)
+        self.keep = self.alpha * self.gamma  # λ kept from step to step (.compliant: gamma)
         self.hard = bool(opts.rigid_contact_hard)
         self.history = bool(opts.rigid_contact_history)
         self.stick_eps = float(opts.rigid_contact_stick_motion_eps)
@@ -626,6 +634,7 @@ class RigidContacts:
         cd.kd = wp.zeros(rows, dtype=wp.float32, device=dev)
         cd.k = wp.zeros(rows, dtype=wp.float32, device=dev)
         cd.lam = wp.zeros(rows, dtype=wp.float32, device=dev)
+        cd.lam_w = wp.ones(rows, dtype=wp.float32, device=dev)  # AVBD; .compliant rewrites it every step
         cd.lam_t = wp.zeros(rows, dtype=wp.vec3, device=dev)
         cd.c0 = wp.zeros(rows, dtype=wp.float32, device=dev)
         cd.damp = wp.zeros(rows, dtype=wp.int32, device=dev)
@@ -670,7 +679,7 @@ class RigidContacts:
         """
         update, self.update_next = (True, self.update_next) if in_flight else (self.update_next, True)
         cd, dev = self.data, self.device
-        keep = self.alpha * self.gamma
+        keep = self.keep
         gamma = self.gamma
         if in_flight:
             keep = gamma = 1.0  # the same step: nothing decays

@@ -15,6 +15,7 @@ joints.hard        1 = augmented-Lagrangian slot, 0 = penalty-only              
 joints.k           current penalty stiffness [N/m] (slot 0), [N·m/rad] (slot 1)     (joint, 2)
 joints.lam_lin     persistent multiplier of slot 0 [N]                              (joint,)
 joints.lam_ang     persistent multiplier of slot 1 [N·m]                            (joint,)
+joints.lam_w       weight of λ in force and dual step (1; compliant: k/(k + ρ))     (joint, 2)
 joints.c0_lin      slot 0 value at the start of the step [m]                        (joint,)
 joints.c0_ang      slot 1 value at the start of the step [rad]                      (joint,)
 joints.dof_s0      drive/limit coordinate at the start of the step [m or rad]       (dof,)
@@ -38,6 +39,7 @@ import newton
 
 from ..coupling import no_particle_contacts
 from .bodies import BodyData
+from .compliant import CompliantRows
 from .contacts import ContactData, RigidContacts
 from .joints import JointData
 from .layout import KIND_CABLE, JointLayout, body_joint_adjacency
@@ -116,10 +118,16 @@ def solve_params(opts) -> SimpleNamespace:
 
 
 class RigidWork:
-    """Body/joint arrays, colour groups and parameters of the rigid solve (see the module table)."""
+    """Body/joint arrays, colour groups and parameters of the rigid solve (see the module table).
 
-    def __init__(self, model, opts):
+    ``compliant`` (:class:`.compliant.Compliant`, or None for the seed's AVBD) selects the compliant ALM
+    formulation: the rows are built from its options and conditioned every step (:mod:`.compliant`).
+    """
+
+    def __init__(self, model, opts, compliant=None):
         dev = model.device
+        if compliant is not None:
+            opts = compliant.rigid_options(opts)
         dynamic = check_rigid_model(model)
         self.device = dev
         self.dynamic = dynamic
@@ -222,6 +230,8 @@ class RigidWork:
         jd.limit_ke = model.joint_limit_ke if has_dofs else zeros
         jd.limit_kd = model.joint_limit_kd if has_dofs else zeros
         jd.alpha = p.alpha
+        jd.lam_w = wp.ones((n, 2), dtype=wp.float32, device=dev)  # AVBD; .compliant conditions it per step
+        jd.lam_keep = p.alpha * p.gamma
         self.joints = jd
         self.joint_count = nj
         self.mimics = Mimics(model, layout, p.k_max_lin, p.k_max_ang)  # q_f = c0 + c1 q_l rows (.mimic)
@@ -231,6 +241,7 @@ class RigidWork:
         self.no_contacts = _empty_contacts(nb, dev)
         self.no_particle_contacts = no_particle_contacts(nb, dev)
         self.empty_targets = zeros
+        self.compliant = CompliantRows(model, self, compliant) if compliant is not None else None
 
     def set_joint_mode(self, joint: int, hard: bool, slot: int | None) -> None:
         """Set slot ``slot`` (None: all structural slots) of ``joint`` hard or soft; a switch drops its ``λ``."""
@@ -256,6 +267,7 @@ def _empty_contacts(body_count: int, device) -> ContactData:
     cd.shape0 = cd.shape1 = cd.body0 = cd.body1 = one_i
     cd.point0 = cd.point1 = cd.offset0 = cd.offset1 = cd.normal = one_v
     cd.margin0 = cd.margin1 = cd.mu = cd.ke = cd.kd = cd.k = cd.lam = cd.c0 = one_f
+    cd.lam_w = one_f
     cd.lam_t = one_v
     cd.damp = cd.stick = cd.sticky = one_i
     cd.body_count = wp.zeros(max(body_count, 1), dtype=wp.int32, device=device)

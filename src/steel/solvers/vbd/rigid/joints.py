@@ -4,8 +4,11 @@ Every structural slot is a vector constraint ``C(x) ∈ R³`` (unused rows zero)
 body, linear part ``J_l`` (w.r.t. the COM displacement ``dx`` [m]) and angular part ``J_a`` (w.r.t.
 a world rotation vector ``dθ`` [rad]). Its force on the body being solved is ``-Jᵀ F`` with
 
-* hard slot (augmented Lagrangian): ``F = k S (C - α C0) + λ``; ``λ`` persists across steps,
+* hard slot (augmented Lagrangian): ``F = k S (C - α C0) + w λ``; ``λ`` persists across steps,
 * soft slot (penalty only):         ``F = k S C``,
+
+with ``w = 1`` on the seed's AVBD; the compliant formulation (:mod:`.compliant`) sets ``k`` and ``w < 1``
+per slot so that the same row is a finite-stiffness material.
 
 plus damping ``D (C - C0)/dt`` (``C0`` is the value at the start of the step, so ``(C - C0)/dt`` is
 the constraint's rate over the step). ``S = R diag(k_axis) Rᵀ`` and ``D = R diag(kd) Rᵀ`` weight the
@@ -80,6 +83,8 @@ class JointData:
     limit_ke: wp.array[wp.float32]
     limit_kd: wp.array[wp.float32]
     alpha: wp.float32
+    lam_w: wp.array2d[wp.float32]  # (joint, slot) weight w of λ in F and in the dual step (1: AVBD; .compliant)
+    lam_keep: wp.float32  # per-step retention of λ: alpha*gamma (AVBD) or gamma (compliant)
     k_lo: wp.array2d[wp.float32]  # (joint, slot) penalty seed: k_start when ramping, else the ceiling
     k_hi: wp.array2d[wp.float32]  # (joint, slot) penalty ceiling (cables: the material stiffness)
     k_axis: wp.array2d[wp.vec3]  # (joint, slot) share of k per parent-joint-frame axis (cables), else 1
@@ -298,7 +303,7 @@ def joint_force_on_body(
         dm = inv_dt * axis_weights(q_jp, jd.kd[j, 0])
         f = ks * c
         if jd.hard[j, 0] != 0:
-            f = ks * (c - jd.alpha * jd.c0_lin[j]) + jd.lam_lin[j]
+            f = ks * (c - jd.alpha * jd.c0_lin[j]) + jd.lam_w[j, 0] * jd.lam_lin[j]
         f = f + dm * (c - jd.c0_lin[j])
         kk = ks + dm
         f_l = f_l - wp.transpose(jl) * f
@@ -319,7 +324,7 @@ def joint_force_on_body(
         dm = inv_dt * axis_weights(q_jp, jd.kd[j, 1])
         f = ks * c
         if jd.hard[j, 1] != 0:
-            f = ks * (c - jd.alpha * jd.c0_ang[j]) + jd.lam_ang[j]
+            f = ks * (c - jd.alpha * jd.c0_ang[j]) + jd.lam_w[j, 1] * jd.lam_ang[j]
         f = f + dm * (c - jd.c0_ang[j])
         stiff = ks + dm
         if jd.dahl_eps[j] > 0.0:
@@ -399,8 +404,9 @@ def _begin_joints(
                             jd.ang_axis0[j], jd.ang_axis1[j], jd.ang_rest[j], 1)
     jd.c0_ang[j] = c_a
     jd.kappa0[j] = wp.transpose(wp.quat_to_matrix(wp.transform_get_rotation(t_jp))) * c_a
-    # Warm start (AVBD): lambda kept by alpha*gamma, penalty decayed by gamma but not below its seed.
-    keep = jd.alpha * gamma
+    # Warm start: lambda kept by alpha*gamma (AVBD) or gamma (compliant), penalty decayed by gamma but not
+    # below its seed.
+    keep = jd.lam_keep
     jd.lam_lin[j] = wp.where(jd.hard[j, 0] != 0, keep * jd.lam_lin[j], wp.vec3(0.0))
     jd.lam_ang[j] = wp.where(jd.hard[j, 1] != 0, keep * jd.lam_ang[j], wp.vec3(0.0))
     # Without a ramp k_lo = k_hi and the clamp gives the fixed stiffness.
@@ -429,7 +435,7 @@ def _update_duals(
         k = jd.k[j, 0]
         if jd.hard[j, 0] != 0:
             ks = k * axis_weights(wp.transform_get_rotation(t_jp), jd.k_axis[j, 0])
-            jd.lam_lin[j] = jd.lam_lin[j] + ks * (c - jd.alpha * jd.c0_lin[j])
+            jd.lam_lin[j] = jd.lam_w[j, 0] * jd.lam_lin[j] + ks * (c - jd.alpha * jd.c0_lin[j])
         jd.k[j, 0] = wp.min(k + beta_lin * wp.length(c), jd.k_hi[j, 0])
     if jd.ang_mode[j] != 0:
         c, ja = eval_angular(wp.transform_get_rotation(t_jp), wp.transform_get_rotation(t_jc), jd.ang_mode[j],
@@ -437,7 +443,7 @@ def _update_duals(
         k = jd.k[j, 1]
         if jd.hard[j, 1] != 0:
             ks = k * axis_weights(wp.transform_get_rotation(t_jp), jd.k_axis[j, 1])
-            jd.lam_ang[j] = jd.lam_ang[j] + ks * (c - jd.alpha * jd.c0_ang[j])
+            jd.lam_ang[j] = jd.lam_w[j, 1] * jd.lam_ang[j] + ks * (c - jd.alpha * jd.c0_ang[j])
         jd.k[j, 1] = wp.min(k + beta_ang * wp.length(c), jd.k_hi[j, 1])
 
 
@@ -484,7 +490,8 @@ def finish_cables(jd, body_q, body_com, count: int, device) -> None:
 
 
 def update_duals(jd, body_q, body_com, count: int, params, device) -> None:
-    """AVBD dual step after a sweep: ``λ += k (C - α C0)`` on hard slots; ``k += β |C|`` up to the ceiling."""
+    """Dual step after a sweep: ``λ ← w λ + k (C - α C0)`` on hard slots (``w = 1``: AVBD's ``λ += k (C - α C0)``);
+    ``k += β |C|`` up to the ceiling."""
     if count:
         launch(_update_duals, dim=count, inputs=[jd, body_q, body_com, params.beta_lin, params.beta_ang],
                   device=device)

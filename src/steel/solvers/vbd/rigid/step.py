@@ -4,7 +4,8 @@ Owns the order only; the energies live in :mod:`.joints` and :mod:`.contacts` an
 Newton step in :mod:`.bodies`. Launches per step: 3 + iterations x (colours + 1) (+ 1 with cables; with joint
 mimics (:mod:`.mimic`) 1 + iterations more), plus with
 body–body contacts 3 (filing; history; damper flags) + iterations (contact duals) + 1 (history snapshot)
-+ 2 (deadzone support and snap, on by default: :mod:`.deadzone`).
++ 2 (deadzone support and snap, on by default: :mod:`.deadzone`). Compliant ALM (:mod:`.compliant`) adds 1
+(joint conditioning) + 2 with contacts (the bodies' blocks, the rows), and has no deadzone snap.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: f
     if rc is not None:
         rc.begin(contacts, state_in.body_q)
         cd = rc.data
+    if work.compliant is not None:  # compliant ALM: this step's k_eff and w per row (.compliant)
+        work.compliant.condition_joints(jd, work.joint_count, dt)
+        if rc is not None:
+            work.compliant.condition_contacts(rc, bd, jd, work.mimics.data, controls, state_in.body_q, dt)
     begin_joints(jd, state_in.body_q, bd, work.joint_count, params, dev)  # before predict_bodies
     work.mimics.begin(params.alpha * params.gamma)
     predict_bodies(model, bd, state_in, state_out, dt, work.adaptive_init)
