@@ -214,9 +214,9 @@ R = "solvers/vbd/rigid/"
 VBD_RIGID = (
     Mutation(
         "vbd-rigid", "AVBD joint warm start keeps gamma*lambda instead of alpha*gamma*lambda",
-        R + "joints.py",
-        "keep = jd.alpha * gamma",
-        "keep = gamma",
+        R + "data.py",
+        "jd.lam_keep = p.alpha * p.gamma",
+        "jd.lam_keep = p.gamma",
         ("tests/solvers/vbd/rigid/test_joints.py::test_heavy_block_on_hard_chain_at_the_default_ceiling_settles",),
     ),
     Mutation(
