@@ -181,6 +181,20 @@ VBD_PARTICLES = (
         ("tests/solvers/vbd/test_particle_contacts.py::test_contact_damping_mixes_by_the_mean",),
     ),
     Mutation(
+        "vbd-particles", "full-surface record force given whole to each of its particles (no barycentric share)",
+        P + "solve.py",
+        "f += b * fc",
+        "f += fc",
+        ("tests/solvers/vbd/test_full_surface_contacts.py",),
+    ),
+    Mutation(
+        "vbd-particles", "body–particle log barrier option ignored (quadratic penalty kept)",
+        P + "contacts.py",
+        "if barrier != 0:",
+        "if barrier == 2:",
+        ("tests/solvers/vbd/test_full_surface_contacts.py",),
+    ),
+    Mutation(
         "vbd-particles", "adaptive start keeps upward accelerations too",
         P + "predict.py",
         "wp.clamp(a_along, 0.0, g_norm)",
@@ -229,8 +243,8 @@ VBD_RIGID = (
     Mutation(
         "vbd-rigid", "proxy body feedback drops the linear continuation to the step's end",
         "solvers/vbd/proxy_coupling.py",
-        "                f = f - h * (particle_q[p] - particle_q_last[p])\n",
-        "",
+        "                f = w * fc - (w * w) * (hc * (particle_q[p] - particle_q_last[p]))\n",
+        "                f = w * fc\n",
         ("tests/solvers/vbd/test_proxy_coupling.py",),
     ),
     Mutation(

@@ -8,6 +8,8 @@ Cases (scenes from :mod:`steel.particle_scenes`; every case runs both solvers ba
 * ``soft_cube`` 6³ cells: a tetrahedral cube dropped on the ground;
 * ``cloth_boxes`` 32²: the cloth dropped over four free boxes on the ground (two-way body–particle
   contact; the outcome adds the lowest box top [m]).
+* ``cloth_boxes_full`` 32²: the same with ``CollisionPipeline(enable_rigid_soft_full_surface_contact=True)``
+  (edge and face records besides the particle ones, re-evaluated at every vertex visit).
 
 Reported per case and solver: steps/s (one world), the ratio ours / Newton's, µs per vertex and
 step, Python-level launches per step, and the outcome after the timed steps: finite, the lowest
@@ -49,12 +51,13 @@ import newton
 from .measure import LaunchCounter
 
 CASES = (("cloth_hang", 16), ("cloth_hang", 32), ("cloth_hang", 64), ("cloth", 32), ("soft_cube", 6),
-         ("cloth_boxes", 32))
+         ("cloth_boxes", 32), ("cloth_boxes_full", 32))
+FULL_SURFACE = "_full"  # a scene name ending so: the shipped scene with full-surface soft contacts
 SOLVERS = ("newton.SolverVBD", "steel.SolverVBD")
 DEFAULT_STEPS = 60
 # The draped cloth reaches the sphere (the boxes) after ~120 steps: time at least 0.5 s so contact,
 # self-contact and folding are in the measured window and the outcome.
-MIN_STEPS = {"cloth": 300, "cloth_boxes": 300}
+MIN_STEPS = {"cloth": 300, "cloth_boxes": 300, "cloth_boxes_full": 300}
 DEFAULT_WARMUP = 10
 
 
@@ -139,12 +142,14 @@ def measure(label: str, scene: str, size: int, device: str, steps: int, warmup: 
     """
     from steel.particle_scenes import build_particle_scene  # noqa: PLC0415
 
-    sc = build_particle_scene(scene, size, device)
+    full_surface = scene.endswith(FULL_SURFACE)
+    sc = build_particle_scene(scene.removesuffix(FULL_SURFACE), size, device)
     model = sc.model
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # deprecation notices of the reference's renamed options
         solver = _solver_class(label)(model, **{**sc.solver_options, **(options or {})})
-    pipeline = newton.CollisionPipeline(model) if sc.contacts else None
+    pipeline = (newton.CollisionPipeline(model, enable_rigid_soft_full_surface_contact=full_surface)
+                if sc.contacts else None)
     contacts = pipeline.contacts() if pipeline is not None else None
     states = [model.state(), model.state()]
 

@@ -196,17 +196,3 @@ def check_model_type(model, solver: str) -> None:
         return
     if not (callable(getattr(model, "state", None)) and hasattr(model, "device") and hasattr(model, "body_count")):
         raise TypeError(f"{solver} needs a finalized newton.Model, got {type(model).__name__}")
-
-
-def check_particle_only_soft_contacts(contacts, solver: str) -> None:
-    """``NotImplementedError`` for contacts from ``CollisionPipeline(enable_rigid_soft_full_surface_contact=True)``.
-
-    Such a buffer holds edge and face soft-contact records beside the particle ones, and a solver
-    that reads every record as a particle contact would misread them; Newton marks the buffer for
-    exactly this check (the flag is private, so a buffer without it counts as particle-only).
-    """
-    if contacts is not None and getattr(contacts, "_enable_rigid_soft_full_surface_contact", False):
-        raise NotImplementedError(
-            f"{solver} consumes particle soft contacts only: the contacts come from a CollisionPipeline built "
-            "with enable_rigid_soft_full_surface_contact=True (edge/face soft contacts); build it without"
-        )

@@ -40,6 +40,12 @@ rounding of a body's sum.
 Contact damping is absolute (``kd`` [N·s/m], not scaled by ``ke`` nor by the ramp). The stiffness
 is the mixed ``ke``, or with a linear AVBD beta > 0 the per-contact penalty ``k`` ramped over the
 iterations (:func:`.particles.contacts.ramp_contacts`), the same ``k`` on both sides.
+
+Edge and face records of full-surface contacts (:mod:`.particles.contacts`) are the same energy in
+their soft point ``x_c = Σ b_i x_i`` instead of ``x``: the body takes ``-f_c`` at ``p`` and the same
+blocks, the particles ``b_i f_c`` (weights summing to one), so the pair stays equal and opposite and
+the torque balance holds about any point where ``x_c`` and ``p`` meet. A record is filed once in its
+body's list, whatever the number of its particles.
 """
 
 from __future__ import annotations
@@ -50,7 +56,7 @@ import warp as wp
 import newton
 
 from .particles.attachments import attachments_on_body, empty_attachments
-from .particles.contacts import ContactData, contact_force_hessian, contact_frame, contact_material
+from .particles.contacts import ContactData, contact_frame, record_force_hessian
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -62,7 +68,6 @@ class ParticleContactsOnBodies:
     count: wp.array[wp.int32]  # per body: coupled contacts filed this step (may exceed the capacity)
     slots: wp.array2d[wp.int32]  # per body: their record indices, up to the capacity
     contacts: ContactData  # the particle side's records (frame, material)
-    particle: wp.array[int]  # record -> particle (Contacts.soft_contact_particle)
     record_count: wp.array[wp.int32]  # Contacts.soft_contact_count, (1,)
     particle_q: wp.array[wp.vec3]  # the particles' current iterate [m]
     particle_q_prev: wp.array[wp.vec3]  # positions at the step's start [m]
@@ -71,10 +76,8 @@ class ParticleContactsOnBodies:
 @wp.func
 def _reaction_on_body(pc: ParticleContactsOnBodies, c: int, x_com: wp.vec3, dt: float):
     """Force, torque [N, N·m] and Hessian blocks of record ``c``'s reaction on its body (COM at ``x_com``)."""
-    p = pc.particle[c]
     point, normal, disp = contact_frame(pc.contacts, c)
-    f, h = contact_force_hessian(pc.particle_q[p], pc.particle_q_prev[p], point, normal, disp,
-                                 contact_material(pc.contacts, c), pc.contacts.friction_epsilon, dt)
+    f, h = record_force_hessian(pc.contacts, c, pc.particle_q, pc.particle_q_prev, dt)
     r = point - x_com
     s = wp.skew(r)
     return -f, wp.cross(r, -f), h, -h * s, -s * h * s
@@ -138,7 +141,6 @@ def no_particle_contacts(body_count: int, device) -> ParticleContactsOnBodies:
     pc = ParticleContactsOnBodies()
     pc.count = wp.zeros(max(body_count, 1), dtype=wp.int32, device=device)
     pc.slots = wp.zeros((1, 1), dtype=wp.int32, device=device)
-    pc.particle = wp.zeros(1, dtype=int, device=device)
     pc.record_count = wp.zeros(1, dtype=wp.int32, device=device)
     pc.particle_q = pc.particle_q_prev = wp.zeros(1, dtype=wp.vec3, device=device)
     cd = ContactData()
@@ -149,6 +151,9 @@ def no_particle_contacts(body_count: int, device) -> ParticleContactsOnBodies:
     cd.material = wp.zeros(1, dtype=wp.vec4, device=device)
     cd.k = wp.zeros(1, dtype=float, device=device)
     cd.ramp = 0
+    cd.barrier = 0
+    cd.corners = wp.full(1, wp.vec3i(-1, -1, -1), dtype=wp.vec3i, device=device)
+    cd.weights = cd.normal
     cd.body_q = wp.zeros(1, dtype=wp.transform, device=device)
     cd.friction_epsilon = 0.0
     cd.attach = empty_attachments(device)
@@ -185,7 +190,6 @@ class BodyParticleCoupling:
         pc.particle_q = state_out.particle_q
         pc.particle_q_prev = work.particle_q_prev
         if contacts is not None and contacts.soft_contact_max > 0:
-            pc.particle = contacts.soft_contact_particle
             pc.record_count = contacts.soft_contact_count
 
     def check_overflow(self) -> int:

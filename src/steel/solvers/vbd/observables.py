@@ -8,12 +8,13 @@ Layout and convention (Newton 1.8.0's ``Observables.contact_f``, the same as the
   torque about body 0's COM at the final pose, or about the world origin when shape 0 is static.
   The force is minus ``force_on_body1`` of :meth:`SolverVBD.collect_rigid_contact_forces` with the
   step's input poses as the previous poses (what the solve used), applied at shape 0's surface anchor.
-* Soft row ``rigid_contact_max + c``: the wrench particle ``soft_contact_particle[c]`` exerts on the
-  body of ``soft_contact_shape[c]``: minus the contact's force on the particle
-  (:func:`.particles.contacts.contact_force_hessian`, the law the vertex step uses: penalty, damper and
-  IPC friction, at the particle's final position and, on a body VBD integrates, the body's final
-  pose), applied at the shape's contact point ``soft_contact_body_pos`` in world frame; torque about
-  that body's COM, or about the world origin on a static shape.
+* Soft row ``rigid_contact_max + c``: the wrench the soft feature of record ``c`` (a particle, or with
+  full-surface contacts an edge or triangle) exerts on the body of ``soft_contact_shape[c]``: minus the
+  contact's force on the soft point (:func:`.particles.contacts.record_force_hessian`, the law the
+  vertex step uses: penalty or log barrier, damper and IPC friction, at the particles' final positions
+  and, on a body VBD integrates, the body's final pose), applied at the shape's contact point
+  ``soft_contact_body_pos`` in world frame; torque about that body's COM, or about the world origin on a
+  static shape.
 
 Measured on Newton's SolverVBD (a box resting on a ground plane, shape 0 the plane): each row holds
 ``(0, 0, -f)`` and the torque ``p × (0, 0, -f)`` about the origin, with ``p`` the contact point; the
@@ -21,12 +22,12 @@ rows sum to ``-m g``.
 
 Zero: rows past the live counts, rigid rows when another solver integrates the bodies
 (``integrate_with_external_rigid_solver``) or no body is dynamic, soft records a particle did not
-keep (past its list's capacity: they exerted nothing) and edge/face records (refused by ``step``).
+keep (past a list's capacity: they exerted nothing).
 Soft self-contact is not reported.
 
 The evaluation only reads the solve's data (contact rows, multipliers, particle contact lists) and
 writes the observable array, so a step with and without observables gives bitwise the same states.
-Launches: a clear, then one over the rigid rows and one over the particles; no host reads, so it is
+Launches: a clear, then one over the rigid rows and one over the soft records; no host reads, so it is
 graph-capture safe once :func:`reserve` has sized the rigid outputs (done when the container is
 allocated).
 """
@@ -35,7 +36,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from .particles.contacts import ContactData, contact_force_hessian, contact_frame, contact_material
+from .particles.contacts import ContactData, record_force_hessian
 from ...launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
@@ -65,6 +66,7 @@ def _rigid_contact_wrenches(
 @wp.kernel
 def _soft_contact_wrenches(
     cd: ContactData,
+    record_count: wp.array[wp.int32],
     particle_q: wp.array[wp.vec3],
     particle_q_prev: wp.array[wp.vec3],
     shape_body: wp.array[wp.int32],
@@ -76,21 +78,18 @@ def _soft_contact_wrenches(
     dt: float,
     contact_f_out: wp.array[wp.spatial_vector],
 ):
-    p = wp.tid()  # one thread per particle: exactly the records its vertex step applied
-    n = wp.min(cd.particle_contact_count[p], cd.particle_contact.shape[1])
-    for k in range(n):
-        c = cd.particle_contact[p, k]
-        point, normal, disp = contact_frame(cd, c)
-        f, h = contact_force_hessian(particle_q[p], particle_q_prev[p], point, normal, disp,
-                                     contact_material(cd, c), cd.friction_epsilon, dt)
-        force = -f  # on the shape's body
-        b = shape_body[contact_shape[c]]
-        x = contact_body_pos[c]
-        origin = wp.vec3(0.0)
-        if b >= 0:
-            x = wp.transform_point(body_q[b], x)
-            origin = wp.transform_point(body_q[b], body_com[b])
-        contact_f_out[row0 + c] = wp.spatial_vector(force, wp.cross(x - origin, force))
+    c = wp.tid()  # one thread per soft-contact record (a record not kept has zero material: a zero row)
+    if c >= record_count[0] or cd.corners[c][0] < 0 or contact_shape[c] < 0:
+        return
+    f, h = record_force_hessian(cd, c, particle_q, particle_q_prev, dt)
+    force = -f  # on the shape's body
+    b = shape_body[contact_shape[c]]
+    x = contact_body_pos[c]
+    origin = wp.vec3(0.0)
+    if b >= 0:
+        x = wp.transform_point(body_q[b], x)
+        origin = wp.transform_point(body_q[b], body_com[b])
+    contact_f_out[row0 + c] = wp.spatial_vector(force, wp.cross(x - origin, force))
 
 
 def reserve(solver, contacts) -> None:
@@ -119,8 +118,9 @@ def write_observables(solver, observables, contacts, state_in, state_out, dt: fl
         return
     body_q = state_out.body_q if model.body_count else work.empty_transform
     body_com = model.body_com if model.body_count else work.empty_vec3
-    launch(_soft_contact_wrenches, dim=model.particle_count,
-           inputs=[work.contact_data, state_out.particle_q, work.particle_q_prev, model.shape_body,
+    launch(_soft_contact_wrenches, dim=contacts.soft_contact_max,
+           inputs=[work.contact_data, contacts.soft_contact_count, state_out.particle_q, work.particle_q_prev,
+                   model.shape_body,
                    contacts.soft_contact_shape, contacts.soft_contact_body_pos, body_q, body_com,
                    int(contacts.rigid_contact_max), float(dt)],
            outputs=[out], device=dev)

@@ -103,7 +103,7 @@ EXTRAS = {
     # 1.8.0's formulation switch: True selects compliant ALM (.rigid.compliant); False the seed's AVBD with
     # 1.8.0's DeprecationWarning; omitted: the seed's AVBD.
     "rigid_compliant_alm": False,
-    "rigid_soft_contact_use_log_barrier": False,
+    "rigid_soft_contact_use_log_barrier": False,  # True: the body–particle log barrier (.particles.contacts)
     "rigid_soft_enable_dat": False,
     "rigid_soft_dat_use_interval_arithmetic": False,
     "tendon_max_sweeps": 256,
@@ -258,8 +258,8 @@ def build_options(**kwargs) -> tuple[VBDOptions, dict]:
               for f in fields(VBDOptions)}
     _map_collision_frequency(extras, values, "particle_collision_detection_interval" in kwargs)
     for name, value in extras.items():
-        if name == "rigid_compliant_alm":
-            continue  # both values are built (.rigid.compliant)
+        if name in ("rigid_compliant_alm", "rigid_soft_contact_use_log_barrier"):
+            continue  # both values are built (.rigid.compliant; the barrier in .particles.contacts)
         if name not in EXTRAS_ANY_VALUE and name not in _SCHEDULE_OPTIONS and value != EXTRAS[name]:
             raise NotImplementedError(f"SolverVBD option {name}={value!r} is not implemented yet")
     if extras.get("rigid_compliant_alm") is False:

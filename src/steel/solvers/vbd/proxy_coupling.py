@@ -37,7 +37,7 @@ import warp as wp
 
 import newton
 
-from .particles.contacts import ContactData, contact_force_hessian, contact_frame, contact_material
+from .particles.contacts import ContactData, record_force_hessian, record_weight
 from .particles.self_contact_force import SelfContactData, entry_force_hessian, entry_vertices
 from .rigid.bodies import BodyData
 from .rigid.contacts import ContactData as RigidContactData
@@ -96,19 +96,17 @@ def _harvest_particle_contacts(
             if g >= 0:
                 # The force the particle's last vertex step applied: evaluated where that step
                 # started, continued linearly to where it ended (see harvest_contact_feedback).
-                point, normal, disp = contact_frame(cd_last, c)
-                f, h = contact_force_hessian(particle_q_last[p], particle_q_prev[p], point, normal, disp,
-                                             contact_material(cd, c), cd.friction_epsilon, dt)
-                f = f - h * (particle_q[p] - particle_q_last[p])
+                # A full-surface record's share is this particle's weight b of it (b = 1 for its own record).
+                w = record_weight(cd, c, p)
+                fc, hc = record_force_hessian(cd_last, c, particle_q_last, particle_q_prev, dt)
+                f = w * fc - (w * w) * (hc * (particle_q[p] - particle_q_last[p]))
                 x_com = wp.transform_point(cd.body_q[b], body_com[b])
                 wp.atomic_add(out_body_f, g, wp.spatial_vector(-f, wp.cross(particle_q_prev[p] - x_com, -f)))
         if particle_is_proxy and particle_map.shape[0] > 0:
             g = particle_map[p]
             if g >= 0:
-                point, normal, disp = contact_frame(cd, c)
-                f, h = contact_force_hessian(particle_q[p], particle_q_prev[p], point, normal, disp,
-                                             contact_material(cd, c), cd.friction_epsilon, dt)
-                wp.atomic_add(out_particle_f, g, f)
+                fc, hc = record_force_hessian(cd, c, particle_q, particle_q_prev, dt)
+                wp.atomic_add(out_particle_f, g, record_weight(cd, c, p) * fc)
 
 
 @wp.kernel

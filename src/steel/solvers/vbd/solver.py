@@ -12,7 +12,7 @@ import newton
 from newton.solvers import SolverBase
 from newton.solvers.experimental.coupled import CouplingInterface
 
-from ..inputs import check_particle_only_soft_contacts, check_state
+from ..inputs import check_state
 from .coupling import BodyParticleCoupling, coupled_bodies
 from .features import check_joint_features, check_joint_properties, check_model_features
 from .particles.attachments import Attachments, check_attachments
@@ -20,7 +20,7 @@ from .collision import (Frequency, Slot, check_pipeline, check_schedule_change, 
                         iteration_detection)
 from .observables import reserve, write_observables
 from .options import SIGNATURE, build_options
-from .particles.contacts import prepare_contacts
+from .particles.contacts import check_full_surface_contacts, mesh_particle_shapes, prepare_contacts
 from .proxy_coupling import (check_input_update, check_iteration_restarts, harvest_body_contact_feedback,
                              harvest_contact_feedback, proxy_snapshot, StepRewind)
 from .particles.data import ParticleWork
@@ -79,7 +79,12 @@ class SolverVBD(SolverBase, CouplingInterface):
       (penalty) with smoothed Coulomb friction (:mod:`steel.solvers.vbd.rigid.contacts`). Particles
       touching a dynamic body push it back in the same solve: each iteration sweeps the particle
       colours, then the body colours, the body's 6x6 block taking the reactions of its particle
-      contacts (:mod:`steel.solvers.vbd.coupling`). Static shapes and kinematic bodies pass from
+      contacts (:mod:`steel.solvers.vbd.coupling`). Full-surface soft contacts
+      (``CollisionPipeline(enable_rigid_soft_full_surface_contact=True)``) are consumed: an edge or face
+      record acts at its barycentric soft point, each particle taking its weight's share, the body the
+      reaction (:mod:`steel.solvers.vbd.particles.contacts`; triangle-mesh shapes raise
+      ``NotImplementedError``). ``rigid_soft_contact_use_log_barrier=True`` gives body–particle contacts the
+      self-contact C2 log barrier instead of the quadratic penalty. Static shapes and kinematic bodies pass from
       ``state_in`` to ``state_out`` unchanged; with ``integrate_with_external_rigid_solver=True`` no
       body is moved.
     * ``rigid_compliant_alm=True`` (Newton 1.8.0's default formulation; omitted here, the seed's AVBD
@@ -106,7 +111,8 @@ class SolverVBD(SolverBase, CouplingInterface):
             on BALL or multi-angle D6 DOFs, sparse mimic constraints and mimics of multi-angle D6 axes, tendons,
             muscles, unconverted MuJoCo equalities (the audit: :mod:`steel.solvers.vbd.features`);
             or a later-revision option selecting an unbuilt feature; the seed's sticking-contact options
-            (``rigid_contact_stick_*``) set with ``rigid_compliant_alm=True``.
+            (``rigid_contact_stick_*``) set with ``rigid_compliant_alm=True``; at ``step``, full-surface soft contacts
+            on triangle-mesh shapes; proxy-particle harvesting after a step on full-surface contacts.
     """
 
     JointSlot = JointSlot
@@ -190,7 +196,11 @@ class SolverVBD(SolverBase, CouplingInterface):
         feature: ``rigid_compliant_alm`` (a bool; True: 1.8.0's compliant ALM formulation, see the class docstring,
         with ``rigid_avbd_alpha`` defaulting to 0, no penalty ramp, no sticking contacts, and one
         ``NewtonDeprecationWarning`` naming the betas, ``rigid_contact_hard`` and ``k_start`` seeds passed; False: the
-        seed's AVBD with 1.8.0's ``DeprecationWarning``; omitted: the seed's AVBD), ``rigid_soft_contact_use_log_barrier``, ``rigid_soft_enable_dat`` and
+        seed's AVBD with 1.8.0's ``DeprecationWarning``; omitted: the seed's AVBD),
+        ``rigid_soft_contact_use_log_barrier``
+        (a bool, default False; True: body–particle normal contacts use the self-contact log barrier in the distance
+        to the raw shape surface with the radius ``particle radius + shape margin``, see
+        :mod:`steel.solvers.vbd.particles.contacts`), ``rigid_soft_enable_dat`` and
         ``rigid_soft_dat_use_interval_arithmetic`` (False only). ``tendon_max_sweeps`` (256, int >= 1),
         ``tendon_settle_tol`` (1e-3) and ``tendon_activation_tol`` (2e-3) (> 0) are validated; they tune 1.8.0's
         tendon solve, which is not built: a model with tendons (``ModelBuilder.add_tendon``) raises
@@ -219,7 +229,8 @@ class SolverVBD(SolverBase, CouplingInterface):
         self.extras = extras
         # Particle–shape contacts ramp their penalty with the linear AVBD beta, as Newton's solver does (all shapes).
         beta = opts.rigid_avbd_beta if opts.rigid_avbd_linear_beta is None else opts.rigid_avbd_linear_beta
-        self.work = (ParticleWork(model, opts.friction_epsilon, beta, opts.rigid_contact_k_start)
+        self.work = (ParticleWork(model, opts.friction_epsilon, beta, opts.rigid_contact_k_start,
+                                  extras.get("rigid_soft_contact_use_log_barrier", False))
                      if model.particle_count else None)
         self.self_contact = SelfContact(model, opts) if opts.particle_enable_self_contact and self.work else None
         # The tile kernel is specialized here to the element families present; on a CPU
@@ -231,6 +242,7 @@ class SolverVBD(SolverBase, CouplingInterface):
         self.attachments = self._attachments()
         self.coupling = self._coupling()
         self.proxy_snapshot = proxy_snapshot(model, self.coupling)  # proxy-body harvest (.proxy_coupling)
+        self.mesh_shapes = mesh_particle_shapes(model)  # their full-surface records are refused (.particles.contacts)
         self.rewind = None  # coupled iteration restarts (coupling_notify_iteration_restarts)
         # Body poses at the end of the last step, i.e. the next step's previous poses (for
         # collect_rigid_contact_forces: snapshot before step()).
@@ -326,7 +338,7 @@ class SolverVBD(SolverBase, CouplingInterface):
         check_state(model, state_out, "state_out", particles=True)
         self.validate_observables(observables, contacts)
         contacts = contacts_before_step(self, state_in, contacts, dt)
-        check_particle_only_soft_contacts(contacts, "SolverVBD")
+        check_full_surface_contacts(contacts, self.mesh_shapes)  # edge/face records: analytic shapes, heightfields
         coupling, attachments, iterations = self.coupling, self.attachments, self.options.iterations
         if self.rewind is not None:
             self.rewind.begin_step()
@@ -557,12 +569,16 @@ class SolverVBD(SolverBase, CouplingInterface):
         Every call re-runs the model-feature audit (:mod:`.features`); ``JOINT_DOF_PROPERTIES`` also re-runs
         the joint refusals, so a drive or limit set on a BALL or multi-angle D6 DOF after construction
         raises ``NotImplementedError`` there (before anything changes) instead of being ignored.
+        ``SHAPE_PROPERTIES`` re-reads which triangle-mesh shapes collide with particles (their full-surface
+        soft contacts are refused at ``step``).
         """
         flags, mf = int(flags), newton.ModelFlags
         body = flags & (int(mf.BODY_PROPERTIES) | int(mf.BODY_INERTIAL_PROPERTIES))
         joint = flags & int(mf.JOINT_PROPERTIES)
         check_model_features(self.model)
         check_attachments(self.model, self.options.integrate_with_external_rigid_solver)  # stiffness set to inf
+        if flags & int(mf.SHAPE_PROPERTIES):
+            self.mesh_shapes = mesh_particle_shapes(self.model)  # COLLIDE_PARTICLES may have changed
         if flags & int(mf.JOINT_DOF_PROPERTIES) and not joint and self.rigid is not None:
             check_joint_features(self.model)  # a drive gained on a BALL DOF is refused, not ignored
             check_joint_properties(self.model)
@@ -585,8 +601,9 @@ class SolverVBD(SolverBase, CouplingInterface):
         return True
 
     def coupling_supports_full_surface_soft_contacts(self) -> bool:
-        """False: VBD consumes particle soft contacts only and refuses edge/face (full-surface) records."""
-        return False
+        """True: edge and face soft-contact records are consumed, their soft point re-evaluated at the current
+        iterate (:mod:`.particles.contacts`; triangle-mesh shapes are refused at ``step``)."""
+        return True
 
     def coupling_notify_iteration_restarts(self, enabled: bool) -> None:
         """With restarts, every step saves its history and a restart restores it (:class:`.proxy_coupling.StepRewind`)."""
@@ -633,6 +650,10 @@ class SolverVBD(SolverBase, CouplingInterface):
         """Write the contact forces on proxy particles [N]: from VBD-integrated bodies and from self-contact pairs
         with non-proxy vertices (contact-force based, see .proxy_coupling)."""
         del particle_qd_before, state, contacts
+        if self.work is not None and self.work.full_surface and particle_local_to_proxy_global.shape[0]:
+            raise NotImplementedError(
+                "SolverVBD: proxy-particle force harvesting with full-surface soft contacts "
+                "(enable_rigid_soft_full_surface_contact=True) is not supported")
         harvest_contact_feedback(self, state_out, dt, particle_map=particle_local_to_proxy_global,
                                  out_particle_f=out_particle_f)
 

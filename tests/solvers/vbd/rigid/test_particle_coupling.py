@@ -381,26 +381,3 @@ def _run_scene(sc, steps):
         solver.step(s0, s1, None, contacts, sc.dt)
         s0, s1 = s1, s0
     return solver, s0, contacts, None, None
-
-
-def test_full_surface_soft_contacts_are_refused_before_any_change():
-    """Edge/face soft contacts (CollisionPipeline(enable_rigid_soft_full_surface_contact=True)) are not consumed:
-    step raises NotImplementedError naming the flag and leaves the output state untouched, rather than reading
-    their records as particle contacts."""
-    model = _cloth_on_box()
-    solver = SolverVBD(model)
-    pipeline = newton.CollisionPipeline(model, enable_rigid_soft_full_surface_contact=True)
-    contacts = pipeline.contacts()
-    s0, s1 = model.state(), model.state()
-    pipeline.collide(s0, contacts)
-    before = s1.particle_q.numpy().copy(), s1.body_q.numpy().copy()
-    with pytest.raises(NotImplementedError, match="enable_rigid_soft_full_surface_contact"):
-        solver.step(s0, s1, None, contacts, DT)
-    np.testing.assert_array_equal(s1.particle_q.numpy(), before[0])
-    np.testing.assert_array_equal(s1.body_q.numpy(), before[1])
-    # The same scene through a particle-only pipeline steps.
-    plain = newton.CollisionPipeline(model)
-    contacts = plain.contacts()
-    plain.collide(s0, contacts)
-    solver.step(s0, s1, None, contacts, DT)
-    assert np.isfinite(s1.particle_q.numpy()).all()

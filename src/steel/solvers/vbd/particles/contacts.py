@@ -1,13 +1,26 @@
 """Particle–shape soft contacts: per-step preparation and the per-vertex force and Hessian.
 
 Contacts come from ``newton.CollisionPipeline`` (``contacts.soft_contact_*``): one record per
-(particle, shape) pair near each other, with the point on the shape in the body frame and the
-normal pointing out of the shape. Edge and face records of full-surface contacts
-(``soft_contact_particle == -1``) are not consumed here.
+soft feature near a shape, with the point on the shape in the body frame and the normal pointing out
+of the shape. The feature is a particle, or with ``enable_rigid_soft_full_surface_contact=True`` also
+an edge or triangle of the soft mesh: ``soft_contact_indices[c]`` names its one to three particles (-1 padded) and
+``soft_contact_barycentric[c]`` their weights ``b_i`` (summing to 1), so the soft contact point is
+``x_c = Σ b_i x_i``, re-evaluated at the current iterate (the pipeline's detection only chose the
+feature, the shape point and the normal). One law serves all three kinds, written in ``x_c``: the
+force on ``x_c`` is ``f``, particle ``i`` takes ``b_i f`` and the Hessian block ``b_i² H`` (the
+diagonal block of ``Jᵀ H J`` with ``∂x_c/∂x_i = b_i I``), and the shape takes ``-f`` at its point
+(:mod:`..coupling`). A particle record is the case ``b = (1, 0, 0)``: the same numbers as a law in
+``x`` alone. Records of one surface patch are all summed, as Newton's SolverVBD does (measured: a
+cloth lying on a box with full-surface contacts rests 5.1x shallower than with particle records
+only, the ratio of records to particles, 241 to 49); rejected: deduplicating them, which would
+change the depth the reference shows. Triangle-mesh shapes are refused (their records need Newton's
+per-feature eligibility test at the current positions; see :func:`check_full_surface_contacts`).
 
 ``prepare_contacts`` (one launch per step) turns each record into world-space data and files it in
-its particle's list (``PARTICLE_CONTACT_CAPACITY`` slots; more than that in one step are dropped and
-counted in ``contact_overflow``). Per contact ``c``:
+the list of each of its particles (``PARTICLE_CONTACT_CAPACITY`` slots, ``FULL_SURFACE_CAPACITY`` with
+full-surface contacts: a cloth vertex sees up to six edges and six triangles besides itself). A record
+that does not fit some particle's list is dropped for all of them and for the body (its material is
+zeroed, so every side sees the same nothing) and counted in ``contact_overflow``. Per contact ``c``:
 
 * the shape point at the end of the step ``p_c`` [m] and normal ``n_c``. On static shapes and
   kinematic bodies: the body's pose in ``state_in`` moved by its velocity over ``dt`` (with an external
@@ -19,7 +32,8 @@ counted in ``contact_overflow``). Per contact ``c``:
 * the material: stiffness and damping are the arithmetic means of ``model.soft_contact_ke/kd`` and
   the shape's ``shape_material_ke/kd``, the friction coefficient the geometric mean
   ``sqrt(soft_contact_mu * shape_material_mu)`` (so a frictionless shape or particle set gives no
-  friction), the contact offset the particle radius plus the shape margin. These are the rules of
+  friction), the contact offset the particle radius plus the shape margin (an edge or triangle: the
+  largest radius of its particles, the pipeline's detection threshold). These are the rules of
   Newton's SolverVBD, measured with different particle and shape values (rest depth ``m g / ke``
   for ``ke``, a drop for ``kd``, incline deceleration for ``mu``; see test_particle_contacts.py).
 
@@ -42,18 +56,32 @@ ACM TOG 39(4) 2020, eq. 14-16): with the relative tangential slip over the step
 
 (``f_n = ke d``; the lagged, positive semi-definite Hessian of IPC). Below ``ε`` the friction is a
 stiff spring ``2 μ f_n / ε`` that holds a particle on a slope below the friction angle.
+
+With ``rigid_soft_contact_use_log_barrier=True`` the normal law is instead the C2 log barrier of
+particle self-contact (:func:`.self_contact_force.barrier_energy`, after IPC) in the distance
+``δ = n·(x - p)`` to the raw shape surface with the interaction radius ``r + margin``: the same
+quadratic penalty while ``δ >= (r + margin)/2``, and below it ``E = k τ²/2 - k τ² log(δ/τ)``, whose
+force ``k τ²/δ`` grows without bound as the surface is approached, so a resting particle sits at
+``δ = k τ²/(m g)`` when ``m g > k τ``. Measured on Newton's SolverVBD (a 0.1 kg particle of radius
+1 cm on a box, k 100 N/m): it rests at 2.548 mm = ``k τ²/(m g)``, and with a 2 mm shape margin at
+3.669 mm, which fixes both the distance (to the raw surface) and the radius (with the margin).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import warp as wp
+
+import newton
 
 from ....launches import launch
 from .attachments import AttachmentData
+from .self_contact_force import barrier_derivatives
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
 PARTICLE_CONTACT_CAPACITY = 8  # shape contacts one particle can use in one step
+FULL_SURFACE_CAPACITY = 32  # the same with edge and face records (12 features of a grid vertex, 2 shapes deep)
 
 
 @wp.struct
@@ -63,6 +91,8 @@ class ContactData:
     ``body[c] >= 0`` marks a contact on a body VBD integrates: ``point``/``normal`` are then in that
     body's frame and ``disp`` holds the shape point's world position at the step's start [m]
     (:func:`contact_frame` turns them into world data at ``body_q``, the current iterate).
+    ``corners``/``weights`` are the records' soft features (``Contacts.soft_contact_indices`` and
+    ``soft_contact_barycentric``).
     """
 
     particle_contact_count: wp.array[wp.int32]
@@ -76,6 +106,9 @@ class ContactData:
     body_q: wp.array[wp.transform]
     friction_epsilon: float
     ramp: int  # 1: the penalty ramps from rigid_contact_k_start (see ramp_contacts)
+    barrier: int  # 1: the normal law is the log barrier (rigid_soft_contact_use_log_barrier)
+    corners: wp.array[wp.vec3i]  # record -> its one to three particles, -1 padded
+    weights: wp.array[wp.vec3]  # record -> their barycentric weights (sum 1)
     attach: AttachmentData  # the model's particle–body attachments (.attachments; empty without)
 
 
@@ -103,6 +136,43 @@ def contact_frame(cd: ContactData, c: int):
     return point, wp.quat_rotate(wp.transform_get_rotation(X), cd.normal[c]), point - cd.disp[c]
 
 
+@wp.func
+def record_point(cd: ContactData, c: int, particle_q: wp.array[wp.vec3]):
+    """Soft contact point ``x_c = Σ b_i x_i`` [m] of record ``c`` at positions ``particle_q``."""
+    v = cd.corners[c]
+    b = cd.weights[c]
+    x = b[0] * particle_q[v[0]]
+    if v[1] >= 0:
+        x += b[1] * particle_q[v[1]]
+    if v[2] >= 0:
+        x += b[2] * particle_q[v[2]]
+    return x
+
+
+@wp.func
+def record_weight(cd: ContactData, c: int, i: int):
+    """Weight ``b_i`` of particle ``i`` in record ``c`` (0 when it is not one of its corners)."""
+    v = cd.corners[c]
+    b = cd.weights[c]
+    w = float(0.0)
+    for k in range(3):
+        if v[k] == i:
+            w += b[k]
+    return w
+
+
+@wp.func
+def record_force_hessian(cd: ContactData, c: int, particle_q: wp.array[wp.vec3],
+                         particle_q_prev: wp.array[wp.vec3], dt: float):
+    """Force [N] on record ``c``'s soft contact point and its Hessian [N/m] in that point, at ``particle_q``.
+
+    Particle ``i`` of the record takes ``record_weight * f`` and ``record_weight² * H``; the shape ``-f``.
+    """
+    point, normal, disp = contact_frame(cd, c)
+    return contact_force_hessian(record_point(cd, c, particle_q), record_point(cd, c, particle_q_prev), point,
+                                 normal, disp, contact_material(cd, c), cd.friction_epsilon, dt, cd.barrier)
+
+
 @wp.kernel
 def _prepare_contacts(
     # Model:
@@ -122,7 +192,7 @@ def _prepare_contacts(
     coupled: wp.array[wp.int32],
     # Contacts:
     contact_count: wp.array[wp.int32],
-    contact_particle: wp.array[int],
+    contact_corners: wp.array[wp.vec3i],
     contact_shape: wp.array[int],
     contact_body_pos: wp.array[wp.vec3],
     contact_normal: wp.array[wp.vec3],
@@ -148,21 +218,33 @@ def _prepare_contacts(
     if c >= contact_count[0]:
         return
     contact_body_out[c] = -1  # every live record says whether it is coupled (a body's overflow scan reads it)
-    p = contact_particle[c]
+    contact_material_out[c] = wp.vec4(0.0)  # a record not kept exerts nothing, wherever it is evaluated
+    contact_k_out[c] = 0.0
+    corners = contact_corners[c]
     shape = contact_shape[c]
-    if p < 0 or shape < 0:
+    if corners[0] < 0 or shape < 0:
         return
-    slot = wp.atomic_add(particle_contact_count, p, 1)
-    if slot >= particle_contact.shape[1]:
+    # File the record with each of its particles; one that does not fit drops it for every side.
+    kept = int(1)
+    radius = float(0.0)
+    for k in range(3):
+        v = corners[k]
+        if v >= 0:
+            radius = wp.max(radius, particle_radius[v])
+            slot = wp.atomic_add(particle_contact_count, v, 1)
+            if slot < particle_contact.shape[1]:
+                particle_contact[v, slot] = c
+            else:
+                kept = 0
+    if kept == 0:
         wp.atomic_add(contact_overflow, 0, 1)
         return
-    particle_contact[p, slot] = c
     ke = 0.5 * (soft_ke + shape_ke[shape])
     contact_material_out[c] = wp.vec4(
         ke,
         0.5 * (soft_kd + shape_kd[shape]),
         wp.sqrt(wp.max(soft_mu * shape_mu[shape], 0.0)),
-        particle_radius[p] + shape_margin[shape],
+        radius + shape_margin[shape],
     )
     contact_k_out[c] = wp.min(k_start, ke)  # every step starts the ramp from the seed (measured, see module)
     body = shape_body[shape]
@@ -212,15 +294,20 @@ def prepare_contacts(model, state_in, state_out, contacts, work, dt: float, exte
     """
     work.particle_contact_count.zero_()
     work.ramp_records = None
+    work.full_surface = False
     if coupling is not None:
         coupling.begin_step()
     if contacts is None or contacts.soft_contact_max == 0:
         return
-    work.ensure_contact_capacity(contacts.soft_contact_max)
+    full_surface = bool(getattr(contacts, "_enable_rigid_soft_full_surface_contact", False))
+    work.full_surface = full_surface  # the harvest of proxy particles refuses them (.proxy_coupling)
+    work.ensure_contact_capacity(contacts.soft_contact_max, full_surface)
     if model.body_count:
         # The vertex step places coupled contacts at the bodies' current iterate.
         work.contact_data.body_q = state_out.body_q
-    work.ramp_records = (contacts.soft_contact_count, contacts.soft_contact_particle, contacts.soft_contact_max)
+    work.contact_data.corners = contacts.soft_contact_indices
+    work.contact_data.weights = contacts.soft_contact_barycentric
+    work.ramp_records = (contacts.soft_contact_count, contacts.soft_contact_max)
     body_q_in = state_in.body_q if model.body_count else work.empty_transform
     body_qd_in = state_in.body_qd if model.body_count else work.empty_twist
     body_q_out = state_out.body_q if model.body_count else work.empty_transform
@@ -233,7 +320,7 @@ def prepare_contacts(model, state_in, state_out, contacts, work, dt: float, exte
                 model.body_com if model.body_count else work.empty_vec3,
                 float(model.soft_contact_ke), float(model.soft_contact_kd), float(model.soft_contact_mu), float(dt),
                 int(external_bodies), float(work.ramp_k_start), lists[0],
-                contacts.soft_contact_count, contacts.soft_contact_particle, contacts.soft_contact_shape,
+                contacts.soft_contact_count, contacts.soft_contact_indices, contacts.soft_contact_shape,
                 contacts.soft_contact_body_pos, contacts.soft_contact_normal, body_q_in, body_qd_in, body_q_out],
         outputs=[work.particle_contact_count, work.particle_contact, work.contact_body, work.contact_point,
                  work.contact_normal, work.contact_disp, work.contact_material, work.contact_k, work.contact_overflow,
@@ -246,19 +333,15 @@ def prepare_contacts(model, state_in, state_out, contacts, work, dt: float, exte
 def _ramp_contacts(
     cd: ContactData,
     record_count: wp.array[wp.int32],
-    record_particle: wp.array[int],
     particle_q: wp.array[wp.vec3],
     beta: float,
 ):
     c = wp.tid()  # one thread per soft-contact record
-    if c >= record_count[0]:
-        return
-    p = record_particle[c]
-    if p < 0:
+    if c >= record_count[0] or cd.corners[c][0] < 0:
         return
     point, normal, disp = contact_frame(cd, c)
     m = cd.material[c]
-    depth = m[3] - wp.dot(normal, particle_q[p] - point)
+    depth = m[3] - wp.dot(normal, record_point(cd, c, particle_q) - point)
     if depth > 0.0:
         cd.k[c] = wp.min(cd.k[c] + beta * depth, m[0])
 
@@ -267,9 +350,9 @@ def ramp_contacts(model, state_out, work) -> None:
     """After a sweep: grow each overlapping contact's penalty by ``β depth`` up to its ``ke`` (one launch)."""
     if work.contact_data.ramp == 0 or work.ramp_records is None:
         return
-    count, particle, size = work.ramp_records
-    launch(_ramp_contacts, dim=size, inputs=[work.contact_data, count, particle, state_out.particle_q,
-                                                float(work.ramp_beta)], device=model.device)
+    count, size = work.ramp_records
+    launch(_ramp_contacts, dim=size, inputs=[work.contact_data, count, state_out.particle_q, float(work.ramp_beta)],
+           device=model.device)
 
 
 @wp.func
@@ -282,9 +365,14 @@ def contact_force_hessian(
     material: wp.vec4,
     friction_epsilon: float,
     dt: float,
+    barrier: int,
 ):
-    """Force [N] and Hessian [N/m] of one particle–shape contact on its particle (see the module docstring)."""
-    depth = material[3] - wp.dot(normal, x - point)
+    """Force [N] and Hessian [N/m] of one particle–shape contact on its soft point ``x`` (module docstring).
+
+    ``barrier`` 0: the quadratic penalty in the depth; 1: the self-contact log barrier in the distance.
+    """
+    gap = wp.dot(normal, x - point)  # distance of the soft point from the raw shape surface [m]
+    depth = material[3] - gap
     if depth <= 0.0:
         return wp.vec3(0.0), wp.mat33(0.0)
     ke = material[0]
@@ -293,8 +381,13 @@ def contact_force_hessian(
     nn = wp.outer(normal, normal)
     rel = x - x_prev - disp  # particle motion relative to the shape point over the step [m]
     f_n = ke * depth
+    k_n = ke
+    if barrier != 0:
+        de, dde = barrier_derivatives(gap, material[3], ke)  # one home for the law: self-contact's
+        f_n = -de
+        k_n = dde
     force = f_n * normal - (kd / dt) * wp.dot(normal, rel) * normal
-    hessian = (ke + kd / dt) * nn
+    hessian = (k_n + kd / dt) * nn
     if mu > 0.0:
         u = rel - wp.dot(normal, rel) * normal
         slip = wp.length(u)
@@ -306,3 +399,28 @@ def contact_force_hessian(
         force = force - mu * f_n * ratio * u
         hessian = hessian + mu * f_n * ratio * (wp.identity(3, dtype=float) - nn)
     return force, hessian
+
+
+def mesh_particle_shapes(model) -> list[int]:
+    """Triangle-mesh shapes that collide with particles (read once from the model; refreshed on model changes)."""
+    if not model.shape_count:
+        return []
+    mesh = np.isin(model.shape_type.numpy(), (int(newton.GeoType.MESH), int(newton.GeoType.CONVEX_MESH)))
+    collide = (model.shape_flags.numpy() & int(newton.ShapeFlags.COLLIDE_PARTICLES)) != 0
+    return np.flatnonzero(mesh & collide).tolist()
+
+
+def check_full_surface_contacts(contacts, mesh_shapes: list[int]) -> None:
+    """``NotImplementedError`` for full-surface contacts with triangle-mesh shapes ``mesh_shapes`` colliding with
+    particles (before the step changes anything; no device read).
+
+    Newton's mesh pass reports every vertex–face, face–vertex and edge–edge pair in its band, redundant and
+    inactive ones included, and leaves the consumer to test each at the current positions against the
+    mesh's feature topology; that test is not built, and reading those records as the analytic ones
+    would push along stale, duplicated normals. Analytic primitives and heightfields are consumed.
+    """
+    if mesh_shapes and contacts is not None and getattr(contacts, "_enable_rigid_soft_full_surface_contact", False):
+        raise NotImplementedError(
+            "SolverVBD consumes full-surface soft contacts (enable_rigid_soft_full_surface_contact=True) on analytic "
+            f"shapes and heightfields only; triangle-mesh shapes colliding with particles are not supported (shapes "
+            f"{mesh_shapes}); build the pipeline without the flag")

@@ -9,13 +9,15 @@ particle_q_colour        positions when the current colour's pass began [m]     
 particle_qd_last         the previous step's input velocity ``v_{t-1}`` [m/s]          (particle,)
 particle_has_last        1 once ``particle_qd_last`` holds a velocity, else 0          (particle,)
 particle_contact_count   shape contacts filed for each particle this step             (particle,)
-particle_contact         their contact record indices                                 (particle, capacity)
+particle_contact         their contact record indices (a record is filed with each    (particle, capacity)
+                         of its particles)
 contact_body             coupled body the contact is on (VBD moves it), else -1       (soft_contact_max,)
 contact_point            shape point at the step's end, world [m]; coupled: body frame (soft_contact_max,)
 contact_normal           contact normal out of the shape, world; coupled: body frame  (soft_contact_max,)
 contact_disp             shape point's displacement over the step [m]; coupled: its   (soft_contact_max,)
                          world position at the step's start [m]
-contact_material         (ke [N/m], kd [N·s/m], mu, particle radius + shape margin)   (soft_contact_max,)
+contact_material         (ke [N/m], kd [N·s/m], mu, particle radius + shape margin);  (soft_contact_max,)
+                         zero for a record not kept
 contact_k                ramped penalty stiffness [N/m] (with a linear AVBD beta > 0)  (soft_contact_max,)
 contact_overflow         contacts dropped because a particle's list was full          (1,)
 =======================  ==========================================================  ======================
@@ -27,7 +29,7 @@ import warp as wp
 
 from .adjacency import build_element_adjacency, tet_rest_volumes
 from .attachments import empty_attachments
-from .contacts import PARTICLE_CONTACT_CAPACITY, ContactData
+from .contacts import FULL_SURFACE_CAPACITY, PARTICLE_CONTACT_CAPACITY, ContactData
 from .solve import ElementData
 
 
@@ -41,7 +43,8 @@ def _or_empty(arr, dtype, device, ndim: int = 1, width: int = 1):
 class ParticleWork:
     """Work buffers and the element/contact structs the vertex solve reads (see the module table)."""
 
-    def __init__(self, model, friction_epsilon: float, ramp_beta: float = 0.0, ramp_k_start: float = 0.0):
+    def __init__(self, model, friction_epsilon: float, ramp_beta: float = 0.0, ramp_k_start: float = 0.0,
+                 log_barrier: bool = False):
         dev = model.device
         n = max(int(model.particle_count), 1)
         self.device = dev
@@ -66,7 +69,9 @@ class ParticleWork:
         # Penalty ramp of particle–shape contacts (rigid_avbd_linear_beta / rigid_contact_k_start); 0 = off.
         self.ramp_beta = float(ramp_beta)
         self.ramp_k_start = float(ramp_k_start)
-        self.ramp_records = None  # (count, particle, capacity) of this step's Contacts, set by prepare_contacts
+        self.full_surface = False  # the last step's contacts held edge/face records (set by prepare_contacts)
+        self.log_barrier = bool(log_barrier)  # rigid_soft_contact_use_log_barrier (see contacts.py)
+        self.ramp_records = None  # (count, capacity) of this step's Contacts, set by prepare_contacts
         # First iterate of a step: (False, default) the inertial target y, where newton.solvers.SolverVBD
         # starts, or (True) the paper's adaptive initialization; see predict.py for the measured choice.
         self.adaptive_init = False
@@ -93,14 +98,22 @@ class ParticleWork:
         data.material = self.contact_material
         data.k = self.contact_k
         data.ramp = int(self.ramp_beta > 0.0)
+        data.barrier = int(self.log_barrier)
+        data.corners = wp.full(1, wp.vec3i(-1, -1, -1), dtype=wp.vec3i, device=dev)  # the step's Contacts' arrays
+        data.weights = wp.zeros(1, dtype=wp.vec3, device=dev)
         data.friction_epsilon = self.friction_epsilon
         data.attach = self.attach
         self.contact_data = data
 
-    def ensure_contact_capacity(self, soft_contact_max: int) -> None:
-        """Grow the per-contact buffers to the ``Contacts`` buffer's capacity (first step, or a larger one)."""
+    def ensure_contact_capacity(self, soft_contact_max: int, full_surface: bool = False) -> None:
+        """Grow the per-contact buffers to the ``Contacts`` buffer's capacity (first step, or a larger one), and
+        the per-particle lists to ``FULL_SURFACE_CAPACITY`` for contacts with edge and face records."""
+        if full_surface and self.particle_contact.shape[1] < FULL_SURFACE_CAPACITY:
+            self.particle_contact = wp.zeros((self.particle_contact.shape[0], FULL_SURFACE_CAPACITY), dtype=wp.int32,
+                                             device=self.device)
+            self.contact_capacity = 0  # rebuild the struct around the new lists
         if soft_contact_max > self.contact_capacity:
-            self._allocate_contacts(int(soft_contact_max))
+            self._allocate_contacts(max(int(soft_contact_max), 1))
 
     @staticmethod
     def _element_data(model) -> ElementData:

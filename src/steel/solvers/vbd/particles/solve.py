@@ -32,7 +32,7 @@ from __future__ import annotations
 import warp as wp
 
 from .attachments import particle_attachments
-from .contacts import ContactData, contact_force_hessian, contact_frame, contact_material, ramp_contacts
+from .contacts import ContactData, ramp_contacts, record_force_hessian, record_weight
 from .elastic import bending_force_hessian, spring_force_hessian, tet_force_hessian
 from .elastic import triangle_snh_force_hessian as triangle_force_hessian  # the membrane law Newton uses
 from .predict import particle_is_free
@@ -171,18 +171,17 @@ def finish_vertex_step(
     Shared by the general and the tile kernels, so both add the same terms in the same order.
     """
     x = particle_q[i]
-    x_prev = particle_q_prev[i]
     m_dt2 = particle_mass[i] / (dt * dt)
     f += m_dt2 * (particle_inertia[i] - x)
     h += m_dt2 * wp.identity(3, dtype=float)
     count = wp.min(contacts.particle_contact_count[i], contacts.particle_contact.shape[1])
     for k in range(count):
+        # A record's force acts on its soft point; this vertex takes its weight's share (b = 1 for its own).
         c = contacts.particle_contact[i, k]
-        point, normal, disp = contact_frame(contacts, c)
-        fc, hc = contact_force_hessian(x, x_prev, point, normal, disp, contact_material(contacts, c),
-                                       contacts.friction_epsilon, dt)
-        f += fc
-        h += hc
+        b = record_weight(contacts, c, i)
+        fc, hc = record_force_hessian(contacts, c, particle_q, particle_q_prev, dt)
+        f += b * fc
+        h += (b * b) * hc
     fa, ha = particle_attachments(contacts.attach, i, x, dt)
     f += fa
     h += ha
