@@ -27,6 +27,14 @@ damper and IPC-smoothed friction; Chen et al., "Vertex Block Descent", ACM TOG 4
 
 Contacts against static, kinematic or externally integrated shapes are proxy–static and give nothing.
 
+A full-surface (edge or face) record counts as the shares ``b_i f`` its particles took
+(:mod:`.particles.contacts`): each particle's thread adds its own share's reaction, about its own
+start-of-step position, so the record's whole reaction reaches a proxy body. Its linear continuation
+evaluates the record with all its particles at the snapshot and continues only the thread's own
+particle (``b_i² H``), an approximation where the other particles moved within the last sweep.
+Proxy-particle harvesting after a step on full-surface contacts is refused (``NotImplementedError``,
+the specification's choice).
+
 Coupled iteration restarts (``SolverCoupledProxy`` with ``iterations > 1``) re-solve a step from the
 history its first pass started from (:class:`StepRewind`).
 """
