@@ -25,6 +25,7 @@ joints.kd          damping per parent-anchor axis [N·s/m], [N·m·s/rad]       
 joints.dahl_s      cable Dahl friction state, normalized, parent anchor frame       (joint,)
 joints.kappa_end   cable rotation from rest at the step's end, anchor frame [rad]   (joint,)
 joints.sigma_end   cable Dahl friction moment at the step's end, anchor frame [N·m] (joint,)
+tendons.lam        tendon run tension [N] (:mod:`.tendons`)                         (run,)
 =================  ===============================================================  =================
 """
 
@@ -44,6 +45,7 @@ from .contacts import ContactData, RigidContacts
 from .joints import JointData
 from .layout import KIND_CABLE, JointLayout, body_joint_adjacency
 from .mimic import Mimics
+from .tendons import Tendons, check_tendon_colouring, split_groups
 
 
 def dynamic_bodies(model) -> np.ndarray:
@@ -133,7 +135,9 @@ class RigidWork:
         self.dynamic = dynamic
         self.params = solve_params(opts)
         self.layout = layout = JointLayout(model)
-        self.groups = [g for g in model.body_color_groups if g.shape[0] > 0]
+        self.tendons = Tendons(model, dynamic)  # routed tendon runs (.tendons); count 0 without
+        check_tendon_colouring(model, self.tendons.runs)
+        self.groups = split_groups([g for g in model.body_color_groups if g.shape[0] > 0], self.tendons.run_bodies, dev)
         nb, nj = int(model.body_count), int(model.joint_count)
         start, flat = body_joint_adjacency(model, layout.kind)
 
