@@ -24,7 +24,7 @@ def _finalize(builder):
 
 def test_tendon_runs_and_its_unbuilt_guides_are_refused():
     """A tendon of ANCHOR guides is run, not dropped: a box hung on it from a world anchor stays within 1 mm of its
-    start over 0.25 s (free it falls 0.31 m). A ROLLER guide is refused naming it, at construction and, as pinhole
+    start over 0.25 s (free it falls 0.31 m). A ROLLER guide with friction is refused naming it, at construction and, as pinhole
     friction set after construction, again on notify_model_changed."""
     b = newton.ModelBuilder()
     box = _box(b, 0.0)
@@ -35,9 +35,9 @@ def test_tendon_runs_and_its_unbuilt_guides_are_refused():
     roller = newton.ModelBuilder()
     b0, b1 = _box(roller, 1.0), _box(roller, 2.0)
     roller.add_tendon([newton.TendonGuide(body=b0),
-                       newton.TendonGuide(body=-1, guide_type=newton.TendonGuideType.ROLLER, radius=0.1),
+                       newton.TendonGuide(body=-1, guide_type=newton.TendonGuideType.ROLLER, radius=0.1, mu=0.5),
                        newton.TendonGuide(body=b1, compliance=1e-4)])
-    with pytest.raises(NotImplementedError, match="tendon ROLLER guides"):
+    with pytest.raises(NotImplementedError, match="friction at tendon ROLLER guides"):
         SolverVBD(_finalize(roller))
     pin = newton.ModelBuilder()
     b0, b1 = _box(pin, 1.0), _box(pin, 2.0)

@@ -23,8 +23,9 @@ deprecated sparse mimic constraints                    refused (``JointLayout``;
 ``joint_velocity_limit``                               (Newton 1.8.0's SolverVBD documents them as unsupported)
 particle–body attachments, soft and hard              run (:mod:`.particles.attachments`)
 attachments with an external rigid solver             refused, ``ValueError`` (``check_attachments``)
-routed tendons: ANCHOR and frictionless PINHOLE guides  run (:mod:`.rigid.tendons`)
-tendon ROLLER guides, pinhole friction, guide flags     refused (:func:`.rigid.tendons.check_tendon_features`)
+tendons: anchors, frictionless pinholes and rollers    run (:mod:`.rigid.tendons`)
+dynamic rollers, tendon guide friction (``mu > 0``)    refused (:func:`.rigid.tendons.check_tendon_features`),
+                                                       as are rollers at a route's end or beside a roller
 tendons with an external rigid solver                  refused here
 muscles                                                refused here (``add_muscle``)
 MuJoCo equality constraints left unconverted           refused here (``convert_mjc_equality_constraints=False``)

@@ -61,7 +61,7 @@ class SolverVBD(SolverBase, CouplingInterface):
     :mod:`steel.solvers.vbd.options`). Built so far: the particle solve, rigid joints, body–body
     contacts, two-way body–particle contacts, particle–body attachments, soft and hard
     (:mod:`steel.solvers.vbd.particles.attachments`), 1.8.0's compliant ALM for joints and contacts, and 1.8.0's
-    routed tendons through anchors and frictionless pinholes (:mod:`steel.solvers.vbd.rigid.tendons`).
+    routed tendons through anchors and frictionless pinholes and rollers (:mod:`steel.solvers.vbd.rigid.tendons`).
 
     * ``particle_enable_tile_solve`` (default True) runs the vertex step with one block of threads
       per vertex splitting its elements (:mod:`steel.solvers.vbd.particles.solve_tile`), specialized
@@ -91,14 +91,16 @@ class SolverVBD(SolverBase, CouplingInterface):
       joint deflects ``load / k`` and a resting box sinks ``weight / ke``
       (:mod:`steel.solvers.vbd.rigid.compliant`). Drives, limits, cables and body–particle contacts keep
       their laws; the per-slot hard/soft mode has no effect there.
-    * Routed tendons (``ModelBuilder.add_tendon``; :mod:`steel.solvers.vbd.rigid.tendons`): ANCHOR and
-      frictionless PINHOLE guides on bodies or the world. A route splits at its internal anchors into runs;
-      each run is one tension-only row ``C = Σ span lengths - L`` with the spans' compliances in series
+    * Routed tendons (``ModelBuilder.add_tendon``; :mod:`steel.solvers.vbd.rigid.tendons`): ANCHOR guides,
+      frictionless PINHOLE guides and frictionless static ROLLER guides (between point guides) on bodies or the
+      world. A route splits at its internal anchors into runs; each run is one tension-only row
+      ``C = Σ span lengths + Σ wraps - L`` with the spans' compliances in series
       (zero taken as 1e-8 m/N) and damping, solved in the body blocks as a compliant augmented-Lagrangian row:
       a slack run exerts nothing, a taut one ``C / c`` [N], the same for any ``dt``. The State's tendon arrays
       carry the rest lengths (material slides through pinholes; :meth:`reset` restores them);
       ``notify_model_changed(TENDON_PROPERTIES)`` re-reads compliance and damping. Call
-      ``ModelBuilder.color()`` after ``add_tendon``. ROLLER guides, pinhole friction and guide flags are refused.
+      ``ModelBuilder.color()`` after ``add_tendon``. Dynamic rollers, guide friction (``mu > 0``: capstans,
+      rolling, motorized pulleys) and rollers at a route's end or next to another roller are refused.
 
     Args:
         model: a finalized :class:`newton.Model`; with particles it must be coloured
@@ -113,8 +115,9 @@ class SolverVBD(SolverBase, CouplingInterface):
             with ``rigid_compliant_alm=True``, a shape material (``ke``, ``kd``, ``mu``) negative or not finite.
         TypeError: an unknown option or a value of the wrong type.
         NotImplementedError: a model feature the solve does not run, named: DISTANCE joints, drives or limits
-            on BALL or multi-angle D6 DOFs, sparse mimic constraints and mimics of multi-angle D6 axes, tendon
-            ROLLER guides, pinhole friction and guide flags, tendons with ``integrate_with_external_rigid_solver``,
+            on BALL or multi-angle D6 DOFs, sparse mimic constraints and mimics of multi-angle D6 axes, dynamic
+            tendon ROLLER guides, tendon guide friction, rollers at a route's end or beside another roller, tendons
+            with ``integrate_with_external_rigid_solver``,
             muscles, unconverted MuJoCo equalities (the audit: :mod:`steel.solvers.vbd.features`);
             or a later-revision option selecting an unbuilt feature; the seed's sticking-contact options
             (``rigid_contact_stick_*``) set with ``rigid_compliant_alm=True``.

@@ -5,19 +5,27 @@ a world point), with straight spans (segments) between consecutive guides; each 
 carries the incoming material of guide ``i + 1``: compliance ``c`` [m/N], damping ``d`` [N·s/m] and rest
 length (negative: measured from ``model.body_q``).
 
-Runs. Material cannot pass an ANCHOR guide; it slides freely through a frictionless PINHOLE (``mu`` 0).
-The route therefore splits at its internal anchors into runs: maximal chains of spans joined by
-frictionless pinholes. The tension ``T`` is one number along a run (a frictionless guide cannot hold a
-difference), so a run is one scalar row:
+Runs. Material cannot pass an ANCHOR guide; it slides freely through a frictionless PINHOLE (``mu`` 0)
+and around a frictionless static ROLLER (``mu`` 0: a circle of ``radius`` in the plane normal to ``axis``
+about its body-local centre ``offset``, the cable winding on the ``orientation`` side: +1 turns it
+positively about the axis). The route therefore splits at its internal anchors into runs: maximal chains
+of spans joined by frictionless guides. The tension ``T`` is one number along a run (a frictionless
+guide cannot hold a difference), so a run is one scalar row:
 
-    C = Σ_i |p_{i+1} - p_i| - L        [m],   L = Σ_i L_i, the run's rest length
-    T = max(0, C / c_run)              [N],   c_run = Σ_i c_i (springs in series at equal tension)
+    C = Σ_i |e_i,r - e_i,l| + Σ_rollers radius · wrap - L    [m],   L the run's material
+    T = max(0, C / c_run)                                   [N],   c_run = Σ_i c_i (springs in series)
+
+with ``e`` a span's ends: the guide's point, or on a roller the tangent point of the straight cable
+from the span's other end (so a roller's neighbours must be points), and ``wrap`` the turn from a
+roller's incoming to its outgoing tangent point [rad].
 
 Zero compliance is taken as 1e-8 m/N per span, as Newton 1.8.0's SolverVBD documents (an inextensible
 span stretches 1e-8 m per newton). The gradient of ``C`` at waypoint ``p_j`` is ``u_{j-1} - u_j`` (unit
-span directions, route order), so an end anchor is pulled along its span, a pinhole by the sum of its
-two spans, and a body holding several waypoints of a run takes them all: linear Jacobian ``J_l = Σ g_j``,
-angular ``J_a = Σ (p_j - x) × g_j`` about the COM ``x``.
+span directions, route order; for a roller at its centre: tangent length plus wrap changes with the
+centre by the span directions, and the wrap's radial pressure has no moment about the centre), so an end
+anchor is pulled along its span, a pinhole or roller by the sum of its two spans, and a body holding
+several waypoints of a run takes them all: linear Jacobian ``J_l = Σ g_j``, angular
+``J_a = Σ (p_j - x) × g_j`` about the COM ``x``.
 
 The row (one home for it, here). It enters each body's 6x6 block as the compliant augmented-Lagrangian
 row of :mod:`.compliant` (Giles, Diaz, Yuksel, "Augmented Vertex Block Descent", SIGGRAPH 2025; Chen et al.,
@@ -38,11 +46,13 @@ start, Hessian ``+ d_run / dt``), inside the clamp, so a slack or slackening cab
 (dashpots in series: ``1/d_run = Σ 1/d_i``; one span without damping makes the run undamped).
 
 State. The State's tendon arrays (Newton 1.8.0's ``TendonStateMixin`` layout) carry the material: a run's
-rest length ``L`` is the sum of ``state_in.tendon_segment_rest_length`` over its spans once the tendon is
-initialized there (``state._tendon_initialized``), else the initial rest lengths; after the step
-``state_out`` gets each span's share (``ℓ_i - T c_i``, the remainder spread by length, the sum kept), the
-attachment points in body coordinates (the guides' offsets), every guide active, and the tendon marked
-initialized. Shortening the state's rest lengths between steps reels a tendon in.
+``L`` is the sum of ``state_in.tendon_segment_rest_length`` over its spans plus the cable on its rollers
+at ``state_in``'s pose once the tendon is initialized there (``state._tendon_initialized``), else the
+initial material (the model's rest lengths, negative ones measured between the span ends at
+``model.body_q``, plus the wraps there); after the step ``state_out`` gets each span's share
+(``ℓ_i - T c_i``, the remainder spread by length, the spans' sum ``L`` minus the wraps), the span ends in
+body coordinates, every guide active, and the tendon marked initialized. Shortening the state's rest
+lengths between steps reels a tendon in.
 
 Colouring. Bodies at the two ends of a span must differ in ``model.body_color_groups`` (Newton's
 ``ModelBuilder.color()`` after ``add_tendon`` ensures it; otherwise ``ValueError``, as the reference). Bodies
@@ -50,9 +60,12 @@ of one run that are not span neighbours (the two sides of an Atwood machine hung
 share a colour there; the colour groups are split here so that no two bodies of a run move in the same
 parallel pass (Jacobi updates of one stiff row overshoot).
 
-Not run, refused with ``NotImplementedError`` naming them (:func:`check_tendon_features`): ROLLER guides
-(static or dynamic rollers, capstan wraps, motorized pulleys), friction at pinholes (``mu > 0``, capstan
-slip), a radius on an ANCHOR or PINHOLE guide, and guide flags (DYNAMIC routing).
+Not run, refused with ``NotImplementedError`` naming them (:func:`check_tendon_features`): dynamic ROLLER
+guides (DYNAMIC routing), friction at rollers and pinholes (``mu > 0``: capstan slip, rolling, and with them
+motorized pulleys, which drive the cable through it), rollers at a route's end or next to another roller,
+and a radius on an ANCHOR or PINHOLE guide. A static roller stays in its route: a cable pulled off it
+winds back by a negative turn (down to -90 degrees), as the reference keeps static routes (it warns
+beyond its supported wrap of 0 to 180 degrees).
 """
 
 from __future__ import annotations
@@ -69,6 +82,7 @@ wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint 
 
 ZERO_COMPLIANCE = 1.0e-8  # [m/N] an inextensible span's stand-in (Newton 1.8.0's SolverVBD documents the same)
 _EPS_LENGTH = wp.constant(1.0e-9)  # [m] a span shorter than this has no direction (coincident waypoints)
+_ROLLER = wp.constant(int(newton.TendonGuideType.ROLLER))
 
 
 @wp.struct
@@ -76,7 +90,11 @@ class TendonData:
     """One row per run (see the module); the waypoints are the model's guides ``first..last`` (inclusive)."""
 
     guide_body: wp.array[wp.int32]  # model.tendon_guide_body, (guide,), -1 = world
-    guide_offset: wp.array[wp.vec3]  # model.tendon_guide_offset, body frame [m], (guide,)
+    guide_offset: wp.array[wp.vec3]  # model.tendon_guide_offset: point or roller centre, body frame [m], (guide,)
+    guide_type: wp.array[wp.int32]  # model.tendon_guide_type (TendonGuideType), (guide,)
+    guide_radius: wp.array[wp.float32]  # model.tendon_guide_radius, rollers [m], (guide,)
+    guide_orientation: wp.array[wp.int32]  # model.tendon_guide_orientation, winding side +1 / -1, (guide,)
+    guide_axis: wp.array[wp.vec3]  # model.tendon_guide_axis, roller plane normal, body frame, (guide,)
     first: wp.array[wp.int32]  # first guide of the run (an end or internal anchor), (run,)
     last: wp.array[wp.int32]  # last guide of the run, (run,)
     tendon: wp.array[wp.int32]  # the run's tendon, (run,)
@@ -96,40 +114,123 @@ class TendonData:
 
 
 @wp.func
-def _point(td: TendonData, body_q: wp.array[wp.transform], g: wp.int32):
+def _frame(td: TendonData, body_q: wp.array[wp.transform], g: wp.int32):
+    """Guide ``g``'s body pose (identity for the world)."""
     b = td.guide_body[g]
     if b < 0:
-        return td.guide_offset[g]
-    return wp.transform_point(body_q[b], td.guide_offset[g])
+        return wp.transform_identity()
+    return body_q[b]
+
+
+@wp.func
+def _centre(td: TendonData, body_q: wp.array[wp.transform], g: wp.int32):
+    """Guide ``g``'s point (anchor, pinhole) or roller centre, world [m]."""
+    return wp.transform_point(_frame(td, body_q, g), td.guide_offset[g])
+
+
+@wp.func
+def _tangent(point: wp.vec3, centre: wp.vec3, radius: wp.float32, normal: wp.vec3, side: wp.int32):
+    """Where a straight cable from ``point`` touches the circle (``centre``, ``radius``, plane ``normal``), on the
+    winding ``side`` (+1: the cable then turns positively about ``normal``). A point inside the circle's cylinder
+    has no tangent: the nearest rim point stands in."""
+    d = centre - point
+    d = d - wp.dot(d, normal) * normal
+    dist = wp.length(d)
+    if dist <= radius:
+        if dist < _EPS_LENGTH:
+            d = wp.cross(normal, wp.vec3(1.0, 0.0, 0.0))
+            if wp.length(d) < 0.5:
+                d = wp.cross(normal, wp.vec3(0.0, 1.0, 0.0))
+            return centre + radius * wp.normalize(d)
+        return centre - radius * d / dist
+    u = d / dist
+    v = wp.cross(normal, u)
+    phi = wp.asin(wp.min(radius / dist, 1.0))
+    angle = wp.where(side > 0, -0.5 * wp.pi - phi, 0.5 * wp.pi + phi)
+    return centre + radius * (wp.cos(angle) * u + wp.sin(angle) * v)
+
+
+@wp.func
+def _rim(td: TendonData, body_q: wp.array[wp.transform], g: wp.int32, toward: wp.vec3, side: wp.int32):
+    """Roller ``g``'s tangent point for a span to ``toward`` (world [m]); ``side`` +1 incoming, -1 outgoing."""
+    t = _frame(td, body_q, g)
+    normal = wp.normalize(wp.transform_vector(t, td.guide_axis[g]))
+    return _tangent(toward, wp.transform_point(t, td.guide_offset[g]), td.guide_radius[g], normal,
+                    side * td.guide_orientation[g])
+
+
+@wp.func
+def span_ends(td: TendonData, body_q: wp.array[wp.transform], g: wp.int32):
+    """World ends [m] of the span from guide ``g`` to ``g + 1``: points, or a roller's tangent point (a roller's
+    neighbours are points, :func:`check_tendon_features`)."""
+    p_l = _centre(td, body_q, g)
+    p_r = _centre(td, body_q, g + 1)
+    e_l = p_l
+    e_r = p_r
+    if td.guide_type[g] == _ROLLER:
+        e_l = _rim(td, body_q, g, p_r, -1)
+    if td.guide_type[g + 1] == _ROLLER:
+        e_r = _rim(td, body_q, g + 1, p_l, 1)
+    return e_l, e_r
+
+
+@wp.func
+def wrap_length(td: TendonData, body_q: wp.array[wp.transform], g: wp.int32):
+    """Cable lying on internal roller ``g`` [m]: radius times the turn from the incoming to the outgoing tangent
+    point about the winding side's normal. A cable about to leave the roller turns less than 0 (kept down to
+    -90 degrees: a static roller stays in the route, as Newton's static routes keep it)."""
+    if td.guide_type[g] != _ROLLER:
+        return float(0.0)
+    in_l, t_in = span_ends(td, body_q, g - 1)
+    t_out, out_r = span_ends(td, body_q, g)
+    t = _frame(td, body_q, g)
+    centre = wp.transform_point(t, td.guide_offset[g])
+    normal = wp.normalize(wp.transform_vector(t, td.guide_axis[g])) * float(td.guide_orientation[g])
+    a = t_in - centre
+    b = t_out - centre
+    turn = wp.atan2(wp.dot(normal, wp.cross(a, b)), wp.dot(a, b))
+    if turn < -0.5 * wp.pi:
+        turn = turn + 2.0 * wp.pi
+    return td.guide_radius[g] * turn
+
+
+@wp.func
+def run_arcs(td: TendonData, body_q: wp.array[wp.transform], r: wp.int32):
+    """Cable lying on run ``r``'s rollers [m]."""
+    arcs = float(0.0)
+    for g in range(td.first[r] + 1, td.last[r]):
+        arcs = arcs + wrap_length(td, body_q, g)
+    return arcs
 
 
 @wp.func
 def run_geometry(td: TendonData, body_q: wp.array[wp.transform], body_com: wp.array[wp.vec3], r: wp.int32,
                  b: wp.int32):
-    """Run ``r``'s length [m] and the Jacobian of its length for body ``b`` (linear, angular about the COM;
-    zero when ``b`` holds none of its waypoints, e.g. -2)."""
+    """Run ``r``'s length [m] (spans and wraps) and the Jacobian of its length for body ``b`` (linear, angular about
+    the COM; zero when ``b`` holds none of its waypoints, e.g. -2). A frictionless roller takes its spans' pulls
+    at its centre: the wrap presses radially, so the equal tensions on its two sides exert no torque about it."""
     x = wp.vec3(0.0)
     if b >= 0:
         x = wp.transform_point(body_q[b], body_com[b])
-    length = float(0.0)
+    length = run_arcs(td, body_q, r)
     j_l = wp.vec3(0.0)
     j_a = wp.vec3(0.0)
-    p0 = _point(td, body_q, td.first[r])
-    for g in range(td.first[r] + 1, td.last[r] + 1):
-        p1 = _point(td, body_q, g)
-        d = p1 - p0
+    for g in range(td.first[r], td.last[r]):
+        e_l, e_r = span_ends(td, body_q, g)
+        d = e_r - e_l
         span = wp.length(d)
         u = wp.vec3(0.0)
         if span > _EPS_LENGTH:
             u = d / span
         length = length + span
-        if td.guide_body[g - 1] == b:
-            j_l = j_l - u
-            j_a = j_a - wp.cross(p0 - x, u)
         if td.guide_body[g] == b:
+            at = wp.where(td.guide_type[g] == _ROLLER, _centre(td, body_q, g), e_l)
+            j_l = j_l - u
+            j_a = j_a - wp.cross(at - x, u)
+        if td.guide_body[g + 1] == b:
+            at = wp.where(td.guide_type[g + 1] == _ROLLER, _centre(td, body_q, g + 1), e_r)
             j_l = j_l + u
-            j_a = j_a + wp.cross(p1 - x, u)
-        p0 = p1
+            j_a = j_a + wp.cross(at - x, u)
     return length, j_l, j_a
 
 
@@ -174,7 +275,7 @@ def _begin_runs(
     t = td.tendon[r]
     rest = td.rest0[r]
     if initialized_in[t]:
-        rest = float(0.0)
+        rest = run_arcs(td, body_q, r)  # the State keeps the spans' material; the wraps' lies on the rollers
         for g in range(td.first[r], td.last[r]):
             rest = rest + seg_rest_in[g - t]  # span (g, g + 1) of tendon t is segment g - t
     td.rest[r] = rest
@@ -214,6 +315,12 @@ def _run_duals(td: TendonData, body_q: wp.array[wp.transform], body_com: wp.arra
     td.lam[r] = wp.max(0.0, td.k_eff[r] * (length - td.rest[r]) + td.w[r] * td.lam[r])
 
 
+@wp.func
+def _local(td: TendonData, body_q: wp.array[wp.transform], g: wp.int32, p: wp.vec3):
+    """World point ``p`` in guide ``g``'s body frame [m]."""
+    return wp.transform_point(wp.transform_inverse(_frame(td, body_q, g)), p)
+
+
 @wp.kernel
 def _publish_runs(
     td: TendonData,
@@ -227,28 +334,41 @@ def _publish_runs(
     r = wp.tid()  # one thread per run, at the step's end poses
     t = td.tendon[r]
     tension = td.lam[r]
+    spans = td.rest[r] - run_arcs(td, body_q, r)  # the spans' material [m]
     total = float(0.0)  # Σ ℓ [m]
     stretched = float(0.0)  # Σ (ℓ - T c) [m]
     for g in range(td.first[r], td.last[r]):
-        span = wp.length(_point(td, body_q, g + 1) - _point(td, body_q, g))
+        e_l, e_r = span_ends(td, body_q, g)
+        span = wp.length(e_r - e_l)
         total = total + span
         stretched = stretched + span - tension * td.seg_compliance[g - t]
-    spread = td.rest[r] - stretched  # what the shares lack to sum to L, spread by length
+    spread = spans - stretched  # what the shares lack to sum to the spans' material, spread by length
     n = float(td.last[r] - td.first[r])
     given = float(0.0)
     for g in range(td.first[r], td.last[r]):
         s = g - t
-        span = wp.length(_point(td, body_q, g + 1) - _point(td, body_q, g))
+        e_l, e_r = span_ends(td, body_q, g)
+        span = wp.length(e_r - e_l)
         share = span - tension * td.seg_compliance[s] + wp.where(total > 0.0, spread * span / total, spread / n)
         if g == td.last[r] - 1:
-            share = td.rest[r] - given  # the last span closes the sum exactly
+            share = spans - given  # the last span closes the sum exactly
         given = given + share
         seg_rest_out[s] = share
-        attach_l_out[s] = td.guide_offset[g]
-        attach_r_out[s] = td.guide_offset[g + 1]
+        attach_l_out[s] = _local(td, body_q, g, e_l)
+        attach_r_out[s] = _local(td, body_q, g + 1, e_r)
         active_out[g] = True
     active_out[td.last[r]] = True
     initialized_out[t] = True
+
+
+@wp.kernel
+def _measure_spans(td: TendonData, body_q: wp.array[wp.transform], seg_length: wp.array[wp.float32],
+                   run_arc: wp.array[wp.float32]):
+    r = wp.tid()  # one thread per run: its spans' lengths and its wraps at the poses body_q (construction)
+    for g in range(td.first[r], td.last[r]):
+        e_l, e_r = span_ends(td, body_q, g)
+        seg_length[g - td.tendon[r]] = wp.length(e_r - e_l)
+    run_arc[r] = run_arcs(td, body_q, r)
 
 
 @wp.kernel
@@ -290,30 +410,6 @@ def _runs(model) -> list[tuple[int, int, int]]:
     return runs
 
 
-def _segment_rest0(model) -> np.ndarray:
-    """Initial rest length per span [m]: the model's, a negative one measured between the guides at ``model.body_q``."""
-    rest = model.tendon_segment_rest_length.numpy().astype(np.float64)
-    start = model.tendon_start.numpy()
-    body = model.tendon_guide_body.numpy()
-    offset = model.tendon_guide_offset.numpy().astype(np.float64)
-    pose = model.body_q.numpy().astype(np.float64) if model.body_count else np.zeros((0, 7))
-
-    def point(g):
-        b = int(body[g])
-        if b < 0:
-            return offset[g]
-        p, q = pose[b, :3], pose[b, 3:]
-        t = 2.0 * np.cross(q[:3], offset[g])
-        return offset[g] + q[3] * t + np.cross(q[:3], t) + p
-
-    for t in range(int(model.tendon_count)):
-        for g in range(int(start[t]), int(start[t + 1]) - 1):
-            s = g - t
-            if rest[s] < 0.0:
-                rest[s] = float(np.linalg.norm(point(g + 1) - point(g)))
-    return rest.astype(np.float32)
-
-
 def _materials(model, runs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per span compliance (zero → ZERO_COMPLIANCE) [m/N]; per run series stiffness [N/m] and damping [N·s/m]."""
     c = np.maximum(model.tendon_segment_compliance.numpy().astype(np.float64), ZERO_COMPLIANCE)
@@ -342,18 +438,31 @@ class Tendons:
         f32 = {"dtype": wp.float32, "device": dev}
         if self.count:
             td.guide_body, td.guide_offset = model.tendon_guide_body, model.tendon_guide_offset
-            seg_rest0 = _segment_rest0(model)
+            td.guide_type, td.guide_radius = model.tendon_guide_type, model.tendon_guide_radius
+            td.guide_orientation, td.guide_axis = model.tendon_guide_orientation, model.tendon_guide_axis
             body = model.tendon_guide_body.numpy()
             world = model.tendon_world.numpy()
+            segments = int(model.tendon_segment_count)
         else:
-            td.guide_body = wp.zeros(1, dtype=wp.int32, device=dev)
-            td.guide_offset = wp.zeros(1, dtype=wp.vec3, device=dev)
-            seg_rest0 = np.zeros(1, np.float32)
-            body, world = np.zeros(1, np.int32), np.zeros(1, np.int32)
+            td.guide_body = td.guide_type = td.guide_orientation = wp.zeros(1, dtype=wp.int32, device=dev)
+            td.guide_offset = td.guide_axis = wp.zeros(1, dtype=wp.vec3, device=dev)
+            td.guide_radius = wp.zeros(1, **f32)
+            body, world, segments = np.zeros(1, np.int32), np.zeros(1, np.int32), 1
         cols = np.array(runs, np.int32).reshape(-1, 3) if runs else np.zeros((1, 3), np.int32)
         td.first, td.last, td.tendon = (wp.array(cols[:, i], dtype=wp.int32, device=dev) for i in range(3))
         td.world = wp.array(world[cols[:, 2]].astype(np.int32), dtype=wp.int32, device=dev)
-        rest0 = np.array([seg_rest0[f - t:l - t].sum() for f, l, t in runs] or [0.0], np.float32)
+        # Initial material: the model's rest lengths, negative ones measured between the spans' ends (tangent
+        # points on rollers) at model.body_q, plus the cable lying on the rollers there.
+        seg_length, arc = wp.zeros(segments, **f32), wp.zeros(n, **f32)
+        if self.count:
+            launch(_measure_spans, dim=self.count, inputs=[td, model.body_q], outputs=[seg_length, arc], device=dev)
+            given = model.tendon_segment_rest_length.numpy()
+            seg_rest0 = np.where(given < 0.0, seg_length.numpy(), given).astype(np.float32)
+        else:
+            seg_rest0 = np.zeros(1, np.float32)
+        arc = arc.numpy()
+        rest0 = np.array([seg_rest0[f - t:l - t].sum() + arc[r] for r, (f, l, t) in enumerate(runs)] or [0.0],
+                         np.float32)
         td.rest0 = wp.array(rest0, **f32)
         td.rest = wp.array(rest0, **f32)
         td.seg_rest0 = wp.array(seg_rest0, **f32)
@@ -433,18 +542,29 @@ def check_tendon_features(model) -> None:
     mu = model.tendon_guide_mu.numpy()
     radius = model.tendon_guide_radius.numpy()
     flags = model.tendon_guide_flags.numpy()
+    start = model.tendon_start.numpy()
     T = newton.TendonGuideType
+    roller = kind == int(T.ROLLER)
+    end = np.zeros(kind.shape[0], bool)
+    end[start[:-1]] = True
+    end[start[1:] - 1] = True
+    neighbour = np.zeros(kind.shape[0], bool)  # a roller whose next guide in the same route is a roller
+    neighbour[:-1] = roller[:-1] & roller[1:] & ~end[:-1]
     checks = (
-        (kind == int(T.ROLLER), "tendon ROLLER guides (static and dynamic rollers, capstan wraps, motorized pulleys)"),
+        (flags != 0, "dynamic tendon ROLLER guides (DYNAMIC routing: rollers that engage and disengage)"),
+        (roller & (mu > 0.0), "friction at tendon ROLLER guides (capstan slip and rolling, mu > 0; motorized "
+                              "pulleys drive the cable through it)"),
         ((kind == int(T.PINHOLE)) & (mu > 0.0), "friction at tendon PINHOLE guides (capstan slip, mu > 0)"),
-        ((kind != int(T.ROLLER)) & (radius > 0.0), "a radius on tendon ANCHOR or PINHOLE guides"),
-        (flags != 0, "tendon guide flags (DYNAMIC routing)"),
+        (roller & end, "tendon ROLLER guides at a route's end"),
+        (neighbour, "spans between two tendon ROLLER guides"),
+        (~roller & (radius > 0.0), "a radius on tendon ANCHOR or PINHOLE guides"),
     )
     for bad, what in checks:
         idx = np.flatnonzero(bad)
         if idx.size:
             raise NotImplementedError(f"SolverVBD does not implement {what}: {idx.size} guides, e.g. guide "
-                                      f"{int(idx[0])}; supported: ANCHOR and frictionless PINHOLE guides")
+                                      f"{int(idx[0])}; supported: ANCHOR guides, frictionless PINHOLE guides and "
+                                      "frictionless static ROLLER guides between point guides")
 
 
 def check_tendon_colouring(model, runs) -> None:
