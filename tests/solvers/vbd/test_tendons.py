@@ -38,13 +38,13 @@ def _hanging(compliance, damping=0.0, rest=1.0, m=2.0, tendon=True):
     return b.finalize(device="cpu")
 
 
-def _atwood(m1=3.0, m2=1.0, colour=True):
+def _atwood(m1=3.0, m2=1.0, colour=True, kind=KIND.PINHOLE):
     b = newton.ModelBuilder()
     # Heights about 0 keep float32 positions fine: near z = -1 the rounding of the pose biased even free fall by
     # 0.18 % at dt 1/600, and a hanging body stalled 1e-5 m off its rest (updates under half a unit in the last place).
     left, right = _body(b, -0.5, 0.08, m1), _body(b, 0.5, -0.08, m2)
-    b.add_tendon([GUIDE(body=left), GUIDE(body=-1, guide_type=KIND.PINHOLE, offset=(-0.5, 0.0, 1.0)),
-                  GUIDE(body=-1, guide_type=KIND.PINHOLE, offset=(0.5, 0.0, 1.0)), GUIDE(body=right)])
+    b.add_tendon([GUIDE(body=left), GUIDE(body=-1, guide_type=kind, offset=(-0.5, 0.0, 1.0)),
+                  GUIDE(body=-1, guide_type=kind, offset=(0.5, 0.0, 1.0)), GUIDE(body=right)])
     if colour:
         b.color()
     return b.finalize(device="cpu")
@@ -185,12 +185,38 @@ def test_tendon_properties_notify_refreshes_compliance():
     np.testing.assert_allclose(-z2[-1, 0], 2.0 * (-z1[-1, 0]), rtol=2.5e-5)
 
 
+def test_tendon_properties_notify_rebuilds_the_route():
+    """The Atwood pair tied to two world anchors hangs still (1e-6 m over 0.1 s); its guides turned into pinholes
+    in the model, notify_model_changed(TENDON_PROPERTIES) joins the spans into one run and the pair accelerates
+    (the heavy side 2 cm down in the next 0.1 s, free of the pinholes' 4.905 m/s²: 2.45 cm)."""
+    model = _atwood(kind=KIND.ANCHOR)
+    solver = SolverVBD(model)
+    z, state = _run(model, solver, 1.0 / 240.0, 24)
+    assert np.abs(z - z[0]).max() < 1e-6
+    model.tendon_guide_type.assign(np.array([KIND.ANCHOR, KIND.PINHOLE, KIND.PINHOLE, KIND.ANCHOR], np.int32))
+    solver.notify_model_changed(newton.ModelFlags.TENDON_PROPERTIES)
+    z, _ = _run(model, solver, 1.0 / 240.0, 24, state)
+    assert z[-1, 0] < 0.08 - 0.02 and z[-1, 1] > -0.08 + 0.02
+
+
 def test_colouring_must_separate_span_endpoints():
     """Bodies coloured before add_tendon share a colour across a span: ValueError naming builder.color()."""
     b = newton.ModelBuilder()
     left, right = _body(b, -0.5, -1.0, 1.0), _body(b, 0.5, -1.0, 1.0)
     b.color()
     b.add_tendon([GUIDE(body=left), GUIDE(body=right)])
+    with pytest.raises(ValueError, match="color"):
+        SolverVBD(b.finalize(device="cpu"))
+
+
+def test_colouring_must_separate_a_dynamic_rollers_bypass_ends():
+    """A dynamic world roller between two bodies coloured alike (color() before add_tendon): its bypass span would
+    join them, so ValueError, as the reference's."""
+    b = newton.ModelBuilder()
+    left, right = _body(b, -0.5, -1.0, 1.0), _body(b, 0.5, -1.0, 1.0)
+    b.color()
+    b.add_tendon([GUIDE(body=left), GUIDE(body=-1, guide_type=KIND.ROLLER, radius=0.1, axis=(0.0, 1.0, 0.0),
+                                          dynamic=True), GUIDE(body=right)])
     with pytest.raises(ValueError, match="color"):
         SolverVBD(b.finalize(device="cpu"))
 
@@ -206,12 +232,11 @@ def test_run_partners_never_share_a_parallel_pass():
 
 @pytest.mark.parametrize("guide, what", [
     (GUIDE(body=-1, guide_type=KIND.ROLLER, radius=0.5, axis=(0.0, 1.0, 0.0), mu=0.3), "friction at tendon ROLLER"),
-    (GUIDE(body=-1, guide_type=KIND.ROLLER, radius=0.5, axis=(0.0, 1.0, 0.0), dynamic=True), "dynamic tendon ROLLER"),
     (GUIDE(body=-1, guide_type=KIND.PINHOLE, mu=0.3), "friction at tendon PINHOLE"),
 ])
 def test_unbuilt_tendon_guides_are_refused(guide, what):
-    """Dynamic rollers, roller friction (capstans, rolling, motorized pulleys) and pinhole friction raise
-    NotImplementedError naming them."""
+    """Roller friction (capstans, rolling, motorized pulleys) and pinhole friction raise NotImplementedError naming
+    them."""
     b = newton.ModelBuilder()
     left, right = _body(b, -0.5, -1.0, 1.0), _body(b, 0.5, -1.0, 1.0)
     b.add_tendon([GUIDE(body=left), guide, GUIDE(body=right)])
@@ -237,6 +262,51 @@ def test_unbuilt_roller_placements_are_refused(route, what):
     b.color()
     with pytest.raises(NotImplementedError, match=what):
         SolverVBD(b.finalize(device="cpu"))
+
+
+def _past_dynamic_roller(x_roller, x_body):
+    """A 2 kg body hung at (x_body, 0, 0) from a world anchor 1 m up, past a dynamic world roller (radius 0.1 m,
+    centre (x_roller, 0, 0.5), axis y) winding on its -x side; two spans of 5e-4 m/N and 40 N·s/m (in series the
+    hanging tendon's 1e-3 m/N and 20 N·s/m)."""
+    b = newton.ModelBuilder()
+    body = _body(b, x_body, 0.0, 2.0)
+    b.add_tendon([GUIDE(body=-1, offset=(0.0, 0.0, 1.0)),
+                  GUIDE(body=-1, guide_type=KIND.ROLLER, radius=0.1, axis=(0.0, 1.0, 0.0), orientation=-1,
+                        offset=(x_roller, 0.0, 0.5), dynamic=True, compliance=5e-4, damping=40.0),
+                  GUIDE(body=body, compliance=5e-4, damping=40.0)])
+    b.color()
+    return b.finalize(device="cpu")
+
+
+def test_dynamic_roller_is_bypassed_while_the_cable_misses_it():
+    """The vertical cable passes 0.2 m from the roller's winding side: the roller is disengaged (guide inactive) and
+    the body hangs as on the straight tendon, within 4e-7 m (measured 1.1e-7)."""
+    model = _past_dynamic_roller(0.3, 0.0)
+    z, state = _run(model, SolverVBD(model), 1.0 / 240.0, 480)
+    straight = _hanging(1e-3, damping=20.0)
+    z_straight, _ = _run(straight, SolverVBD(straight), 1.0 / 240.0, 480)
+    np.testing.assert_allclose(z, z_straight, atol=4e-7)
+    assert state.tendon_guide_active.numpy().tolist() == [True, False, True]
+
+
+def test_dynamic_roller_engages_when_the_cable_presses_on_it():
+    """The roller straddles the straight line: the cable wraps its -x side (guide active) and the body, started under
+    the roller's leftmost point, hangs there (x within 1e-5 m of -0.05, measured 0; bypassed, the slanted cable
+    would swing it toward 0) with tension m g (rtol 1e-5, measured 3e-6)."""
+    model = _past_dynamic_roller(0.05, -0.05)
+    solver = SolverVBD(model)
+    _, state = _run(model, solver, 1.0 / 240.0, 480)
+    assert state.tendon_guide_active.numpy().tolist() == [True, True, True]
+    np.testing.assert_allclose(state.body_q.numpy()[0, 0], -0.05, atol=1e-5)
+    np.testing.assert_allclose(solver.rigid.tendons.tensions()[0], 2.0 * G, rtol=1e-5)
+
+
+def test_guide_flags_other_than_dynamic_are_refused():
+    """A guide flag bit this solver does not know (set in the model after building) raises NotImplementedError."""
+    model = _hanging(1e-3)
+    model.tendon_guide_flags.assign(np.array([0, 2], np.int32))
+    with pytest.raises(NotImplementedError, match="tendon guide flags other than DYNAMIC"):
+        SolverVBD(model)
 
 
 def test_tendons_with_an_external_rigid_solver_are_refused():

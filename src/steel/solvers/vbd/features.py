@@ -24,7 +24,7 @@ deprecated sparse mimic constraints                    refused (``JointLayout``;
 particle–body attachments, soft and hard              run (:mod:`.particles.attachments`)
 attachments with an external rigid solver             refused, ``ValueError`` (``check_attachments``)
 tendons: anchors, frictionless pinholes and rollers    run (:mod:`.rigid.tendons`)
-dynamic rollers, tendon guide friction (``mu > 0``)    refused (:func:`.rigid.tendons.check_tendon_features`),
+tendon guide friction (``mu > 0``)                     refused (:func:`.rigid.tendons.check_tendon_features`),
                                                        as are rollers at a route's end or beside a roller
 tendons with an external rigid solver                  refused here
 muscles                                                refused here (``add_muscle``)

@@ -61,7 +61,8 @@ class SolverVBD(SolverBase, CouplingInterface):
     :mod:`steel.solvers.vbd.options`). Built so far: the particle solve, rigid joints, body–body
     contacts, two-way body–particle contacts, particle–body attachments, soft and hard
     (:mod:`steel.solvers.vbd.particles.attachments`), 1.8.0's compliant ALM for joints and contacts, and 1.8.0's
-    routed tendons through anchors and frictionless pinholes and rollers (:mod:`steel.solvers.vbd.rigid.tendons`).
+    routed tendons through anchors and frictionless pinholes and rollers, static and dynamic
+    (:mod:`steel.solvers.vbd.rigid.tendons`).
 
     * ``particle_enable_tile_solve`` (default True) runs the vertex step with one block of threads
       per vertex splitting its elements (:mod:`steel.solvers.vbd.particles.solve_tile`), specialized
@@ -92,15 +93,16 @@ class SolverVBD(SolverBase, CouplingInterface):
       (:mod:`steel.solvers.vbd.rigid.compliant`). Drives, limits, cables and body–particle contacts keep
       their laws; the per-slot hard/soft mode has no effect there.
     * Routed tendons (``ModelBuilder.add_tendon``; :mod:`steel.solvers.vbd.rigid.tendons`): ANCHOR guides,
-      frictionless PINHOLE guides and frictionless static ROLLER guides (between point guides) on bodies or the
-      world. A route splits at its internal anchors into runs; each run is one tension-only row
-      ``C = Σ span lengths + Σ wraps - L`` with the spans' compliances in series
-      (zero taken as 1e-8 m/N) and damping, solved in the body blocks as a compliant augmented-Lagrangian row:
-      a slack run exerts nothing, a taut one ``C / c`` [N], the same for any ``dt``. The State's tendon arrays
-      carry the rest lengths (material slides through pinholes; :meth:`reset` restores them);
-      ``notify_model_changed(TENDON_PROPERTIES)`` re-reads compliance and damping. Call
-      ``ModelBuilder.color()`` after ``add_tendon``. Dynamic rollers, guide friction (``mu > 0``: capstans,
-      rolling, motorized pulleys) and rollers at a route's end or next to another roller are refused.
+      frictionless PINHOLE guides and frictionless ROLLER guides (between point guides; dynamic ones engage while
+      the cable presses on them and are bypassed otherwise) on bodies or the world. A route splits at its
+      internal anchors into runs; each run is one tension-only row ``C = Σ span lengths + Σ wraps - L`` with the
+      spans' compliances in series (zero taken as 1e-8 m/N) and damping, solved in the body blocks as a compliant
+      augmented-Lagrangian row: a slack run exerts nothing, a taut one ``C / c`` [N], the same for any ``dt``.
+      The State's tendon arrays
+      carry the rest lengths (material slides over frictionless guides; :meth:`reset` restores them);
+      ``notify_model_changed(TENDON_PROPERTIES)`` rebuilds the runs from the model. Call
+      ``ModelBuilder.color()`` after ``add_tendon``. Guide friction (``mu > 0``: capstans, rolling,
+      motorized pulleys) and rollers at a route's end or next to another roller are refused.
 
     Args:
         model: a finalized :class:`newton.Model`; with particles it must be coloured
@@ -115,9 +117,9 @@ class SolverVBD(SolverBase, CouplingInterface):
             with ``rigid_compliant_alm=True``, a shape material (``ke``, ``kd``, ``mu``) negative or not finite.
         TypeError: an unknown option or a value of the wrong type.
         NotImplementedError: a model feature the solve does not run, named: DISTANCE joints, drives or limits
-            on BALL or multi-angle D6 DOFs, sparse mimic constraints and mimics of multi-angle D6 axes, dynamic
-            tendon ROLLER guides, tendon guide friction, rollers at a route's end or beside another roller, tendons
-            with ``integrate_with_external_rigid_solver``,
+            on BALL or multi-angle D6 DOFs, sparse mimic constraints and mimics of multi-angle D6 axes, tendon
+            guide friction, tendon rollers at a route's end or beside another roller, tendon guide flags other than
+            DYNAMIC, tendons with ``integrate_with_external_rigid_solver``,
             muscles, unconverted MuJoCo equalities (the audit: :mod:`steel.solvers.vbd.features`);
             or a later-revision option selecting an unbuilt feature; the seed's sticking-contact options
             (``rigid_contact_stick_*``) set with ``rigid_compliant_alm=True``.
@@ -207,9 +209,9 @@ class SolverVBD(SolverBase, CouplingInterface):
         seed's AVBD with 1.8.0's ``DeprecationWarning``; omitted: the seed's AVBD), ``rigid_soft_contact_use_log_barrier``, ``rigid_soft_enable_dat`` and
         ``rigid_soft_dat_use_interval_arithmetic`` (False only). ``tendon_max_sweeps`` (256, int >= 1),
         ``tendon_settle_tol`` (1e-3) and ``tendon_activation_tol`` (2e-3) (> 0) are validated and change nothing:
-        they tune 1.8.0's capstan material relaxation (friction at guides) and dynamic-roller activation, features
-        refused here (:mod:`steel.solvers.vbd.rigid.tendons`); static ANCHOR and frictionless PINHOLE routes have
-        nothing for them to tune. ``enable_fast_math`` (True; any bool) is validated and changes
+        they tune 1.8.0's capstan material relaxation (friction at guides, refused here) and the hysteresis of its
+        dynamic-roller activation, which the continuous geometric switch here does without
+        (:mod:`steel.solvers.vbd.rigid.tendons`). ``enable_fast_math`` (True; any bool) is validated and changes
         nothing: every kernel here compiles with Warp's exact division and square root on every device.
         Newton 1.8.0 compiles its particle kernels, rigid solve and joint dual update with ``fast_math`` on
         CUDA (rounding-level differences; ignored on the CPU), so on CUDA ours computes as the reference
@@ -571,7 +573,8 @@ class SolverVBD(SolverBase, CouplingInterface):
         at the next step without a notification. A rebuild keeps the joints' hard/soft modes and starts
         the rigid history cold; it also re-derives which bodies are coupled to particles.
 
-        ``TENDON_PROPERTIES`` re-reads the tendon spans' compliance and damping (rest lengths live in the State).
+        ``TENDON_PROPERTIES`` rebuilds the tendon runs from the model's tendon arrays: routes, compliance, damping and
+        the rest lengths :meth:`reset` restores (the current material lives in the State); tensions start cold.
         Every call re-runs the model-feature audit (:mod:`.features`); ``JOINT_DOF_PROPERTIES`` also re-runs
         the joint refusals, so a drive or limit set on a BALL or multi-angle D6 DOF after construction
         raises ``NotImplementedError`` there (before anything changes) instead of being ignored.
@@ -583,7 +586,7 @@ class SolverVBD(SolverBase, CouplingInterface):
         check_tendons_external(self.model, self.options.integrate_with_external_rigid_solver)
         check_attachments(self.model, self.options.integrate_with_external_rigid_solver)  # stiffness set to inf
         if flags & int(mf.TENDON_PROPERTIES) and self.rigid is not None:
-            self.rigid.tendons.refresh(self.model)  # span compliance and damping
+            self.rigid.refresh_tendons(self.model)  # routes, materials, reset rest lengths; tensions cold
         if flags & int(mf.JOINT_DOF_PROPERTIES) and not joint and self.rigid is not None:
             check_joint_features(self.model)  # a drive gained on a BALL DOF is refused, not ignored
             check_joint_properties(self.model)

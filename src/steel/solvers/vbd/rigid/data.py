@@ -135,9 +135,7 @@ class RigidWork:
         self.dynamic = dynamic
         self.params = solve_params(opts)
         self.layout = layout = JointLayout(model)
-        self.tendons = Tendons(model, dynamic)  # routed tendon runs (.tendons); count 0 without
-        check_tendon_colouring(model, self.tendons.runs)
-        self.groups = split_groups([g for g in model.body_color_groups if g.shape[0] > 0], self.tendons.run_bodies, dev)
+        self.refresh_tendons(model)  # routed tendon runs (.tendons) and the colour groups they split
         nb, nj = int(model.body_count), int(model.joint_count)
         start, flat = body_joint_adjacency(model, layout.kind)
 
@@ -246,6 +244,15 @@ class RigidWork:
         self.no_particle_contacts = no_particle_contacts(nb, dev)
         self.empty_targets = zeros
         self.compliant = CompliantRows(model, self, compliant) if compliant is not None else None
+
+    def refresh_tendons(self, model) -> None:
+        """(Re)build the tendon runs from the model (``TENDON_PROPERTIES``: routes, materials, reset values; tensions
+        start cold) and split the colour groups so no two bodies of a run share one (:mod:`.tendons`)."""
+        tendons = Tendons(model, self.dynamic)
+        check_tendon_colouring(model, tendons.runs)
+        self.tendons = tendons
+        groups = [g for g in model.body_color_groups if g.shape[0] > 0]
+        self.groups = split_groups(groups, tendons.run_bodies, self.device)
 
     def set_joint_mode(self, joint: int, hard: bool, slot: int | None) -> None:
         """Set slot ``slot`` (None: all structural slots) of ``joint`` hard or soft; a switch drops its ``λ``."""

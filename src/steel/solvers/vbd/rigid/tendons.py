@@ -6,7 +6,7 @@ carries the incoming material of guide ``i + 1``: compliance ``c`` [m/N], dampin
 length (negative: measured from ``model.body_q``).
 
 Runs. Material cannot pass an ANCHOR guide; it slides freely through a frictionless PINHOLE (``mu`` 0)
-and around a frictionless static ROLLER (``mu`` 0: a circle of ``radius`` in the plane normal to ``axis``
+and around a frictionless ROLLER (``mu`` 0: a circle of ``radius`` in the plane normal to ``axis``
 about its body-local centre ``offset``, the cable winding on the ``orientation`` side: +1 turns it
 positively about the axis). The route therefore splits at its internal anchors into runs: maximal chains
 of spans joined by frictionless guides. The tension ``T`` is one number along a run (a frictionless
@@ -51,7 +51,8 @@ at ``state_in``'s pose once the tendon is initialized there (``state._tendon_ini
 initial material (the model's rest lengths, negative ones measured between the span ends at
 ``model.body_q``, plus the wraps there); after the step ``state_out`` gets each span's share
 (``ℓ_i - T c_i``, the remainder spread by length, the spans' sum ``L`` minus the wraps), the span ends in
-body coordinates, every guide active, and the tendon marked initialized. Shortening the state's rest
+body coordinates, which guides are engaged (all but bypassed dynamic rollers), and the tendon marked
+initialized. Shortening the state's rest
 lengths between steps reels a tendon in.
 
 Colouring. Bodies at the two ends of a span must differ in ``model.body_color_groups`` (Newton's
@@ -60,12 +61,17 @@ of one run that are not span neighbours (the two sides of an Atwood machine hung
 share a colour there; the colour groups are split here so that no two bodies of a run move in the same
 parallel pass (Jacobi updates of one stiff row overshoot).
 
-Not run, refused with ``NotImplementedError`` naming them (:func:`check_tendon_features`): dynamic ROLLER
-guides (DYNAMIC routing), friction at rollers and pinholes (``mu > 0``: capstan slip, rolling, and with them
-motorized pulleys, which drive the cable through it), rollers at a route's end or next to another roller,
-and a radius on an ANCHOR or PINHOLE guide. A static roller stays in its route: a cable pulled off it
-winds back by a negative turn (down to -90 degrees), as the reference keeps static routes (it warns
-beyond its supported wrap of 0 to 180 degrees).
+Rollers, static and dynamic (:func:`roller_contact`). A static roller stays in its route: a cable pulled off
+it winds back by a negative turn (down to -90 degrees), as the reference keeps static routes (it warns beyond
+its supported wrap of 0 to 180 degrees). A dynamic roller (``TendonGuide(dynamic=True)``) is engaged while
+the cable presses on its winding side and bypassed by a straight span otherwise; the switch is geometric, per
+iterate, and continuous (at zero turn both paths are the line touching the circle), so it needs no
+activation hysteresis: ``tendon_activation_tol`` has nothing to tune here (validated only).
+
+Not run, refused with ``NotImplementedError`` naming them (:func:`check_tendon_features`): friction at rollers
+and pinholes (``mu > 0``: capstan slip, rolling, and with them motorized pulleys, which drive the cable
+through it), rollers at a route's end or next to another roller, a radius on an ANCHOR or PINHOLE guide, and
+guide flags other than DYNAMIC.
 """
 
 from __future__ import annotations
@@ -83,6 +89,7 @@ wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint 
 ZERO_COMPLIANCE = 1.0e-8  # [m/N] an inextensible span's stand-in (Newton 1.8.0's SolverVBD documents the same)
 _EPS_LENGTH = wp.constant(1.0e-9)  # [m] a span shorter than this has no direction (coincident waypoints)
 _ROLLER = wp.constant(int(newton.TendonGuideType.ROLLER))
+_DYNAMIC = wp.constant(int(newton.TendonGuideFlags.DYNAMIC))
 
 
 @wp.struct
@@ -95,6 +102,7 @@ class TendonData:
     guide_radius: wp.array[wp.float32]  # model.tendon_guide_radius, rollers [m], (guide,)
     guide_orientation: wp.array[wp.int32]  # model.tendon_guide_orientation, winding side +1 / -1, (guide,)
     guide_axis: wp.array[wp.vec3]  # model.tendon_guide_axis, roller plane normal, body frame, (guide,)
+    guide_flags: wp.array[wp.int32]  # model.tendon_guide_flags (TendonGuideFlags), (guide,)
     first: wp.array[wp.int32]  # first guide of the run (an end or internal anchor), (run,)
     last: wp.array[wp.int32]  # last guide of the run, (run,)
     tendon: wp.array[wp.int32]  # the run's tendon, (run,)
@@ -151,46 +159,59 @@ def _tangent(point: wp.vec3, centre: wp.vec3, radius: wp.float32, normal: wp.vec
 
 
 @wp.func
-def _rim(td: TendonData, body_q: wp.array[wp.transform], g: wp.int32, toward: wp.vec3, side: wp.int32):
-    """Roller ``g``'s tangent point for a span to ``toward`` (world [m]); ``side`` +1 incoming, -1 outgoing."""
+def roller_contact(td: TendonData, body_q: wp.array[wp.transform], g: wp.int32):
+    """Internal roller ``g``'s incoming and outgoing tangent points (world [m]), the cable's turn between them
+    about the winding side's normal [rad], and whether it is engaged (1) or bypassed (0).
+
+    The tangent points are those of straight cables from the neighbouring point guides. A static roller stays
+    engaged: a cable pulled off it turns negatively (kept down to -90 degrees, as Newton keeps static routes). A
+    dynamic one (``TendonGuideFlags.DYNAMIC``) is bypassed while the turn is negative, i.e. while the straight
+    line between its neighbours does not press on its winding side: both ends then sit at the point of that line
+    nearest the centre, so the two spans are the straight bypass and their pulls on the roller cancel. At zero
+    turn both geometries are the line touching the circle, so length and gradient change continuously.
+    """
     t = _frame(td, body_q, g)
+    centre = wp.transform_point(t, td.guide_offset[g])
     normal = wp.normalize(wp.transform_vector(t, td.guide_axis[g]))
-    return _tangent(toward, wp.transform_point(t, td.guide_offset[g]), td.guide_radius[g], normal,
-                    side * td.guide_orientation[g])
+    side = td.guide_orientation[g]
+    p_in = _centre(td, body_q, g - 1)
+    p_out = _centre(td, body_q, g + 1)
+    t_in = _tangent(p_in, centre, td.guide_radius[g], normal, side)
+    t_out = _tangent(p_out, centre, td.guide_radius[g], normal, -side)
+    a = t_in - centre
+    b = t_out - centre
+    turn = wp.atan2(float(side) * wp.dot(normal, wp.cross(a, b)), wp.dot(a, b))
+    if turn < -0.5 * wp.pi:
+        turn = turn + 2.0 * wp.pi
+    if (td.guide_flags[g] & _DYNAMIC) != 0 and turn < 0.0:
+        line = p_out - p_in
+        s = wp.clamp(wp.dot(centre - p_in, line) / wp.max(wp.dot(line, line), 1.0e-18), 0.0, 1.0)
+        q = p_in + s * line
+        return q, q, float(0.0), 0
+    return t_in, t_out, turn, 1
 
 
 @wp.func
 def span_ends(td: TendonData, body_q: wp.array[wp.transform], g: wp.int32):
     """World ends [m] of the span from guide ``g`` to ``g + 1``: points, or a roller's tangent point (a roller's
     neighbours are points, :func:`check_tendon_features`)."""
-    p_l = _centre(td, body_q, g)
-    p_r = _centre(td, body_q, g + 1)
-    e_l = p_l
-    e_r = p_r
+    e_l = _centre(td, body_q, g)
+    e_r = _centre(td, body_q, g + 1)
     if td.guide_type[g] == _ROLLER:
-        e_l = _rim(td, body_q, g, p_r, -1)
+        t_in, t_out, turn, engaged = roller_contact(td, body_q, g)
+        e_l = t_out
     if td.guide_type[g + 1] == _ROLLER:
-        e_r = _rim(td, body_q, g + 1, p_l, 1)
+        t_in, t_out, turn, engaged = roller_contact(td, body_q, g + 1)
+        e_r = t_in
     return e_l, e_r
 
 
 @wp.func
 def wrap_length(td: TendonData, body_q: wp.array[wp.transform], g: wp.int32):
-    """Cable lying on internal roller ``g`` [m]: radius times the turn from the incoming to the outgoing tangent
-    point about the winding side's normal. A cable about to leave the roller turns less than 0 (kept down to
-    -90 degrees: a static roller stays in the route, as Newton's static routes keep it)."""
+    """Cable lying on internal guide ``g`` [m]: a roller's radius times its turn (:func:`roller_contact`); 0 else."""
     if td.guide_type[g] != _ROLLER:
         return float(0.0)
-    in_l, t_in = span_ends(td, body_q, g - 1)
-    t_out, out_r = span_ends(td, body_q, g)
-    t = _frame(td, body_q, g)
-    centre = wp.transform_point(t, td.guide_offset[g])
-    normal = wp.normalize(wp.transform_vector(t, td.guide_axis[g])) * float(td.guide_orientation[g])
-    a = t_in - centre
-    b = t_out - centre
-    turn = wp.atan2(wp.dot(normal, wp.cross(a, b)), wp.dot(a, b))
-    if turn < -0.5 * wp.pi:
-        turn = turn + 2.0 * wp.pi
+    t_in, t_out, turn, engaged = roller_contact(td, body_q, g)
     return td.guide_radius[g] * turn
 
 
@@ -356,7 +377,10 @@ def _publish_runs(
         seg_rest_out[s] = share
         attach_l_out[s] = _local(td, body_q, g, e_l)
         attach_r_out[s] = _local(td, body_q, g + 1, e_r)
-        active_out[g] = True
+        engaged = int(1)
+        if g > td.first[r] and td.guide_type[g] == _ROLLER:
+            t_in, t_out, turn, engaged = roller_contact(td, body_q, g)
+        active_out[g] = engaged != 0
     active_out[td.last[r]] = True
     initialized_out[t] = True
 
@@ -440,11 +464,13 @@ class Tendons:
             td.guide_body, td.guide_offset = model.tendon_guide_body, model.tendon_guide_offset
             td.guide_type, td.guide_radius = model.tendon_guide_type, model.tendon_guide_radius
             td.guide_orientation, td.guide_axis = model.tendon_guide_orientation, model.tendon_guide_axis
+            td.guide_flags = model.tendon_guide_flags
             body = model.tendon_guide_body.numpy()
             world = model.tendon_world.numpy()
             segments = int(model.tendon_segment_count)
         else:
-            td.guide_body = td.guide_type = td.guide_orientation = wp.zeros(1, dtype=wp.int32, device=dev)
+            td.guide_body = td.guide_type = td.guide_orientation = td.guide_flags = wp.zeros(1, dtype=wp.int32,
+                                                                                             device=dev)
             td.guide_offset = td.guide_axis = wp.zeros(1, dtype=wp.vec3, device=dev)
             td.guide_radius = wp.zeros(1, **f32)
             body, world, segments = np.zeros(1, np.int32), np.zeros(1, np.int32), 1
@@ -485,7 +511,7 @@ class Tendons:
         self.refresh(model)
 
     def refresh(self, model) -> None:
-        """Re-read the spans' compliance and damping (``TENDON_PROPERTIES``); rest lengths live in the State."""
+        """Read the spans' compliance and damping; rest lengths live in the State."""
         if self.count:
             c, k, kd = _materials(model, self.runs)
             self.data.seg_compliance.assign(c)
@@ -551,7 +577,7 @@ def check_tendon_features(model) -> None:
     neighbour = np.zeros(kind.shape[0], bool)  # a roller whose next guide in the same route is a roller
     neighbour[:-1] = roller[:-1] & roller[1:] & ~end[:-1]
     checks = (
-        (flags != 0, "dynamic tendon ROLLER guides (DYNAMIC routing: rollers that engage and disengage)"),
+        ((flags & ~int(newton.TendonGuideFlags.DYNAMIC)) != 0, "tendon guide flags other than DYNAMIC"),
         (roller & (mu > 0.0), "friction at tendon ROLLER guides (capstan slip and rolling, mu > 0; motorized "
                               "pulleys drive the cable through it)"),
         ((kind == int(T.PINHOLE)) & (mu > 0.0), "friction at tendon PINHOLE guides (capstan slip, mu > 0)"),
@@ -568,16 +594,21 @@ def check_tendon_features(model) -> None:
 
 
 def check_tendon_colouring(model, runs) -> None:
-    """``ValueError`` unless the two dynamic bodies at the ends of every span have different colours."""
+    """``ValueError`` unless the bodies at the ends of every span (and of a dynamic roller's bypass) differ in
+    colour."""
     if not runs or not model.body_color_groups:
         return
     colour = np.full(int(model.body_count), -1, np.int64)
     for c, group in enumerate(model.body_color_groups):
         colour[group.numpy()] = c
     body = model.tendon_guide_body.numpy()
+    dynamic = (model.tendon_guide_flags.numpy() & int(newton.TendonGuideFlags.DYNAMIC)) != 0
     for first, last, t in runs:
-        for g in range(first, last):
-            a, b = int(body[g]), int(body[g + 1])
+        # The spans, and the bypass span of each dynamic roller (its neighbours), as Newton's color() joins them.
+        pairs = [(g, g + 1) for g in range(first, last)] + [(g - 1, g + 1) for g in range(first + 1, last)
+                                                             if dynamic[g]]
+        for i, j in pairs:
+            a, b = int(body[i]), int(body[j])
             if a >= 0 and b >= 0 and a != b and colour[a] >= 0 and colour[a] == colour[b]:
                 raise ValueError(f"SolverVBD: tendon {t} joins bodies {a} and {b} of the same colour; call "
                                  "builder.color() (newton.ModelBuilder.color) after add_tendon, before finalize()")
