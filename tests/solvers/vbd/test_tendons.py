@@ -162,6 +162,29 @@ def test_reset_restores_tendon_material_and_reruns_bitwise():
     np.testing.assert_array_equal(again, first)
 
 
+def test_reset_of_one_world_restores_only_its_tendons():
+    """Two replicated Atwood pairs: reset with a mask selecting world 1 restores its spans' rest lengths and zeroes its
+    tension; world 0 keeps its moved material and tension."""
+    source = newton.ModelBuilder()
+    left, right = _body(source, -0.5, 0.08, 3.0), _body(source, 0.5, -0.08, 1.0)
+    source.add_tendon([GUIDE(body=left), GUIDE(body=-1, guide_type=KIND.PINHOLE, offset=(-0.5, 0.0, 1.0)),
+                       GUIDE(body=-1, guide_type=KIND.PINHOLE, offset=(0.5, 0.0, 1.0)), GUIDE(body=right)])
+    b = newton.ModelBuilder()
+    b.replicate(source, 2)
+    b.color()
+    model = b.finalize(device="cpu")
+    solver = SolverVBD(model)
+    _, state = _run(model, solver, 1.0 / 240.0, 30)
+    moved = state.tendon_segment_rest_length.numpy().copy()
+    tension = solver.rigid.tendons.tensions()
+    solver.reset(state, world_mask=wp.array([False, True, False], dtype=wp.bool, device="cpu"))
+    rest = state.tendon_segment_rest_length.numpy()
+    np.testing.assert_array_equal(rest[:3], moved[:3])
+    np.testing.assert_allclose(rest[3:], [0.92, 1.0, 1.08], atol=1e-6)
+    assert not np.allclose(moved[3:], [0.92, 1.0, 1.08], atol=1e-3)
+    np.testing.assert_array_equal(solver.rigid.tendons.tensions(), [tension[0], 0.0])
+
+
 def test_state_rest_length_reels_the_tendon_in():
     """Shortening the State's rest length (the material it carries) lifts an inextensible hanging body to it:
     0.8 m within 7e-7 m (measured 2.4e-7) after 2 s with damping 50 N·s/m."""
