@@ -23,15 +23,19 @@ deprecated sparse mimic constraints                    refused (``JointLayout``;
 ``joint_velocity_limit``                               (Newton 1.8.0's SolverVBD documents them as unsupported)
 particle–body attachments, soft and hard              run (:mod:`.particles.attachments`)
 attachments with an external rigid solver             refused, ``ValueError`` (``check_attachments``)
-routed tendons                                         refused here (``add_tendon``)
+tendons: anchors, frictionless pinholes and rollers    run (:mod:`.rigid.tendons`)
+tendon guide friction (``mu > 0``)                     refused (:func:`.rigid.tendons.check_tendon_features`),
+                                                       as are rollers at a route's end or beside a roller
+tendons with an external rigid solver                  refused here
 muscles                                                refused here (``add_muscle``)
 MuJoCo equality constraints left unconverted           refused here (``convert_mjc_equality_constraints=False``)
 =====================================================  =========================================================
 
 The joint refusals live with the joint layout because they need it; they run only when VBD
 integrates bodies (with ``integrate_with_external_rigid_solver=True`` the joints belong to the other
-solver). The refusals here run in every configuration: a tendon or a muscle acts through forces on
-bodies that VBD would have to supply, so even the external-rigid-solver case would drop it.
+solver). The refusals here run in every configuration: a muscle acts through forces on bodies that VBD
+would have to supply, so even the external-rigid-solver case would drop it; so does a tendon when another
+solver moves the bodies (refused then by :func:`check_tendons_external`).
 
 Joint armature and effort and velocity limits are reduced-coordinate properties that the maximal-
 coordinate solve has no place for. Refusing them would refuse every URDF robot (the importer writes
@@ -56,6 +60,8 @@ import warnings
 import numpy as np
 
 import newton
+
+from .rigid.tendons import check_tendon_features
 
 
 def _count(model, name: str) -> int:
@@ -89,9 +95,7 @@ def check_model_features(model) -> None:
 
     Host-side and read-only: counts, and for MuJoCo equalities two small joint arrays.
     """
-    n = _count(model, "tendon_count")
-    if n:
-        _refuse("routed tendons", n, "ModelBuilder.add_tendon")
+    check_tendon_features(model)  # rollers, pinhole friction, guide flags (.rigid.tendons)
     n = _count(model, "muscle_count")
     if n:
         _refuse("muscles", n, "ModelBuilder.add_muscle")
@@ -106,6 +110,13 @@ _UNRUN_JOINT_PROPERTIES = (  # (model array, the value that means "not set", wha
     ("joint_effort_limit", 1e6, "effort limits"),
     ("joint_velocity_limit", 1e6, "velocity limits"),
 )
+
+
+def check_tendons_external(model, external_bodies: bool) -> None:
+    """Refuse tendons when another solver integrates the bodies (their forces would be dropped)."""
+    n = _count(model, "tendon_count")
+    if n and external_bodies:
+        _refuse("routed tendons with integrate_with_external_rigid_solver=True", n, "ModelBuilder.add_tendon")
 
 
 def check_joint_properties(model) -> None:
@@ -137,4 +148,4 @@ def check_joint_features(model) -> None:
         JointLayout(model)
 
 
-__all__ = ["check_joint_features", "check_joint_properties", "check_model_features"]
+__all__ = ["check_joint_features", "check_joint_properties", "check_model_features", "check_tendons_external"]

@@ -14,7 +14,7 @@ from newton.solvers.experimental.coupled import CouplingInterface
 
 from ..inputs import check_state
 from .coupling import BodyParticleCoupling, coupled_bodies
-from .features import check_joint_features, check_joint_properties, check_model_features
+from .features import check_joint_features, check_joint_properties, check_model_features, check_tendons_external
 from .particles.attachments import Attachments, check_attachments
 from .collision import (Frequency, Slot, check_pipeline, check_schedule_change, contacts_before_step,
                         iteration_detection)
@@ -60,7 +60,9 @@ class SolverVBD(SolverBase, CouplingInterface):
     ``inspect.signature`` shows them) and accepts the later revision's spellings as aliases (see
     :mod:`steel.solvers.vbd.options`). Built so far: the particle solve, rigid joints, body–body
     contacts, two-way body–particle contacts, particle–body attachments, soft and hard
-    (:mod:`steel.solvers.vbd.particles.attachments`), and 1.8.0's compliant ALM for joints and contacts.
+    (:mod:`steel.solvers.vbd.particles.attachments`), 1.8.0's compliant ALM for joints and contacts, and 1.8.0's
+    routed tendons through anchors and frictionless pinholes and rollers, static and dynamic
+    (:mod:`steel.solvers.vbd.rigid.tendons`).
 
     * ``particle_enable_tile_solve`` (default True) runs the vertex step with one block of threads
       per vertex splitting its elements (:mod:`steel.solvers.vbd.particles.solve_tile`), specialized
@@ -95,20 +97,34 @@ class SolverVBD(SolverBase, CouplingInterface):
       joint deflects ``load / k`` and a resting box sinks ``weight / ke``
       (:mod:`steel.solvers.vbd.rigid.compliant`). Drives, limits, cables and body–particle contacts keep
       their laws; the per-slot hard/soft mode has no effect there.
+    * Routed tendons (``ModelBuilder.add_tendon``; :mod:`steel.solvers.vbd.rigid.tendons`): ANCHOR guides,
+      frictionless PINHOLE guides and frictionless ROLLER guides (between point guides; dynamic ones engage while
+      the cable presses on them and are bypassed otherwise) on bodies or the world. A route splits at its
+      internal anchors into runs; each run is one tension-only row ``C = Σ span lengths + Σ wraps - L`` with the
+      spans' compliances in series (zero taken as 1e-8 m/N) and damping, solved in the body blocks as a compliant
+      augmented-Lagrangian row: a slack run exerts nothing, a taut one ``C / c`` [N], the same for any ``dt``.
+      The State's tendon arrays
+      carry the rest lengths (material slides over frictionless guides; :meth:`reset` restores them);
+      ``notify_model_changed(TENDON_PROPERTIES)`` rebuilds the runs from the model. Call
+      ``ModelBuilder.color()`` after ``add_tendon``. Guide friction (``mu > 0``: capstans, rolling,
+      motorized pulleys) and rollers at a route's end or next to another roller are refused.
 
     Args:
         model: a finalized :class:`newton.Model`; with particles it must be coloured
             (``ModelBuilder.color()`` before ``finalize``).
 
     Raises:
-        ValueError: a model with particles but no ``particle_color_groups``; an invalid option value
+        ValueError: a model with particles but no ``particle_color_groups``; a tendon span between two bodies of
+            one colour (``builder.color()`` before ``add_tendon``); an invalid option value
             or one option under both of its spellings (the message names it); particle–body attachments with
             ``integrate_with_external_rigid_solver=True``; a scene ``newton:maxSolverIterations`` below -1 or 0; a
             scene joint stiffness or damping (``newton:vbd:rigid:joint*``) negative or not finite (:mod:`.scene`);
             with ``rigid_compliant_alm=True``, a shape material (``ke``, ``kd``, ``mu``) negative or not finite.
         TypeError: an unknown option or a value of the wrong type.
         NotImplementedError: a model feature the solve does not run, named: DISTANCE joints, drives or limits
-            on BALL or multi-angle D6 DOFs, sparse mimic constraints and mimics of multi-angle D6 axes, tendons,
+            on BALL or multi-angle D6 DOFs, sparse mimic constraints and mimics of multi-angle D6 axes, tendon
+            guide friction, tendon rollers at a route's end or beside another roller, tendon guide flags other than
+            DYNAMIC, tendons with ``integrate_with_external_rigid_solver``,
             muscles, unconverted MuJoCo equalities (the audit: :mod:`steel.solvers.vbd.features`);
             or a later-revision option selecting an unbuilt feature; the seed's sticking-contact options
             (``rigid_contact_stick_*``) set with ``rigid_compliant_alm=True``; at ``step``, full-surface soft contacts
@@ -202,9 +218,10 @@ class SolverVBD(SolverBase, CouplingInterface):
         to the raw shape surface with the radius ``particle radius + shape margin``, see
         :mod:`steel.solvers.vbd.particles.contacts`), ``rigid_soft_enable_dat`` and
         ``rigid_soft_dat_use_interval_arithmetic`` (False only). ``tendon_max_sweeps`` (256, int >= 1),
-        ``tendon_settle_tol`` (1e-3) and ``tendon_activation_tol`` (2e-3) (> 0) are validated; they tune 1.8.0's
-        tendon solve, which is not built: a model with tendons (``ModelBuilder.add_tendon``) raises
-        ``NotImplementedError`` naming them. ``enable_fast_math`` (True; any bool) is validated and changes
+        ``tendon_settle_tol`` (1e-3) and ``tendon_activation_tol`` (2e-3) (> 0) are validated and change nothing:
+        they tune 1.8.0's capstan material relaxation (friction at guides, refused here) and the hysteresis of its
+        dynamic-roller activation, which the continuous geometric switch here does without
+        (:mod:`steel.solvers.vbd.rigid.tendons`). ``enable_fast_math`` (True; any bool) is validated and changes
         nothing: every kernel here compiles with Warp's exact division and square root on every device.
         Newton 1.8.0 compiles its particle kernels, rigid solve and joint dual update with ``fast_math`` on
         CUDA (rounding-level differences; ignored on the CPU), so on CUDA ours computes as the reference
@@ -220,7 +237,8 @@ class SolverVBD(SolverBase, CouplingInterface):
         history = opts.rigid_contact_history and not opts.integrate_with_external_rigid_solver and model.body_count
         check_pipeline(extras.get("collision_pipeline"), bool(history))
         _check_model(model, opts.integrate_with_external_rigid_solver)
-        check_model_features(model)  # tendons, muscles, ...: refused, never dropped (.features)
+        check_model_features(model)  # tendon rollers, muscles, ...: refused, never dropped (.features)
+        check_tendons_external(model, opts.integrate_with_external_rigid_solver)
         check_attachments(model, opts.integrate_with_external_rigid_solver)
         if not opts.integrate_with_external_rigid_solver and dynamic_bodies(model).any():
             check_joint_properties(model)  # joint friction refused; armature, effort/velocity limits named
@@ -543,7 +561,8 @@ class SolverVBD(SolverBase, CouplingInterface):
 
         Rigid AVBD history of the selected worlds is cleared whatever the flags: joint multipliers and
         C0 zeroed, penalties back to their minimum, the adaptive start cold, body–body contacts cold at the next
-        contact refresh (:mod:`.rigid.reset`); hard particle–body attachments' multipliers of those worlds cleared.
+        contact refresh (:mod:`.rigid.reset`), tendon tensions zeroed and the spans' rest lengths in ``state`` back to
+        their initial values (:mod:`.rigid.tendons`); hard particle–body attachments' multipliers of those worlds cleared.
         """
         check_world_mask(self.model, world_mask)
         flags = int(newton.StateFlags.ALL) if flags is None else int(flags)
@@ -553,7 +572,7 @@ class SolverVBD(SolverBase, CouplingInterface):
         if not self.options.integrate_with_external_rigid_solver:
             reset_bodies(self.model, state, world_mask, flags)
         if self.rigid is not None:
-            reset_rigid_history(self.model, self.rigid, world_mask)
+            reset_rigid_history(self.model, self.rigid, world_mask, state)  # tendon material too
         if self.attachments is not None:
             self.attachments.reset(self.model, world_mask)  # hard attachments' multipliers
 
@@ -566,6 +585,8 @@ class SolverVBD(SolverBase, CouplingInterface):
         at the next step without a notification. A rebuild keeps the joints' hard/soft modes and starts
         the rigid history cold; it also re-derives which bodies are coupled to particles.
 
+        ``TENDON_PROPERTIES`` rebuilds the tendon runs from the model's tendon arrays: routes, compliance, damping and
+        the rest lengths :meth:`reset` restores (the current material lives in the State); tensions start cold.
         Every call re-runs the model-feature audit (:mod:`.features`); ``JOINT_DOF_PROPERTIES`` also re-runs
         the joint refusals, so a drive or limit set on a BALL or multi-angle D6 DOF after construction
         raises ``NotImplementedError`` there (before anything changes) instead of being ignored.
@@ -576,9 +597,12 @@ class SolverVBD(SolverBase, CouplingInterface):
         body = flags & (int(mf.BODY_PROPERTIES) | int(mf.BODY_INERTIAL_PROPERTIES))
         joint = flags & int(mf.JOINT_PROPERTIES)
         check_model_features(self.model)
+        check_tendons_external(self.model, self.options.integrate_with_external_rigid_solver)
         check_attachments(self.model, self.options.integrate_with_external_rigid_solver)  # stiffness set to inf
         if flags & int(mf.SHAPE_PROPERTIES):
             self.mesh_shapes = mesh_particle_shapes(self.model)  # COLLIDE_PARTICLES may have changed
+        if flags & int(mf.TENDON_PROPERTIES) and self.rigid is not None:
+            self.rigid.refresh_tendons(self.model)  # routes, materials, reset rest lengths; tensions cold
         if flags & int(mf.JOINT_DOF_PROPERTIES) and not joint and self.rigid is not None:
             check_joint_features(self.model)  # a drive gained on a BALL DOF is refused, not ignored
             check_joint_properties(self.model)

@@ -29,6 +29,7 @@ from ..coupling import ParticleContactsOnBodies, body_has_particle_terms, partic
 from .contacts import ContactData, contact_force_on_body
 from .joints import JointData, joint_force_on_body, quat_exp, quat_log
 from .mimic import MimicData, mimic_force_on_body
+from .tendons import TendonData, tendon_force_on_body
 from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
@@ -144,6 +145,7 @@ def inertia_and_joints(
     bd: BodyData,
     jd: JointData,
     md: MimicData,
+    td: TendonData,
     body_q: wp.array[wp.transform],
     target_q: wp.array[wp.float32],
     target_qd: wp.array[wp.float32],
@@ -151,8 +153,8 @@ def inertia_and_joints(
     b: wp.int32,
     dt: wp.float32,
 ):
-    """Body ``b``'s force, torque [N, N·m] and 6x6 block (lin-lin, lin-ang, ang-ang) from inertia and its joints
-    at the poses ``body_q``: everything of the block step but the contacts."""
+    """Body ``b``'s force, torque [N, N·m] and 6x6 block (lin-lin, lin-ang, ang-ang) from inertia, its joints, mimic
+    rows and tendons (:mod:`.tendons`) at the poses ``body_q``: everything of the block step but the contacts."""
     t = body_q[b]
     rot = wp.transform_get_rotation(t)
     x = wp.transform_point(t, bd.com[b])
@@ -180,6 +182,13 @@ def inertia_and_joints(
         h_ll = h_ll + mh_ll
         h_la = h_la + mh_la
         h_aa = h_aa + mh_aa
+    if td.body_start[b + 1] > td.body_start[b]:
+        tf_l, tf_a, th_ll, th_la, th_aa = tendon_force_on_body(td, body_q, bd.com, b, dt)
+        f_l = f_l + tf_l
+        f_a = f_a + tf_a
+        h_ll = h_ll + th_ll
+        h_la = h_la + th_la
+        h_aa = h_aa + th_aa
     return f_l, f_a, h_ll, h_la, h_aa
 
 
@@ -188,6 +197,7 @@ def _solve_bodies(
     bd: BodyData,
     jd: JointData,
     md: MimicData,
+    td: TendonData,
     cd: ContactData,
     pc: ParticleContactsOnBodies,
     target_q: wp.array[wp.float32],
@@ -203,7 +213,7 @@ def _solve_bodies(
     t = body_q[b]
     rot = wp.transform_get_rotation(t)
     x = wp.transform_point(t, bd.com[b])
-    f_l, f_a, h_ll, h_la, h_aa = inertia_and_joints(bd, jd, md, body_q, target_q, target_qd, joint_f, b, dt)
+    f_l, f_a, h_ll, h_la, h_aa = inertia_and_joints(bd, jd, md, td, body_q, target_q, target_qd, joint_f, b, dt)
     for s in range(wp.min(cd.body_count[b], cd.body_list.shape[1])):
         cf_l, cf_a, ch_ll, ch_la, ch_aa = contact_force_on_body(cd, body_q, bd.com, bd.x_prev, bd.q_prev,
                                                                 cd.body_list[b, s], b, dt)
@@ -277,13 +287,14 @@ def predict_bodies(model, bd, state_in, state_out, dt: float, adaptive: bool) ->
               outputs=[state_out.body_q], device=model.device)
 
 
-def solve_body_colour(model, bd, jd, md, cd, pc, controls, group, dt: float, body_q) -> None:
+def solve_body_colour(model, bd, jd, md, td, cd, pc, controls, group, dt: float, body_q) -> None:
     """One Newton step on every dynamic body of one colour, in place on ``body_q``.
 
-    ``md`` holds the joint mimic rows (:mod:`.mimic`), ``cd`` the body–body contact rows (:mod:`.contacts`), ``pc`` the particle contacts on
+    ``md`` holds the joint mimic rows (:mod:`.mimic`), ``td`` the tendon runs (:mod:`.tendons`), ``cd`` the
+    body–body contact rows (:mod:`.contacts`), ``pc`` the particle contacts on
     coupled bodies (:mod:`..coupling`); ``controls`` is ``(joint_target_q, joint_target_qd, joint_f)``.
     """
-    launch(_solve_bodies, dim=group.shape[0], inputs=[bd, jd, md, cd, pc, *controls, group, float(dt)],
+    launch(_solve_bodies, dim=group.shape[0], inputs=[bd, jd, md, td, cd, pc, *controls, group, float(dt)],
               outputs=[body_q], device=model.device)
 
 

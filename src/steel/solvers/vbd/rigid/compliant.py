@@ -75,6 +75,7 @@ import newton
 from ....launches import launch
 from .bodies import BodyData, inertia_and_joints
 from .mimic import MimicData
+from .tendons import TendonData
 from .contacts import ContactData
 from .joints import JointData
 from .layout import KIND_CABLE, KIND_NONE
@@ -182,6 +183,7 @@ def _body_compliance(
     bd: BodyData,
     jd: JointData,
     md: MimicData,
+    td: TendonData,
     body_q: wp.array[wp.transform],
     target_q: wp.array[wp.float32],
     target_qd: wp.array[wp.float32],
@@ -197,7 +199,7 @@ def _body_compliance(
         return  # no row of this step reads it
     # The body's 6x6 block without its contacts (as the body solve builds it), inverted by the Schur
     # complement on the (SPD) linear block. x_tilde is not set yet: the forces are not used.
-    f_l, f_a, h_ll, h_la, h_aa = inertia_and_joints(bd, jd, md, body_q, target_q, target_qd, joint_f, b, dt)
+    f_l, f_a, h_ll, h_la, h_aa = inertia_and_joints(bd, jd, md, td, body_q, target_q, target_qd, joint_f, b, dt)
     a_inv = wp.inverse(h_ll)
     s_inv = wp.inverse(h_aa - wp.transpose(h_la) * a_inv * h_la)
     cross = a_inv * h_la * s_inv
@@ -289,11 +291,12 @@ class CompliantRows:
             launch(_condition_joints, dim=(count, 2), inputs=[jd, self.k_material, self.mass_eff, 1.0 / (dt * dt)],
                    device=self.device)
 
-    def condition_contacts(self, rc, bodies, jd, md, controls, body_q, dt: float) -> None:
+    def condition_contacts(self, rc, bodies, jd, md, td, controls, body_q, dt: float) -> None:
         """Per contact row: ``k_eff`` and ``w`` from the mixed ``ke`` and ``ρ`` at the step's start poses ``body_q``
         (after :meth:`condition_joints`: the bodies' blocks hold their joints' ``k_eff``)."""
         launch(_body_compliance, dim=self.inv_blocks[0].shape[0],
-               inputs=[bodies, jd, md, body_q, *controls, rc.data.body_count, float(dt)], outputs=list(self.inv_blocks),
+               inputs=[bodies, jd, md, td, body_q, *controls, rc.data.body_count, float(dt)],
+               outputs=list(self.inv_blocks),
                device=self.device)
         launch(_condition_contacts, dim=rc.rows, inputs=[rc.data, body_q, bodies.com, bodies.dynamic, *self.inv_blocks],
                device=self.device)

@@ -25,6 +25,7 @@ joints.kd          damping per parent-anchor axis [N·s/m], [N·m·s/rad]       
 joints.dahl_s      cable Dahl friction state, normalized, parent anchor frame       (joint,)
 joints.kappa_end   cable rotation from rest at the step's end, anchor frame [rad]   (joint,)
 joints.sigma_end   cable Dahl friction moment at the step's end, anchor frame [N·m] (joint,)
+tendons.lam        tendon run tension [N] (:mod:`.tendons`)                         (run,)
 =================  ===============================================================  =================
 """
 
@@ -44,6 +45,7 @@ from .contacts import ContactData, RigidContacts
 from .joints import JointData
 from .layout import KIND_CABLE, JointLayout, body_joint_adjacency
 from .mimic import Mimics
+from .tendons import Tendons, check_tendon_colouring, split_groups
 
 
 def dynamic_bodies(model) -> np.ndarray:
@@ -133,7 +135,7 @@ class RigidWork:
         self.dynamic = dynamic
         self.params = solve_params(opts)
         self.layout = layout = JointLayout(model)
-        self.groups = [g for g in model.body_color_groups if g.shape[0] > 0]
+        self.refresh_tendons(model)  # routed tendon runs (.tendons) and the colour groups they split
         nb, nj = int(model.body_count), int(model.joint_count)
         start, flat = body_joint_adjacency(model, layout.kind)
 
@@ -242,6 +244,15 @@ class RigidWork:
         self.no_particle_contacts = no_particle_contacts(nb, dev)
         self.empty_targets = zeros
         self.compliant = CompliantRows(model, self, compliant) if compliant is not None else None
+
+    def refresh_tendons(self, model) -> None:
+        """(Re)build the tendon runs from the model (``TENDON_PROPERTIES``: routes, materials, reset values; tensions
+        start cold) and split the colour groups so no two bodies of a run share one (:mod:`.tendons`)."""
+        tendons = Tendons(model, self.dynamic)
+        check_tendon_colouring(model, tendons.runs)
+        self.tendons = tendons
+        groups = [g for g in model.body_color_groups if g.shape[0] > 0]
+        self.groups = split_groups(groups, tendons.run_bodies, self.device)
 
     def set_joint_mode(self, joint: int, hard: bool, slot: int | None) -> None:
         """Set slot ``slot`` (None: all structural slots) of ``joint`` hard or soft; a switch drops its ``λ``."""

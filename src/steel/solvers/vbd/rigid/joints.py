@@ -98,6 +98,16 @@ class JointData:
 
 
 @wp.func
+def add_scalar_row(f_l: wp.vec3, f_a: wp.vec3, h_ll: wp.mat33, h_la: wp.mat33, h_aa: wp.mat33, g_l: wp.vec3,
+                   g_a: wp.vec3, f: wp.float32, k: wp.float32):
+    """A body's force, torque and 6x6 blocks plus one scalar row's: gradient ``(g_l, g_a)`` of ``C`` on the body
+    (linear [1 or 1/m], angular [m or 1]), force magnitude ``f`` [N or N·m] along ``-g``, Gauss-Newton stiffness
+    ``k g gᵀ`` (drives, mimic rows, tendon runs)."""
+    return (f_l - g_l * f, f_a - g_a * f, h_ll + k * wp.outer(g_l, g_l), h_la + k * wp.outer(g_l, g_a),
+            h_aa + k * wp.outer(g_a, g_a))
+
+
+@wp.func
 def quat_log(q: wp.quat):
     """Rotation vector [rad] of a unit quaternion, shortest arc."""
     if q[3] < 0.0:
@@ -352,11 +362,7 @@ def joint_force_on_body(
             bound = wp.where(s < lo, lo, hi)
             fd = fd + jd.limit_ke[d] * (s - bound) + jd.limit_kd[d] * rate
             kd_eff = kd_eff + jd.limit_ke[d] + jd.limit_kd[d] * inv_dt
-        f_l = f_l - gl * (fd - tau)
-        f_a = f_a - ga * (fd - tau)
-        h_ll = h_ll + kd_eff * wp.outer(gl, gl)
-        h_la = h_la + kd_eff * wp.outer(gl, ga)
-        h_aa = h_aa + kd_eff * wp.outer(ga, ga)
+        f_l, f_a, h_ll, h_la, h_aa = add_scalar_row(f_l, f_a, h_ll, h_la, h_aa, gl, ga, fd - tau, kd_eff)
     return f_l, f_a, h_ll, h_la, h_aa
 
 

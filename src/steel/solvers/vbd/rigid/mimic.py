@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from .joints import JointData, dof_coordinate, eval_dof, joint_frames
+from .joints import JointData, add_scalar_row, dof_coordinate, eval_dof, joint_frames
 from .layout import DOF_LINEAR, KIND_D6, KIND_PRISMATIC, KIND_REVOLUTE, _label
 from ....launches import launch
 
@@ -103,12 +103,7 @@ def mimic_force_on_body(md: MimicData, jd: JointData, body_q: wp.array[wp.transf
             continue
         c, gl, ga = mimic_row(md, jd, body_q, body_com, r, b)
         k = md.k[r]
-        f = k * c + md.lam[r]
-        f_l = f_l - gl * f
-        f_a = f_a - ga * f
-        h_ll = h_ll + k * wp.outer(gl, gl)
-        h_la = h_la + k * wp.outer(gl, ga)
-        h_aa = h_aa + k * wp.outer(ga, ga)
+        f_l, f_a, h_ll, h_la, h_aa = add_scalar_row(f_l, f_a, h_ll, h_la, h_aa, gl, ga, k * c + md.lam[r], k)
     return f_l, f_a, h_ll, h_la, h_aa
 
 

@@ -93,8 +93,11 @@ def _mark_cold_worlds(
         cold[w] = 1
 
 
-def reset_rigid_history(model, work, world_mask) -> None:
-    """Clear AVBD joint state and body velocity history of the worlds ``world_mask`` selects (None: all)."""
+def reset_rigid_history(model, work, world_mask, state=None) -> None:
+    """Clear AVBD joint state and body velocity history of the worlds ``world_mask`` selects (None: all).
+
+    Tendon tensions of those worlds go to zero and, in ``state`` when given, their spans' rest lengths back to
+    the initial values (:meth:`.tendons.Tendons.reset`)."""
     dev = model.device
     use_mask = int(world_mask is not None)
     mask = world_mask if world_mask is not None else wp.zeros(1, dtype=wp.bool, device=dev)
@@ -104,6 +107,7 @@ def reset_rigid_history(model, work, world_mask) -> None:
                   inputs=[work.joints, model.joint_world, mask, use_mask, local_only], device=dev)
     if work.mimics.count:
         launch(_reset_mimics, dim=work.mimics.count, inputs=[work.mimics.data, mask, use_mask, local_only], device=dev)
+    work.tendons.reset(model, state, world_mask)
     launch(_reset_bodies_history, dim=model.body_count, inputs=[work.bodies, mask, use_mask, local_only],
               device=dev)
     if work.contacts is not None:  # body–body warm start: cold at the next refresh of these worlds' rows

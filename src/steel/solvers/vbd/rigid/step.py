@@ -2,7 +2,7 @@
 
 Owns the order only; the energies live in :mod:`.joints` and :mod:`.contacts` and the per-body
 Newton step in :mod:`.bodies`. Launches per step: 3 + iterations x (colours + 1) (+ 1 with cables; with joint
-mimics (:mod:`.mimic`) 1 + iterations more), plus with
+mimics (:mod:`.mimic`) 1 + iterations more; with tendons (:mod:`.tendons`) 2 + iterations more), plus with
 body–body contacts 3 (filing; history; damper flags) + iterations (contact duals) + 1 (history snapshot)
 + 2 (deadzone support and snap, on by default: :mod:`.deadzone`). Compliant ALM (:mod:`.compliant`) adds 1
 (joint conditioning) + 2 with contacts (the bodies' blocks, the rows), and has no deadzone snap.
@@ -33,10 +33,13 @@ def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: f
     if rc is not None:
         rc.begin(contacts, state_in.body_q)
         cd = rc.data
+    # Tendon runs (.tendons): rest lengths from state_in, conditioning, λ kept by gamma (before the contacts' ρ).
+    work.tendons.begin(bd, state_in, dt, params.gamma)
     if work.compliant is not None:  # compliant ALM: this step's k_eff and w per row (.compliant)
         work.compliant.condition_joints(jd, work.joint_count, dt)
         if rc is not None:
-            work.compliant.condition_contacts(rc, bd, jd, work.mimics.data, controls, state_in.body_q, dt)
+            work.compliant.condition_contacts(rc, bd, jd, work.mimics.data, work.tendons.data, controls,
+                                              state_in.body_q, dt)
     begin_joints(jd, state_in.body_q, bd, work.joint_count, params, dev)  # before predict_bodies
     work.mimics.begin(params.alpha * params.gamma)
     predict_bodies(model, bd, state_in, state_out, dt, work.adaptive_init)
@@ -47,14 +50,17 @@ def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: f
         if before_sweep is not None:
             before_sweep(iteration)
         for group in work.groups:
-            solve_body_colour(model, bd, jd, work.mimics.data, cd, pc, controls, group, dt, state_out.body_q)
+            solve_body_colour(model, bd, jd, work.mimics.data, work.tendons.data, cd, pc, controls, group, dt,
+                              state_out.body_q)
         update_duals(jd, state_out.body_q, bd.com, work.joint_count, params, dev)
         work.mimics.update_duals(jd, state_out.body_q, bd.com)
+        work.tendons.update_duals(state_out.body_q, bd.com)
         if rc is not None:
             rc.update_duals(state_out.body_q, bd, dt)
     if work.has_cables:
         finish_cables(jd, state_out.body_q, bd.com, work.joint_count, dev)
     finish_bodies(model, bd, state_in, state_out, dt)
+    work.tendons.publish(state_out)
     if rc is not None:
         rc.end(bd, state_in.body_q, state_out.body_q, state_out.body_qd)
 
