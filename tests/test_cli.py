@@ -211,6 +211,39 @@ def test_output_folders_are_unique_per_input_and_solver():
     assert default_out_dir("a/robot.xml", (), "steel") != default_out_dir("b/robot.xml", (), "steel")
 
 
+def test_runs_without_out_never_overwrite_each_other_and_are_listed(tmp_path, monkeypatch):
+    """`steel run chain` then `steel run chain --option iterations=20`: two folders of their own under
+    results/run/chain/steel/, each with its own summary, and both listed in that folder's runs.csv (before, the
+    second summary replaced the first)."""
+    monkeypatch.chdir(tmp_path)
+    first = ["run", "chain", "--seconds", "0.02"]
+    second = [*first, "--option", "iterations=20"]
+    assert main(first) == 0 and main(second) == 0
+    parent = tmp_path / default_out_dir("chain", scenes.SCENES, "steel")
+    runs = sorted(p for p in parent.iterdir() if p.is_dir())
+    assert len(runs) == 2
+    commands = sorted(_summary(run)["command"] for run in runs)
+    assert commands == sorted(["steel " + " ".join(first), "steel " + " ".join(second)])
+    lines = (parent / "runs.csv").read_text().splitlines()
+    assert lines[0] == "folder,outcome,simulated_seconds,wall_seconds,command"
+    assert sorted(line.split(",")[0] for line in lines[1:]) == [run.name for run in runs]
+    assert all(",completed," in line for line in lines[1:])
+
+
+def test_an_out_folder_that_holds_a_run_is_refused_without_force(tmp_path, capsys):
+    """A second run into the same --out exits 2 before anything is written and leaves the first summary as it was;
+    --force overwrites it."""
+    out = tmp_path / "out"
+    assert main(["run", "chain", "--seconds", "0.02", "--out", str(out)]) == 0
+    before = (out / "summary.json").read_text()
+    again = ["run", "chain", "--seconds", "0.03", "--out", str(out)]
+    assert main(again) == EXIT_BAD_INPUT
+    assert "already holds a run" in capsys.readouterr().err
+    assert (out / "summary.json").read_text() == before
+    assert main([*again, "--force"]) == 0
+    assert _summary(out)["steps"] == 18
+
+
 def test_an_mjcf_file_starts_at_its_init_qpos_like_the_shipped_scene():
     """`steel run nv_ant.xml` starts where `steel run ant` does (the file's init_qpos, MuJoCo order converted)."""
     model = runner.build_model(newton.examples.get_asset("nv_ant.xml"), 1)
@@ -275,12 +308,12 @@ def test_a_robot_file_that_starts_inside_the_ground_is_told_how_far_to_lift_it(t
     start pose, prints the --start-height that clears it, and with that height starts without overlap and
     stays near its start height (no launch out of the ground)."""
     path = newton.examples.get_asset("quadruped.urdf")
-    assert main(["run", path, "--seconds", "0.05", "--out", str(tmp_path)]) == 0
+    assert main(["run", path, "--seconds", "0.05", "--out", str(tmp_path / "file")]) == 0
     assert "--start-height 0.50" in capsys.readouterr().out
-    assert _summary(tmp_path)["start_overlap_m"] == pytest.approx(0.5, abs=0.005)  # [m] the file's pose
-    assert main(["run", path, "--seconds", "0.1", "--start-height", "0.5", "--out", str(tmp_path)]) == 0
+    assert _summary(tmp_path / "file")["start_overlap_m"] == pytest.approx(0.5, abs=0.005)  # [m] the file's pose
+    assert main(["run", path, "--seconds", "0.1", "--start-height", "0.5", "--out", str(tmp_path / "lifted")]) == 0
     assert "--start-height" not in capsys.readouterr().out
-    summary = _summary(tmp_path)
+    summary = _summary(tmp_path / "lifted")
     assert summary["start_overlap_m"] < 1e-3
     assert max(summary["final_root_height_m"]) < 0.55  # [m] settled onto its legs, not launched
 

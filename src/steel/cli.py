@@ -91,7 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="the four towers with SolverSteel; writes results/demo/")
     demo.add_argument("--seconds", type=_positive_float, default=10.0, help="simulated time [s] (default 10)")
-    demo.add_argument("--out", default="results/demo", help="output folder (default results/demo)")
+    demo.add_argument("--out", default=None,
+                      help="output folder (default results/demo, which each demo replaces; another folder that "
+                      "already holds a run is refused without --force)")
+    demo.add_argument("--force", action="store_true",
+                      help="overwrite an --out folder that already holds a run (default: refuse)")
     demo.add_argument("--device", default=None, help="warp device: cpu or cuda:0 (default: warp's default)")
     run = sub.add_parser(
         "run", help="step a scene with one of the solvers",
@@ -127,8 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--viewer", choices=VIEWERS, default="null",
                      help="null (default), usd (writes motion.usd; needs steel[usd]), gl (a window; steel[viewer])")
     run.add_argument("--out", default=None,
-                     help="output folder (default results/run/INPUT/SOLVER, INPUT the scene or file name "
-                     "plus a hash of its path)")
+                     help="output folder (default: a new folder per run, results/run/INPUT/SOLVER/START-TIME, "
+                     "INPUT the scene or file name plus a hash of its path, listed in that SOLVER folder's runs.csv)")
+    run.add_argument("--force", action="store_true",
+                     help="overwrite an --out folder that already holds a run (default: refuse)")
     run.add_argument("--device", default=None, help="warp device: cpu or cuda:0 (default: warp's default)")
     run.add_argument("--size", type=_positive_int, default=None,
                      help="particle scenes: quads per cloth side (default 32) or cells per cube side (default 4)")
@@ -154,8 +160,9 @@ def main(argv=None) -> int:
     try:
         if args.command == "demo":
             viewer = "usd" if _has_usd() else "null"
-            summary = run_scene("tower", "steel", 1, args.seconds, viewer=viewer, out_dir=args.out,
-                                device=args.device, command=command)
+            # The demo's own folder holds its latest result: each `make demo` replaces it.
+            summary = run_scene("tower", "steel", 1, args.seconds, viewer=viewer, out_dir=args.out or "results/demo",
+                                device=args.device, command=command, force=args.force or args.out is None)
             if viewer == "null":
                 print("  (usd-core not installed: no USD file of the motion)")
         elif args.scene in PARTICLE_SCENES and args.solver in (None, "vbd"):
@@ -167,7 +174,8 @@ def main(argv=None) -> int:
                 raise ValueError("--fixed-base, --start-height and --keyframe apply to robot files")
             summary = run_particle_scene(args.scene, args.seconds or 3.0, args.viewer, args.out, args.device,
                                          args.size, options=dict(args.option), dt=args.dt,
-                                         margin=args.bounds_margin, max_speed=args.max_speed, command=command)
+                                         margin=args.bounds_margin, max_speed=args.max_speed, command=command,
+                                         force=args.force)
         else:
             if args.size is not None:
                 raise ValueError("--size applies to particle scenes (cloth, cloth_hang, soft_cube)")
@@ -176,7 +184,8 @@ def main(argv=None) -> int:
                                 args.seconds or (3.0 if args.scene in VBD_SCENES else 5.0), args.dt,
                                 args.viewer, args.out, args.device, options=dict(args.option),
                                 fixed_base=args.fixed_base, start_height=args.start_height, keyframe=args.keyframe,
-                                margin=args.bounds_margin, max_speed=args.max_speed, command=command)
+                                margin=args.bounds_margin, max_speed=args.max_speed, command=command,
+                                force=args.force)
     except (ValueError, RuntimeError, RobotFileError, KeyError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"steel: error: {message}", file=sys.stderr)

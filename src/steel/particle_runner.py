@@ -56,13 +56,15 @@ def run_particle_scene(
     margin: float = DEFAULT_MARGIN,
     max_speed: float = DEFAULT_MAX_SPEED,
     command: list[str] | None = None,
+    force: bool = False,
 ) -> dict:
     """Simulate particle scene ``scene`` for ``seconds`` [s] with SolverVBD; see the module docstring.
 
     ``options`` go to SolverVBD on top of the scene's (it validates them); ``dt`` [s] defaults to the
-    scene's; ``margin`` [m] and ``max_speed`` [m/s] set the divergence guard.
+    scene's; ``margin`` [m] and ``max_speed`` [m/s] set the divergence guard; an ``out_dir`` that already
+    holds a run is refused unless ``force`` (:func:`steel.run_record.resolve_out_dir`).
     """
-    from .run_record import default_out_dir, provenance, write_summary
+    from .run_record import provenance, record_run, resolve_out_dir, write_summary
     from .runner import announce_first_compile, check_run_length, make_out_dir, make_viewer, remove_empty_dirs
     from .solvers import SolverVBD
 
@@ -71,7 +73,7 @@ def run_particle_scene(
     if not (seconds > 0.0 and np.isfinite(seconds)):
         raise ValueError(f"seconds must be positive and finite, got {seconds!r}")
     wall_start = time.perf_counter()
-    out = Path(out_dir) if out_dir is not None else default_out_dir(scene, PARTICLE_SCENES, "vbd")
+    out, index = resolve_out_dir(out_dir, scene, PARTICLE_SCENES, "vbd", force)
 
     sc: ParticleScene = build_particle_scene(scene, size, device)
     model = sc.model
@@ -166,6 +168,7 @@ def run_particle_scene(
         "contact_overflow": int(solver.work.contact_overflow.numpy()[0]) if solver.work is not None else 0,
     }
     write_summary(out / "summary.json", summary)
+    record_run(index, out, summary)
     np.savez(out / "final_state.npz", particle_q=x, particle_qd=s0.particle_qd.numpy())
     _plot(out / "energy_contacts.png", times, energy, pierced, scene, log)
     if diverged:

@@ -4,6 +4,11 @@
   name and that of a file is its name with the extension (``cartpole.urdf``) plus a short hash of
   its absolute path, so ``cartpole``, ``cartpole.urdf`` and ``cartpole.usda`` never share a folder,
   nor do two files called ``robot.xml`` in different folders.
+* :func:`resolve_out_dir`: where one run writes. Without ``--out`` every run gets a folder of its own
+  under the default one, named by its start time (``20261207-153012``, then ``-2``, ``-3`` within the
+  same second), and is listed in that folder's ``runs.csv`` (:func:`record_run`): two runs of one input
+  with different options never overwrite each other. An ``--out`` folder that already holds a run
+  (``summary.json``) is refused unless ``force`` is set, before anything is built or written.
 * :func:`provenance`: the command line, package versions, Python and platform, for the summary.
 * :func:`write_summary`: ``summary.json`` with non-finite numbers written as ``null``, so a run
   that went NaN never leaves ``NaN`` (invalid JSON) in it.
@@ -14,11 +19,13 @@ while loading leaves nothing behind.
 
 from __future__ import annotations
 
+import csv
 import hashlib
 import json
 import math
 import platform
 import sys
+import time
 from importlib import metadata
 from pathlib import Path
 
@@ -35,6 +42,44 @@ def input_label(scene: str, shipped: tuple[str, ...]) -> str:
 def default_out_dir(scene: str, shipped: tuple[str, ...], solver: str) -> Path:
     """``results/run/<input label>/<solver>`` (see the module docstring)."""
     return Path("results") / "run" / input_label(scene, shipped) / solver
+
+
+def resolve_out_dir(out_dir, scene: str, shipped: tuple[str, ...], solver: str, force: bool = False,
+                    now: float | None = None) -> tuple[Path, Path | None]:
+    """``(folder of this run, runs.csv to list it in or None)``; see the module docstring.
+
+    Raises:
+        ValueError: ``out_dir`` already holds a ``summary.json`` and ``force`` is not set.
+    """
+    if out_dir is not None:
+        out = Path(out_dir)
+        if (out / "summary.json").exists() and not force:
+            raise ValueError(f"--out {out} already holds a run (summary.json); pass --force to overwrite it, "
+                             "or leave --out out to get a new folder per run")
+        return out, None
+    parent = default_out_dir(scene, shipped, solver)
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.localtime(now))
+    out, n = parent / stamp, 1
+    while out.exists():
+        n += 1
+        out = parent / f"{stamp}-{n}"
+    return out, parent / "runs.csv"
+
+
+RUNS_COLUMNS = ("folder", "outcome", "simulated_seconds", "wall_seconds", "command")
+
+
+def record_run(index: Path | None, out: Path, summary: dict) -> None:
+    """Append this run's line to ``index`` (``runs.csv``, header on first use); nothing when ``index`` is None."""
+    if index is None:
+        return
+    new = not index.exists()
+    with index.open("a", newline="") as f:
+        writer = csv.writer(f)
+        if new:
+            writer.writerow(RUNS_COLUMNS)
+        writer.writerow([out.name, summary.get("outcome"), summary.get("simulated_seconds"),
+                         summary.get("wall_seconds"), summary.get("command")])
 
 
 def versions() -> dict:

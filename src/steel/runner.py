@@ -18,7 +18,8 @@ naming it, before anything is written.
 
 Every frame the :class:`steel.guard.DivergenceGuard` checks the state; a run that blows up stops
 there, and its summary says what happened and when (``outcome: "diverged"``). Results under
-``out_dir`` (default :func:`steel.run_record.default_out_dir`), created only once stepping starts:
+``out_dir`` (default: a new folder per run under :func:`steel.run_record.default_out_dir`, listed in its
+``runs.csv``; see :func:`steel.run_record.resolve_out_dir`), created only once stepping starts:
 
 * ``summary.json``: outcome, scene and input path, solver and its options, worlds, dt, steps,
   command line, versions, wall time (total and stepping) and world-steps/s, the guard's limits,
@@ -46,7 +47,7 @@ import newton.viewer
 from . import scenes
 from .guard import DEFAULT_MARGIN, DEFAULT_MAX_SPEED, Diverged, DivergenceGuard
 from .robot_files import load_robot
-from .run_record import default_out_dir, provenance, write_summary
+from .run_record import provenance, record_run, resolve_out_dir, write_summary
 
 from .catalog import SOLVERS, VIEWERS  # noqa: E402,F401
 FRAME_DT = 1.0 / 60.0  # [s] viewer frame interval
@@ -179,12 +180,14 @@ def run_scene(
     margin: float = DEFAULT_MARGIN,
     max_speed: float = DEFAULT_MAX_SPEED,
     command: list[str] | None = None,
+    force: bool = False,
 ) -> dict:
     """Simulate ``scene`` for ``seconds`` [s] at time step ``dt`` [s] (default the scenes' ``DT``).
 
     ``options`` are the solver's keyword options on top of :data:`RUN_DEFAULT_OPTIONS`; ``margin``
     [m] and ``max_speed`` [m/s] set the divergence guard. Bad input raises ``ValueError`` before
-    anything is written. See the module docstring for the results.
+    anything is written, as does an ``out_dir`` that already holds a run unless ``force`` is set
+    (:func:`steel.run_record.resolve_out_dir`). See the module docstring for the results.
     """
     wall_start = time.perf_counter()
     if solver not in SOLVERS:
@@ -199,7 +202,7 @@ def run_scene(
     steps = check_run_length(seconds, dt)
     shipped = scene in scenes.BUILDERS
     name = scene if shipped else Path(scene).stem
-    out = Path(out_dir) if out_dir is not None else default_out_dir(scene, tuple(scenes.BUILDERS), solver)
+    out, index = resolve_out_dir(out_dir, scene, tuple(scenes.BUILDERS), solver, force)
     solver_options = {**RUN_DEFAULT_OPTIONS[solver], **(options or {})}
 
     model = build_model(scene, world_count, device, fixed_base=fixed_base, start_height=start_height,
@@ -303,6 +306,7 @@ def run_scene(
         "start_overlap_m": start_overlap,
     }
     write_summary(out / "summary.json", summary)
+    record_run(index, out, summary)
     np.savez(out / "final_state.npz", joint_q=s0.joint_q.numpy(), joint_qd=s0.joint_qd.numpy(),
              body_q=s0.body_q.numpy(), body_qd=s0.body_qd.numpy())
     if times:
