@@ -303,12 +303,25 @@ def test_steel_run_humanoid_keeps_its_joints_inside_their_limits(tmp_path):
     assert max(summary["final_root_height_m"]) < 0.5  # it fell and lies on the ground
 
 
-def test_a_robot_file_that_starts_inside_the_ground_is_told_how_far_to_lift_it(tmp_path, capsys):
-    """quadruped.urdf starts with its body 0.5 m below the ground plane: the run measures the overlap of the
+def test_a_robot_file_that_starts_inside_the_ground_is_placed_on_it(tmp_path, capsys):
+    """quadruped.urdf starts with its body 0.5 m below the ground plane. By default the run lifts it by the
+    measured overlap (0.5 m), says so, starts without overlap and stays near that height (no launch out of the
+    ground; before, it flew); the summary records the lift."""
+    path = newton.examples.get_asset("quadruped.urdf")
+    assert main(["run", path, "--seconds", "0.1", "--out", str(tmp_path / "placed")]) == 0
+    assert "placed on it (lifted 0.5" in capsys.readouterr().out
+    summary = _summary(tmp_path / "placed")
+    assert summary["robot_file"]["placed_on_ground_lift_m"] == pytest.approx(0.5, abs=0.005)  # [m]
+    assert summary["start_overlap_m"] < 1e-3
+    assert max(summary["final_root_height_m"]) < 0.55  # [m] settled onto its legs, not launched
+
+
+def test_a_robot_file_kept_at_its_pose_is_told_how_far_to_lift_it(tmp_path, capsys):
+    """With --keep-pose, quadruped.urdf starts 0.5 m inside the ground: the run measures the overlap of the
     start pose, prints the --start-height that clears it, and with that height starts without overlap and
     stays near its start height (no launch out of the ground)."""
     path = newton.examples.get_asset("quadruped.urdf")
-    assert main(["run", path, "--seconds", "0.05", "--out", str(tmp_path / "file")]) == 0
+    assert main(["run", path, "--seconds", "0.05", "--keep-pose", "--out", str(tmp_path / "file")]) == 0
     assert "--start-height 0.50" in capsys.readouterr().out
     assert _summary(tmp_path / "file")["start_overlap_m"] == pytest.approx(0.5, abs=0.005)  # [m] the file's pose
     assert main(["run", path, "--seconds", "0.1", "--start-height", "0.5", "--out", str(tmp_path / "lifted")]) == 0

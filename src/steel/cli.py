@@ -120,6 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="robot files: weld the root to the world (default: floating base)")
     run.add_argument("--start-height", type=_finite_float, default=0.0, metavar="DZ",
                      help="robot files: lift the robot DZ [m] above the pose the file gives it (default 0)")
+    run.add_argument("--keep-pose", action="store_true",
+                     help="robot files: keep the file's pose even when it reaches below the ground (default: a "
+                     "floating robot that does is lifted onto the ground by the measured overlap)")
     run.add_argument("--keyframe", default="auto", metavar="NAME|INDEX",
                      help="MJCF files: start at this <keyframe><key> or 'init_qpos'; 'none' keeps the file's "
                      "body poses (default auto: init_qpos when the file declares one)")
@@ -170,8 +173,8 @@ def main(argv=None) -> int:
 
             if args.worlds != 1:
                 raise ValueError("--worlds: particle scenes run one world")
-            if args.fixed_base or args.start_height != 0.0 or args.keyframe != "auto":
-                raise ValueError("--fixed-base, --start-height and --keyframe apply to robot files")
+            if args.fixed_base or args.start_height != 0.0 or args.keyframe != "auto" or args.keep_pose:
+                raise ValueError("--fixed-base, --start-height, --keyframe and --keep-pose apply to robot files")
             summary = run_particle_scene(args.scene, args.seconds or 3.0, args.viewer, args.out, args.device,
                                          args.size, options=dict(args.option), dt=args.dt,
                                          margin=args.bounds_margin, max_speed=args.max_speed, command=command,
@@ -185,7 +188,7 @@ def main(argv=None) -> int:
                                 args.viewer, args.out, args.device, options=dict(args.option),
                                 fixed_base=args.fixed_base, start_height=args.start_height, keyframe=args.keyframe,
                                 margin=args.bounds_margin, max_speed=args.max_speed, command=command,
-                                force=args.force)
+                                force=args.force, keep_pose=args.keep_pose)
     except (ValueError, RuntimeError, RobotFileError, KeyError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"steel: error: {message}", file=sys.stderr)

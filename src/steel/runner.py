@@ -25,7 +25,9 @@ there, and its summary says what happened and when (``outcome: "diverged"``). Re
   command line, versions, wall time (total and stepping) and world-steps/s, the guard's limits,
   the largest horizontal drift of any root body [m], final root heights [m], the lowest and highest
   body centre at the end [m], dropped rows, the
-  deepest overlap of the start pose [m] (over 1 cm a robot file gets a `--start-height` hint);
+  deepest overlap of the start pose [m] (over 1 cm a robot file kept at its pose gets a `--start-height`
+  hint), and for a robot file how far it was lifted onto the ground (a floating robot whose start pose reaches
+  below the ground is placed on it unless ``keep_pose``);
 * ``final_state.npz``: ``joint_q``, ``joint_qd``, ``body_q``, ``body_qd`` of the last step;
 * ``trajectory.png``: the highest root body [m] and the largest horizontal drift [m] over time
   (needs matplotlib);
@@ -52,6 +54,9 @@ from .run_record import provenance, record_run, resolve_out_dir, write_summary
 from .catalog import SOLVERS, VIEWERS  # noqa: E402,F401
 FRAME_DT = 1.0 / 60.0  # [s] viewer frame interval
 START_OVERLAP_WARNING = 0.01  # [m] a deeper overlap at the start is a pose problem, not contact resolution
+# [m] a robot file reaching deeper than this below the ground is lifted onto it (run_scene); shallower overlaps
+# (a foot mesh's rounding) are left to the contact rows.
+GROUND_LIFT_MIN = 1.0e-3
 # What steel run changes from the solvers' reference defaults, per solver (see the module docstring).
 RUN_DEFAULT_OPTIONS = {"steel": {"enable_joint_limits": True}, "featherstone": {}, "vbd": {"rigid_contact_history": True}}
 
@@ -181,6 +186,7 @@ def run_scene(
     max_speed: float = DEFAULT_MAX_SPEED,
     command: list[str] | None = None,
     force: bool = False,
+    keep_pose: bool = False,
 ) -> dict:
     """Simulate ``scene`` for ``seconds`` [s] at time step ``dt`` [s] (default the scenes' ``DT``).
 
@@ -202,11 +208,26 @@ def run_scene(
     steps = check_run_length(seconds, dt)
     shipped = scene in scenes.BUILDERS
     name = scene if shipped else Path(scene).stem
+    if shipped and keep_pose:
+        raise ValueError("--keep-pose applies to robot files, not shipped scenes")
     out, index = resolve_out_dir(out_dir, scene, tuple(scenes.BUILDERS), solver, force)
     solver_options = {**RUN_DEFAULT_OPTIONS[solver], **(options or {})}
 
     model = build_model(scene, world_count, device, fixed_base=fixed_base, start_height=start_height,
                         keyframe=keyframe, color=solver == "vbd")
+    lift = 0.0
+    if not shipped and not fixed_base and not keep_pose:
+        # A robot file whose start pose reaches below the ground (feet at z = 0 in a file whose floor sat
+        # lower, a body origin at the floor) is placed on it: lifted by the measured overlap, so the contact
+        # rows do not throw it out of the ground. A welded base keeps its pose (lifting it moves the weld).
+        lift = ground_lift(model)
+        if lift > GROUND_LIFT_MIN:
+            model = build_model(scene, world_count, device, fixed_base=fixed_base, start_height=start_height + lift,
+                                keyframe=keyframe, color=solver == "vbd")
+            log(f"[steel] {name}: the start pose reached {1000 * lift:.0f} mm below the ground; placed on it "
+                f"(lifted {lift:.4f} m; --keep-pose keeps the file's pose)")
+        else:
+            lift = 0.0
     sim = make_solver(solver, model, solver_options)
     # SolverVBD's contact history needs the pipeline to match each contact to last step's.
     history = solver == "vbd" and bool(solver_options.get("rigid_contact_history"))
@@ -287,7 +308,8 @@ def run_scene(
         "steps": steps,
         "steps_taken": n,
         "simulated_seconds": n * dt,
-        "robot_file": {"fixed_base": fixed_base, "start_height_m": start_height, "keyframe": keyframe}
+        "robot_file": {"fixed_base": fixed_base, "start_height_m": start_height, "keyframe": keyframe,
+                       "placed_on_ground_lift_m": lift, "keep_pose": keep_pose}
         if not shipped else None,
         "device": str(model.device),
         **provenance(command),
@@ -343,8 +365,10 @@ def joint_limit_overshoot(model: newton.Model, state: newton.State) -> float:
     return worst
 
 
-def deepest_start_penetration(model: newton.Model, state: newton.State, contacts: newton.Contacts) -> float:
-    """The deepest overlap of any contact pair in ``contacts`` [m] (0 when nothing overlaps).
+def deepest_start_penetration(model: newton.Model, state: newton.State, contacts: newton.Contacts,
+                              ground_only: bool = False) -> float:
+    """The deepest overlap of any contact pair in ``contacts`` [m] (0 when nothing overlaps); with
+    ``ground_only`` only of the pairs with a static plane (the ground the runner adds).
 
     Signed gap of a pair: ``d = n . (p_B - p_A)`` between the surface points ``p = X p_body -/+ m n``
     (``m`` the contact margin) -- the gap every solver's contact rows start from."""
@@ -370,7 +394,24 @@ def deepest_start_penetration(model: newton.Model, state: newton.State, contacts
     pb = world_points(contacts.rigid_contact_shape1.numpy()[:count], contacts.rigid_contact_point1.numpy()[:count])
     gap = np.einsum("ij,ij->i", n, pb - pa)
     gap -= contacts.rigid_contact_margin0.numpy()[:count] + contacts.rigid_contact_margin1.numpy()[:count]
+    if ground_only:
+        ground = (shape_body < 0) & (model.shape_type.numpy() == int(newton.GeoType.PLANE))
+        on_ground = ground[contacts.rigid_contact_shape0.numpy()[:count]] | ground[
+            contacts.rigid_contact_shape1.numpy()[:count]]
+        gap = gap[on_ground]
+        if not len(gap):
+            return 0.0
     return float(max(0.0, -gap.min()))
+
+
+def ground_lift(model: newton.Model) -> float:
+    """How far [m] the model's start pose (its FK) reaches below the ground plane: the lift that places it on it."""
+    state = model.state()
+    newton.eval_fk(model, state.joint_q, state.joint_qd, state)
+    pipeline = newton.CollisionPipeline(model)
+    contacts = pipeline.contacts()
+    pipeline.collide(state, contacts)
+    return deepest_start_penetration(model, state, contacts, ground_only=True)
 
 
 def _root_bodies(model: newton.Model) -> np.ndarray:
