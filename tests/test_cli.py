@@ -160,7 +160,7 @@ def test_an_unreadable_robot_file_is_one_line_naming_it(tmp_path, capsys, name, 
         (["--seconds", "0.0001"], "shorter than one time step"),
         (["--seconds", "-1"], "must be a positive finite number"),
         (["--worlds", "0"], "must be a positive integer"),
-        (["--option", "no_such_option=1"], "unexpected keyword argument 'no_such_option'"),
+        (["--option", "no_such_option=1"], "SolverSteel has no option 'no_such_option'"),
         (["--option", "iterations=-1"], "iterations must be >= 0"),
         (["--option", "double_buffer=True"], "not implemented yet"),
         (["--option", "iterations"], "expected NAME=VALUE"),
@@ -242,6 +242,26 @@ def test_an_out_folder_that_holds_a_run_is_refused_without_force(tmp_path, capsy
     assert (out / "summary.json").read_text() == before
     assert main([*again, "--force"]) == 0
     assert _summary(out)["steps"] == 18
+
+
+def test_a_misspelled_option_names_it_alone_with_the_nearest_spellings(tmp_path, capsys):
+    """`--option iteratons=3` is one line naming the option and suggesting `iterations` (before, the whole options
+    dict and Python's "unexpected keyword argument")."""
+    out = tmp_path / "out"
+    assert main(["run", "chain", "--option", "iteratons=3", "--out", str(out)]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "SolverSteel has no option 'iteratons'; did you mean 'iterations'" in err
+    assert "enable_joint_limits" not in err and not out.exists()
+
+
+def test_a_device_warp_cannot_open_lists_the_devices_it_can(tmp_path, capsys):
+    """`--device cuda:7` (no such device here) is one line listing the devices Warp has (before: "Invalid device
+    identifier" alone), exit 2, nothing written."""
+    out = tmp_path / "out"
+    assert main(["run", "chain", "--device", "cuda:7", "--out", str(out)]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert "--device 'cuda:7' is not available here (devices: cpu" in err
+    assert not out.exists()
 
 
 def test_an_mjcf_file_starts_at_its_init_qpos_like_the_shipped_scene():

@@ -26,6 +26,14 @@ TEST_RUNS = {
 }
 
 
+def test_the_readme_example_table_lists_every_example_once():
+    """The README's example table and `python -m steel.examples` come from one list (steel.examples.EXAMPLES);
+    the table once left out avbd_stacks."""
+    section = (ROOT / "README.md").read_text().split("## Examples", 1)[1].split("\n## ", 1)[0]
+    rows = re.findall(r"^\| `([a-z_]+)` \|", section, re.M)
+    assert sorted(rows) == sorted(EXAMPLES)
+
+
 def test_readme_usage_is_the_tested_file_and_the_humanoid_ends_lying_on_the_ground():
     """examples/usage.py (the README's Usage code, verbatim) leaves every body of the humanoid below 0.5 m.
 

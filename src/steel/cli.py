@@ -161,6 +161,8 @@ def main(argv=None) -> int:
     from .runner import run_scene
 
     try:
+        if args.device is not None:
+            _check_device(args.device)
         if args.command == "demo":
             viewer = "usd" if _has_usd() else "null"
             # The demo's own folder holds its latest result: each `make demo` replaces it.
@@ -194,6 +196,18 @@ def main(argv=None) -> int:
         print(f"steel: error: {message}", file=sys.stderr)
         return EXIT_BAD_INPUT
     return EXIT_OK if summary["outcome"] == "completed" else EXIT_DIVERGED
+
+
+def _check_device(name: str) -> None:
+    """A ``--device`` Warp cannot open is a one-line error listing the devices it can (and why CUDA is absent)."""
+    import warp as wp
+
+    try:
+        wp.get_device(name)
+    except (ValueError, RuntimeError) as exc:
+        devices = ", ".join(str(d) for d in wp.get_devices())
+        why = "" if wp.is_cuda_available() else "; no CUDA device: no NVIDIA driver was found"
+        raise ValueError(f"--device {name!r} is not available here (devices: {devices}{why})") from exc
 
 
 def _has_usd() -> bool:

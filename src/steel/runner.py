@@ -36,7 +36,10 @@ there, and its summary says what happened and when (``outcome: "diverged"``). Re
 
 from __future__ import annotations
 
+import difflib
+import inspect
 import os
+import re
 import time
 from pathlib import Path
 
@@ -100,6 +103,13 @@ def make_solver(name: str, model: newton.Model, options: dict | None = None):
             raise ValueError(f"{classes[name].__name__} cannot step this model: {exc}") from exc
         raise ValueError(f"{classes[name].__name__} options {options}: {exc}") from exc
     except (TypeError, ValueError) as exc:
+        unknown = re.search(r"unexpected keyword argument '(\w+)'", str(exc))
+        if unknown:
+            # One line naming the option alone, with the nearest spellings the class accepts.
+            known = [p for p in inspect.signature(classes[name]).parameters if p != "model"]
+            close = difflib.get_close_matches(unknown.group(1), known, n=3)
+            hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            raise ValueError(f"{classes[name].__name__} has no option {unknown.group(1)!r}{hint}") from exc
         raise ValueError(f"{classes[name].__name__} options {options}: {exc}") from exc
 
 

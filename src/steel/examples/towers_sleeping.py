@@ -20,7 +20,7 @@ Sleeping bodies are drawn in grey-blue (``Model.shape_color``, which Newton's vi
 frame), awake ones in their own colours. Each frame records the number of awake bodies, in total
 and per tower, and, once the run ends outside ``--test`` (or with ``--out``), writes
 ``awake.csv`` and ``awake.png`` (the awake-body count over time; needs matplotlib) beside
-``summary.json`` in ``results/towers_sleeping/``.
+``summary.json`` in ``results/examples/towers_sleeping/``.
 
 ``--test`` (default 600 frames, 10 s; CI throws at 1.5 s and runs 6 s) checks that every body sleeps before the throw, that the
 throw wakes tower 2 and that no step after it wakes towers 0, 1 or 3, and that every body sleeps
@@ -47,7 +47,7 @@ TARGET = 2  # the tower the block is thrown at
 BLOCK_Y = -1.0  # [m] where the spare block rests, in front of the target tower
 THROW_VELOCITY = (0.0, 4.0, 2.0)  # [m/s]: 0.8 m to the tower's face in 0.2 s, rising to z = 0.3 m
 ASLEEP_COLOR = (0.45, 0.5, 0.62)  # grey-blue
-OUT = "results/towers_sleeping"
+OUT = "results/examples/towers_sleeping"
 
 
 def build_model(device=None) -> tuple[newton.Model, list[list[int]], int]:
