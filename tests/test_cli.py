@@ -264,6 +264,21 @@ def test_a_device_warp_cannot_open_lists_the_devices_it_can(tmp_path, capsys):
     assert not out.exists()
 
 
+def test_scene_lists_in_errors_and_help_come_from_the_catalog(tmp_path, capsys):
+    """The unknown-scene and --size errors list every scene of their kind (the --size error once omitted
+    cloth_boxes, the unknown-scene error every particle scene); --fixed-base's help agrees with the README."""
+    from steel.catalog import PARTICLE_SCENES, SCENES, VBD_SCENES
+
+    assert main(["run", "no_such_scene", "--out", str(tmp_path / "a")]) == EXIT_BAD_INPUT
+    err = capsys.readouterr().err
+    assert all(name in err for name in SCENES + VBD_SCENES + PARTICLE_SCENES)
+    assert main(["run", "chain", "--size", "4", "--out", str(tmp_path / "b")]) == EXIT_BAD_INPUT
+    assert f"({', '.join(PARTICLE_SCENES)})" in capsys.readouterr().err
+    run = next(a for a in build_parser()._subparsers._group_actions[0].choices.values() if a.prog.endswith("run"))
+    fixed = next(a for a in run._actions if a.dest == "fixed_base")
+    assert "as the file says" in fixed.help
+
+
 def test_an_mjcf_file_starts_at_its_init_qpos_like_the_shipped_scene():
     """`steel run nv_ant.xml` starts where `steel run ant` does (the file's init_qpos, MuJoCo order converted)."""
     model = runner.build_model(newton.examples.get_asset("nv_ant.xml"), 1)

@@ -34,6 +34,13 @@ def test_the_readme_example_table_lists_every_example_once():
     assert sorted(rows) == sorted(EXAMPLES)
 
 
+def test_example_viewers_are_those_that_open(capsys):
+    """An example's --viewer offers null, usd and gl only: Newton's parser also offered rtx, rerun and viser,
+    which then failed; asking for one is now an argument error (exit 2) before anything runs."""
+    assert main(["free_fall", "--viewer", "rerun", "--num-frames", "1"]) == 2
+    assert "invalid choice: 'rerun' (choose from 'null', 'usd', 'gl')" in capsys.readouterr().err
+
+
 def test_readme_usage_is_the_tested_file_and_the_humanoid_ends_lying_on_the_ground():
     """examples/usage.py (the README's Usage code, verbatim) leaves every body of the humanoid below 0.5 m.
 

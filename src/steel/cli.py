@@ -117,7 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "enable_joint_limits=False); default: the solver's reference defaults, except "
                      "SolverSteel's enable_joint_limits=True")
     run.add_argument("--fixed-base", action="store_true",
-                     help="robot files: weld the root to the world (default: floating base)")
+                     help="robot files: weld the root to the world (default: as the file says; URDF, which cannot "
+                     "say, floats)")
     run.add_argument("--start-height", type=_finite_float, default=0.0, metavar="DZ",
                      help="robot files: lift the robot DZ [m] above the pose the file gives it (default 0)")
     run.add_argument("--keep-pose", action="store_true",
@@ -183,7 +184,7 @@ def main(argv=None) -> int:
                                          force=args.force)
         else:
             if args.size is not None:
-                raise ValueError("--size applies to particle scenes (cloth, cloth_hang, soft_cube)")
+                raise ValueError(f"--size applies to particle scenes ({', '.join(PARTICLE_SCENES)})")
             default_solver = "vbd" if args.scene in VBD_SCENES else "steel"
             summary = run_scene(args.scene, args.solver or default_solver, args.worlds,
                                 args.seconds or (3.0 if args.scene in VBD_SCENES else 5.0), args.dt,

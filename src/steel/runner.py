@@ -54,7 +54,7 @@ from .guard import DEFAULT_MARGIN, DEFAULT_MAX_SPEED, Diverged, DivergenceGuard
 from .robot_files import load_robot
 from .run_record import provenance, record_run, resolve_out_dir, write_summary
 
-from .catalog import SOLVERS, VIEWERS  # noqa: E402,F401
+from .catalog import PARTICLE_SCENES, SCENES, SOLVERS, VBD_SCENES, VIEWERS  # noqa: E402,F401
 FRAME_DT = 1.0 / 60.0  # [s] viewer frame interval
 START_OVERLAP_WARNING = 0.01  # [m] a deeper overlap at the start is a pose problem, not contact resolution
 # [m] a robot file reaching deeper than this below the ground is lifted onto it (run_scene); shallower overlaps
@@ -74,7 +74,8 @@ def build_model(scene: str, world_count: int, device=None, *, fixed_base: bool =
             raise ValueError("--fixed-base, --start-height and --keyframe apply to robot files, not shipped scenes")
         return scenes.build_scene(scene, world_count, device, color=color).model
     if not Path(scene).exists():
-        raise ValueError(f"scene {scene!r} is neither a shipped scene ({', '.join(scenes.SCENES + scenes.VBD_SCENES)}) "
+        shipped = ", ".join(SCENES + VBD_SCENES + PARTICLE_SCENES)
+        raise ValueError(f"scene {scene!r} is neither a shipped scene ({shipped}; particle scenes with --solver vbd) "
                          "nor a file")
     robot = load_robot(scene, fixed_base=fixed_base, start_height=start_height, keyframe=keyframe)
     world = newton.ModelBuilder()

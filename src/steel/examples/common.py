@@ -31,6 +31,7 @@ import newton
 import newton.examples
 import newton.viewer
 
+from ..catalog import VIEWERS
 from ..guard import DEFAULT_MARGIN, DEFAULT_MAX_SPEED, Diverged, DivergenceGuard
 from ..run_record import provenance, write_summary
 
@@ -39,6 +40,11 @@ def create_parser(name: str, doc: str, num_frames: int) -> argparse.ArgumentPars
     """Newton's example parser for example ``name``: its docstring's first line as description."""
     parser = newton.examples.create_parser()
     parser.prog = f"python -m steel.examples {name}"
+    for action in parser._actions:
+        if action.dest == "viewer":
+            # Newton's parser also offers rtx, rerun and viser, which these examples cannot open: offer what runs.
+            action.choices = list(VIEWERS)
+            action.help = f"viewer to use: {', '.join(VIEWERS)} (default null)"
     parser.description = doc.strip().splitlines()[0]
     parser.set_defaults(viewer="null", num_frames=num_frames, output_path=f"results/examples/{name}/{name}.usd")
     parser.add_argument("--out", default=None,
