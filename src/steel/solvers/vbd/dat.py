@@ -43,6 +43,7 @@ import numpy as np
 import warp as wp
 
 import newton
+from newton.solvers import SolverBase
 
 from ...launches import launch
 from .particles.predict import particle_is_free
@@ -242,8 +243,6 @@ def check_dat_schedule(solver) -> None:
     DAT is on too and the two slots do not detect at the same configurations (both truncations scale towards
     one detection position, so it must be the same): PRE_INIT with interval -1, PRE_POST_INIT with 0,
     ITERATIONS every 1 with 1."""
-    from newton.solvers import SolverBase
-
     frequency = SolverBase.CollisionFrequencyType
     kind = solver._resolved_collision_frequency_type(SolverBase.CollisionSlot.RIGID)
     if kind == frequency.NONE:
