@@ -92,8 +92,8 @@ class SolverVBD(SolverBase, CouplingInterface):
       every dynamic body's pose update is truncated against the division plane of each of its contacts and to an
       isotropic budget of ``0.5 x dat_conservative_bound_relaxation x`` the smallest query radius
       (:mod:`steel.solvers.vbd.dat`; mesh and heightfield shapes and full-surface contacts refused). Static
-      shapes and kinematic bodies pass from ``state_in`` to ``state_out`` unchanged; with ``integrate_with_external_rigid_solver=True`` no
-      body is moved.
+      shapes and kinematic bodies pass from ``state_in`` to ``state_out`` unchanged; with
+      ``integrate_with_external_rigid_solver=True`` no body is moved.
     * ``rigid_compliant_alm=True`` (Newton 1.8.0's default formulation; omitted here, the seed's AVBD
       runs) makes joints and body–body contacts finite materials: each non-cable structural joint slot
       is a spring of ``rigid_joint_linear_ke`` [N/m] / ``rigid_joint_angular_ke`` [N·m/rad] and each contact
