@@ -228,7 +228,8 @@ def test_refusals():
     model = _drop_model("sphere")
     pipe = newton.CollisionPipeline(model, soft_contact_gap=GAP)
     with pytest.raises(NotImplementedError, match="rigid_soft_dat_use_interval_arithmetic"):
-        SolverVBD(model, collision_pipeline=pipe, rigid_soft_enable_dat=True, rigid_soft_dat_use_interval_arithmetic=True)
+        SolverVBD(model, collision_pipeline=pipe, rigid_soft_enable_dat=True,
+                  rigid_soft_dat_use_interval_arithmetic=True)
     with pytest.raises(ValueError, match="collision_pipeline"):
         SolverVBD(model, rigid_soft_enable_dat=True)
     with pytest.raises(ValueError, match="integrate_with_external_rigid_solver"):

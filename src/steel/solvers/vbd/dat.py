@@ -255,8 +255,9 @@ def check_dat_schedule(solver) -> None:
     rigid = {frequency.PRE_INIT: -1, frequency.PRE_POST_INIT: 0}.get(kind, 1 if every == 1 else None)
     if rigid != sc.interval:
         raise ValueError(f"SolverVBD: with rigid_soft_enable_dat and particle_enable_self_contact the RIGID and "
-                         f"SOFT_SELF_CONTACT schedules must be equivalent (RIGID {kind.name} every {every}, self-contact "
-                         f"interval {sc.interval}); both DATs truncate towards the same detection positions")
+                         f"SOFT_SELF_CONTACT schedules must be equivalent (RIGID {kind.name} every {every}, "
+                         f"self-contact interval {sc.interval}); both DATs truncate towards the same detection "
+                         "positions")
 
 
 def disabled_dat(device) -> RigidSoftDatData:
@@ -372,4 +373,5 @@ def _body_reach(model) -> np.ndarray:
     return reach
 
 
-__all__ = ["RigidSoftDat", "RigidSoftDatData", "check_dat", "check_dat_schedule", "disabled_dat", "query_radius", "truncate_rigid_soft"]
+__all__ = ["RigidSoftDat", "RigidSoftDatData", "check_dat", "check_dat_schedule", "disabled_dat", "query_radius",
+           "truncate_rigid_soft"]

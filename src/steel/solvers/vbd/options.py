@@ -6,7 +6,8 @@ solver's ``__init__.__signature__`` so ``inspect.signature`` shows exactly that 
 
 The later revision (Newton 1.8.0) renamed some options. Its spellings are accepted as aliases with
 the seed meaning so that its examples run (``ALIASES``); spelling one option both ways raises
-``ValueError``, except the DAT relaxation, whose two spellings 1.8.0 itself defines (``RELAXATION``). Options the later revision added are accepted too (``EXTRAS``); those whose feature
+``ValueError``, except the DAT relaxation, whose two spellings 1.8.0 itself defines (``RELAXATION``).
+Options the later revision added are accepted too (``EXTRAS``); those whose feature
 is not built raise ``NotImplementedError`` when set to a non-default value, never silently ignored.
 Its ``None`` defaults ("use the scene or built-in default") resolve to the seed defaults.
 
