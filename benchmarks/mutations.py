@@ -139,6 +139,13 @@ VBD_PARTICLES = (
         ("tests/solvers/vbd/test_self_contact.py::test_thrown_cloth_never_passes_through_the_pinned_one",),
     ),
     Mutation(
+        "vbd-particles", "rigid-soft DAT motion budget doubled",
+        "solvers/vbd/dat.py",
+        "data.budget = data.half_relaxation * self.radius",
+        "data.budget = 2.0 * data.half_relaxation * self.radius",
+        ("tests/solvers/vbd/test_dat.py::test_motion_budget_per_step",),
+    ),
+    Mutation(
         "vbd-particles", "kinematic shape rotation ignored for particle contacts",
         P + "contacts.py",
         "disp = dt * (wp.spatial_top(qd) + wp.cross(wp.spatial_bottom(qd), point - com))",

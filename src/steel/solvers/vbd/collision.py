@@ -12,7 +12,9 @@ Newton 1.8.0's examples may hand the solver its own pipeline (``collision_pipeli
   guess and the bodies at their input pose (2 passes per step, as the reference's): a pass before the
   first iteration, refreshed as ``ITERATIONS``' passes are (below). Detecting with the bodies at their
   predicted pose instead broke the pipeline's matches of a resting box (2.7 mm below its start at
-  1/60 s, beyond the 0.5 mm matching threshold) at the next step's first pass, which then started cold;
+  1/60 s, beyond the 0.5 mm matching threshold) at the next step's first pass, which then started cold.
+  With rigid–soft DAT (:mod:`.dat`, where AUTO resolves to PRE_POST_INIT) the bodies are detected at their
+  truncated first iterate instead, so its division planes describe where they move on from;
 * ``NONE``: no detection; the user may fill ``solver.contacts`` (``pipeline.collide(state,
   solver.contacts)``). Detecting every N steps is the calling loop toggling the slot between NONE and
   an active type (``set_collision_frequency``); the solver keeps no scheduling state across steps;
@@ -107,7 +109,11 @@ def iteration_detection(solver, state_in, state_out, contacts, dt: float):
     rc = rigid.contacts if rigid is not None else None
     if rigid is not None and solver.__dict__.get("_first_iterate") is None:
         solver._first_iterate = wp.empty_like(model.body_q)  # kept: a captured step must not allocate
-    at_input = (kind == Frequency.PRE_POST_INIT or rigid is None) and model.body_count and state_out is not state_in
+    # With rigid–soft DAT (.dat) PRE_POST_INIT detects with the bodies at their (truncated) first iterate, where they
+    # move on from: at the input pose they would get one motion budget per step instead of two (measured: a sphere
+    # falling on cloth 8.5 mm per step that way; the reference and this 17 mm).
+    input_pose = kind == Frequency.PRE_POST_INIT and solver.dat is None
+    at_input = (input_pose or rigid is None) and model.body_count and state_out is not state_in
 
     def redetect(iteration: int) -> None:
         if iteration == 0 and rigid is not None:
@@ -126,6 +132,10 @@ def iteration_detection(solver, state_in, state_out, contacts, dt: float):
             wp.copy(state_out.body_q, solver._first_iterate)
         if solver.work is not None:
             prepare_contacts(model, state_in, state_out, contacts, solver.work, dt, external, solver.coupling)
+        if solver.dat is not None:  # this pass's planes, at the configuration the pipeline saw (.dat)
+            solver.dat.record(model, contacts, state_out.particle_q if model.particle_count else None,
+                              (state_in.body_q if at_input else state_out.body_q) if model.body_count else None)
+        if solver.work is not None:
             if solver.coupling is not None:
                 solver.coupling.bind(solver.work, state_out, contacts)
         if rc is not None:

@@ -6,7 +6,8 @@ solver's ``__init__.__signature__`` so ``inspect.signature`` shows exactly that 
 
 The later revision (Newton 1.8.0) renamed some options. Its spellings are accepted as aliases with
 the seed meaning so that its examples run (``ALIASES``); spelling one option both ways raises
-``ValueError``. Options the later revision added are accepted too (``EXTRAS``); those whose feature
+``ValueError``, except the DAT relaxation, whose two spellings 1.8.0 itself defines (``RELAXATION``).
+Options the later revision added are accepted too (``EXTRAS``); those whose feature
 is not built raise ``NotImplementedError`` when set to a non-default value, never silently ignored.
 Its ``None`` defaults ("use the scene or built-in default") resolve to the seed defaults.
 
@@ -22,6 +23,8 @@ import warnings
 from dataclasses import dataclass, fields
 
 import warp as wp
+
+import newton
 
 INF = float("inf")
 
@@ -85,6 +88,12 @@ SIGNATURE = _signature()
 ALIASES = {
     "dat_conservative_bound_relaxation": "particle_conservative_bound_relaxation",
 }
+# 1.8.0's name for the DAT relaxation γ in (0, 1), shared by self-contact and rigid–soft DAT (.dat). Unlike the
+# other aliases, 1.8.0 defines both spellings: the seed's is deprecated and overrides the new one, with a
+# NewtonDeprecationWarning (measured on newton's SolverVBD, message and override alike); so here too, rather than
+# the ValueError other doubly spelled options raise.
+RELAXATION = "dat_conservative_bound_relaxation"
+OLD_RELAXATION = "particle_conservative_bound_relaxation"
 # The later revision's self-contact distances: with ``particle_self_contact_gap`` given, its
 # ``particle_self_contact_margin`` (default 0.2) [m] is the interaction distance, the seed's radius,
 # and the gap [m] the extra reach of detection only, so the seed's detection margin is margin + gap.
@@ -104,8 +113,8 @@ EXTRAS = {
     # 1.8.0's DeprecationWarning; omitted: the seed's AVBD.
     "rigid_compliant_alm": False,
     "rigid_soft_contact_use_log_barrier": False,  # True: the body–particle log barrier (.particles.contacts)
-    "rigid_soft_enable_dat": False,
-    "rigid_soft_dat_use_interval_arithmetic": False,
+    "rigid_soft_enable_dat": False,  # True: rigid–soft Divide-and-Truncate (.dat)
+    "rigid_soft_dat_use_interval_arithmetic": False,  # True: refused (.dat certifies with a chord bound instead)
     "tendon_max_sweeps": 256,
     "tendon_settle_tol": 1e-3,
     "tendon_activation_tol": 2e-3,
@@ -200,8 +209,11 @@ def validate_option(name: str, value):
         return None if value is None else _real(name, value, 0.0, 1.0)
     if name in ("rigid_avbd_linear_beta", "rigid_avbd_angular_beta"):
         return None if value is None else _real(name, value, 0.0)
-    if name == "particle_conservative_bound_relaxation":
-        return _real(name, value, 0.0, 1.0, open_low=True)
+    if name in ("particle_conservative_bound_relaxation", RELAXATION):
+        value = _real(name, value, 0.0, 1.0, open_low=True)
+        if value == 1.0:  # (1 - γ) D is the gap DAT keeps: 1 would let primitives touch (1.8.0 refuses it too)
+            raise ValueError(f"{name} must be in (0, 1), got {value!r}")
+        return value
     if name in _NON_NEGATIVE:
         return _real(name, value, 0.0)
     if name in ("rigid_joint_linear_kd", "rigid_joint_angular_kd"):
@@ -238,7 +250,15 @@ def build_options(**kwargs) -> tuple[VBDOptions, dict]:
     for name, value in kwargs.items():
         if name == LATER_GAP:
             continue
-        if name in ALIASES:
+        if name == RELAXATION:
+            if value is not None and OLD_RELAXATION not in kwargs:
+                seed_values[OLD_RELAXATION] = validate_option(name, value)  # the error names the spelling passed
+        elif name == OLD_RELAXATION:
+            if value is not None:
+                seed_values[name] = validate_option(name, value)
+                warnings.warn(f"{OLD_RELAXATION} is deprecated and overrides {RELAXATION}; pass only {RELAXATION}.",
+                              newton.NewtonDeprecationWarning, stacklevel=3)
+        elif name in ALIASES:
             target = ALIASES[name]
             if target in kwargs:
                 raise ValueError(f"SolverVBD got both {target!r} and its alias {name!r}; pass one of them")
@@ -258,8 +278,8 @@ def build_options(**kwargs) -> tuple[VBDOptions, dict]:
               for f in fields(VBDOptions)}
     _map_collision_frequency(extras, values, "particle_collision_detection_interval" in kwargs)
     for name, value in extras.items():
-        if name in ("rigid_compliant_alm", "rigid_soft_contact_use_log_barrier"):
-            continue  # both values are built (.rigid.compliant; the barrier in .particles.contacts)
+        if name in ("rigid_compliant_alm", "rigid_soft_contact_use_log_barrier", "rigid_soft_enable_dat"):
+            continue  # both values are built (.rigid.compliant; the barrier in .particles.contacts; .dat)
         if name not in EXTRAS_ANY_VALUE and name not in _SCHEDULE_OPTIONS and value != EXTRAS[name]:
             raise NotImplementedError(f"SolverVBD option {name}={value!r} is not implemented yet")
     if extras.get("rigid_compliant_alm") is False:

@@ -14,6 +14,7 @@ from newton.solvers.experimental.coupled import CouplingInterface
 
 from ..inputs import check_state
 from .coupling import BodyParticleCoupling, coupled_bodies
+from .dat import RigidSoftDat, check_dat, check_dat_schedule
 from .features import check_joint_features, check_joint_properties, check_model_features, check_tendons_external
 from .particles.attachments import Attachments, check_attachments
 from .collision import (Frequency, Slot, check_pipeline, check_schedule_change, contacts_before_step,
@@ -86,9 +87,13 @@ class SolverVBD(SolverBase, CouplingInterface):
       record acts at its barycentric soft point, each particle taking its weight's share, the body the
       reaction (:mod:`steel.solvers.vbd.particles.contacts`; triangle-mesh shapes raise
       ``NotImplementedError``). ``rigid_soft_contact_use_log_barrier=True`` gives body–particle contacts the
-      self-contact C2 log barrier instead of the quadratic penalty. Static shapes and kinematic bodies pass from
-      ``state_in`` to ``state_out`` unchanged; with ``integrate_with_external_rigid_solver=True`` no
-      body is moved.
+      self-contact C2 log barrier instead of the quadratic penalty. ``rigid_soft_enable_dat=True`` (with an owned
+      ``collision_pipeline``) makes them penetration-free: between two RIGID detections every particle update and
+      every dynamic body's pose update is truncated against the division plane of each of its contacts and to an
+      isotropic budget of ``0.5 x dat_conservative_bound_relaxation x`` the smallest query radius
+      (:mod:`steel.solvers.vbd.dat`; mesh and heightfield shapes and full-surface contacts refused). Static
+      shapes and kinematic bodies pass from ``state_in`` to ``state_out`` unchanged; with
+      ``integrate_with_external_rigid_solver=True`` no body is moved.
     * ``rigid_compliant_alm=True`` (Newton 1.8.0's default formulation; omitted here, the seed's AVBD
       runs) makes joints and body–body contacts finite materials: each non-cable structural joint slot
       is a spring of ``rigid_joint_linear_ke`` [N/m] / ``rigid_joint_angular_ke`` [N·m/rad] and each contact
@@ -119,7 +124,10 @@ class SolverVBD(SolverBase, CouplingInterface):
             or one option under both of its spellings (the message names it); particle–body attachments with
             ``integrate_with_external_rigid_solver=True``; a scene ``newton:maxSolverIterations`` below -1 or 0; a
             scene joint stiffness or damping (``newton:vbd:rigid:joint*``) negative or not finite (:mod:`.scene`);
-            with ``rigid_compliant_alm=True``, a shape material (``ke``, ``kd``, ``mu``) negative or not finite.
+            with ``rigid_compliant_alm=True``, a shape material (``ke``, ``kd``, ``mu``) negative or not finite;
+            ``rigid_soft_enable_dat=True`` without ``collision_pipeline``, with an external rigid solver or a
+            non-positive query radius, and at ``step`` with a NONE ``RIGID`` schedule or (self-contact on too) one
+            not equivalent to the self-contact cadence (:func:`steel.solvers.vbd.dat.check_dat_schedule`).
         TypeError: an unknown option or a value of the wrong type.
         NotImplementedError: a model feature the solve does not run, named: DISTANCE joints, drives or limits
             on BALL or multi-angle D6 DOFs, sparse mimic constraints and mimics of multi-angle D6 axes, tendon
@@ -128,7 +136,9 @@ class SolverVBD(SolverBase, CouplingInterface):
             muscles, unconverted MuJoCo equalities (the audit: :mod:`steel.solvers.vbd.features`);
             or a later-revision option selecting an unbuilt feature; the seed's sticking-contact options
             (``rigid_contact_stick_*``) set with ``rigid_compliant_alm=True``; at ``step``, full-surface soft contacts
-            on triangle-mesh shapes; proxy-particle harvesting after a step on full-surface contacts.
+            on triangle-mesh shapes; proxy-particle harvesting after a step on full-surface contacts;
+            ``rigid_soft_dat_use_interval_arithmetic=True``; with ``rigid_soft_enable_dat=True``, mesh or heightfield
+            shapes colliding with particles and (at ``step``) full-surface soft contacts.
     """
 
     JointSlot = JointSlot
@@ -151,7 +161,9 @@ class SolverVBD(SolverBase, CouplingInterface):
         * ``particle_self_contact_radius`` (0.2) [m]: distance below which self-contact pairs push
           apart. ``particle_self_contact_margin`` (0.2) [m]: detection distance (>= the radius).
         * ``particle_conservative_bound_relaxation`` (0.85): fraction of the distance to the nearest
-          primitive a vertex may move between detections, in (0, 1].
+          primitive a vertex may move between detections, in (0, 1). 1.8.0's ``dat_conservative_bound_relaxation``
+          (0.85) is the same value, shared with rigid–soft DAT; the seed's spelling is deprecated there and
+          overrides it with a ``NewtonDeprecationWarning``, and so here.
         * ``particle_vertex_contact_buffer_size`` (32) / ``particle_edge_contact_buffer_size`` (64):
           self-contact pairs kept per vertex / per edge; more are counted
           (:meth:`check_self_contact_overflow`), never written out of bounds.
@@ -198,7 +210,7 @@ class SolverVBD(SolverBase, CouplingInterface):
         the float32 rounding of their sum.
 
         Later-revision (Newton 1.8.0) spellings are accepted with their meaning: ``dat_conservative_bound_relaxation``
-        as an alias; ``particle_self_contact_margin`` with ``particle_self_contact_gap`` [m] as the
+        (above); ``particle_self_contact_margin`` with ``particle_self_contact_gap`` [m] as the
         interaction distance (the seed's radius) and the extra detection reach (detection at
         margin + gap); ``collision_pipeline`` / ``collision_frequency`` / ``collision_frequency_type``
         select a solver-owned pipeline whose RIGID slot detects before the step (AUTO = PRE_INIT), also right
@@ -216,8 +228,11 @@ class SolverVBD(SolverBase, CouplingInterface):
         ``rigid_soft_contact_use_log_barrier``
         (a bool, default False; True: body–particle normal contacts use the self-contact log barrier in the distance
         to the raw shape surface with the radius ``particle radius + shape margin``, see
-        :mod:`steel.solvers.vbd.particles.contacts`), ``rigid_soft_enable_dat`` and
-        ``rigid_soft_dat_use_interval_arithmetic`` (False only). ``tendon_max_sweeps`` (256, int >= 1),
+        :mod:`steel.solvers.vbd.particles.contacts`), ``rigid_soft_enable_dat`` (a bool, default False; True:
+        rigid–soft Divide-and-Truncate against the owned pipeline's contacts, :mod:`steel.solvers.vbd.dat`; its RIGID
+        slot's AUTO then resolves to PRE_POST_INIT, the bodies detected at their truncated first iterate), and
+        ``rigid_soft_dat_use_interval_arithmetic`` (False only: the body bound here certifies the whole rotation with
+        a chord bound, so the interval path is not built). ``tendon_max_sweeps`` (256, int >= 1),
         ``tendon_settle_tol`` (1e-3) and ``tendon_activation_tol`` (2e-3) (> 0) are validated and change nothing:
         they tune 1.8.0's capstan material relaxation (friction at guides, refused here) and the hysteresis of its
         dynamic-roller activation, which the continuous geometric switch here does without
@@ -236,6 +251,7 @@ class SolverVBD(SolverBase, CouplingInterface):
         self.compliant = resolve_compliant(model, opts, options, extras)  # None: the seed's AVBD
         history = opts.rigid_contact_history and not opts.integrate_with_external_rigid_solver and model.body_count
         check_pipeline(extras.get("collision_pipeline"), bool(history))
+        check_dat(model, opts, extras)  # rigid–soft DAT's requirements (.dat)
         _check_model(model, opts.integrate_with_external_rigid_solver)
         check_model_features(model)  # tendon rollers, muscles, ...: refused, never dropped (.features)
         check_tendons_external(model, opts.integrate_with_external_rigid_solver)
@@ -251,6 +267,10 @@ class SolverVBD(SolverBase, CouplingInterface):
                                   extras.get("rigid_soft_contact_use_log_barrier", False))
                      if model.particle_count else None)
         self.self_contact = SelfContact(model, opts) if opts.particle_enable_self_contact and self.work else None
+        self.dat = (RigidSoftDat(model, opts.particle_conservative_bound_relaxation, extras["collision_pipeline"],
+                                 dynamic_bodies(model), self.work) if extras.get("rigid_soft_enable_dat") else None)
+        if self.dat is not None and self.contacts is not None:
+            self.dat.reserve(self.contacts.soft_contact_max)  # the owned buffer's records: no step allocates
         # The tile kernel is specialized here to the element families present; on a CPU
         # without Warp's CPU blocks it would be the general loop plus tile overhead (see solve_tile).
         tile = opts.particle_enable_tile_solve and self.work is not None and tile_solve_pays_off(model.device)
@@ -305,8 +325,11 @@ class SolverVBD(SolverBase, CouplingInterface):
             contact.interval = interval
 
     def _default_collision_frequency_type(self, slot):
-        """AUTO: the owned pipeline before the step (RIGID); self-contact before and after initialization."""
+        """AUTO: the owned pipeline before the step (RIGID; with rigid–soft DAT also after initialization, as
+        1.8.0 resolves it); self-contact before and after initialization."""
         if slot == Slot.SOFT_SELF_CONTACT:
+            return Frequency.PRE_POST_INIT
+        if slot == Slot.RIGID and self.__dict__.get("extras", {}).get("rigid_soft_enable_dat"):
             return Frequency.PRE_POST_INIT
         return super()._default_collision_frequency_type(slot)
 
@@ -355,8 +378,10 @@ class SolverVBD(SolverBase, CouplingInterface):
         check_state(model, state_in, "state_in", particles=True)
         check_state(model, state_out, "state_out", particles=True)
         self.validate_observables(observables, contacts)
+        if self.dat is not None:
+            check_dat_schedule(self)  # RIGID active, and equivalent to SOFT_SELF_CONTACT with both DATs on
         contacts = contacts_before_step(self, state_in, contacts, dt)
-        check_full_surface_contacts(contacts, self.mesh_shapes)  # edge/face records: analytic shapes, heightfields
+        check_full_surface_contacts(contacts, self.mesh_shapes, self.dat is not None)  # edge/face records
         coupling, attachments, iterations = self.coupling, self.attachments, self.options.iterations
         if self.rewind is not None:
             self.rewind.begin_step()
@@ -368,8 +393,14 @@ class SolverVBD(SolverBase, CouplingInterface):
             if attachments is not None:
                 attachments.begin_step(model, work, state_in, state_out, dt)
             prepare_contacts(model, state_in, state_out, contacts, work, dt, external, coupling)
+            dat = self.dat
+            if dat is not None:  # the first detection's planes; the first iterate truncated to them
+                dat.record(model, contacts, state_in.particle_q, state_in.body_q if model.body_count else None)
+                if self.self_contact is None:
+                    dat.truncate_particles(model, work, state_out.particle_q)
             if self.self_contact is not None:
-                self.self_contact.begin_step(model, work.particle_q_prev, state_out.particle_q)
+                self.self_contact.begin_step(model, work.particle_q_prev, state_out.particle_q,
+                                             None if dat is None else lambda q: dat.truncate_particles(model, work, q))
             if not interleave and attachments is None and redetect is None:
                 solve_particles(model, state_out, work, iterations, dt, self.self_contact, self._tile_families)
             elif not interleave:
@@ -396,18 +427,26 @@ class SolverVBD(SolverBase, CouplingInterface):
                 sweep_particles(model, state_out, work, iteration, dt, self.self_contact, self._tile_families)
 
             step_rigid(model, state_in, state_out, control, self.rigid, iterations, dt, contacts,
-                       coupling.data if coupling is not None else None, particle_sweep)
+                       coupling.data if coupling is not None else None, particle_sweep, self._truncate_bodies())
             if attachments is not None and iterations > 0:
                 attachments.update_duals(model, state_out)
             finish_particles(model, state_out, work, dt)
             wp.copy(self.body_q_prev, state_out.body_q)
         elif self.rigid is not None:
-            step_rigid(model, state_in, state_out, control, self.rigid, iterations, dt, contacts, before_sweep=redetect)
+            if self.dat is not None and work is None:
+                self.dat.record(model, contacts, None, state_in.body_q)
+            step_rigid(model, state_in, state_out, control, self.rigid, iterations, dt, contacts, before_sweep=redetect,
+                       after_sweep=self._truncate_bodies())
             wp.copy(self.body_q_prev, state_out.body_q)
         elif model.body_count and not external and state_out is not state_in:
             state_out.body_q.assign(state_in.body_q)  # static/kinematic colliders keep their pose
             state_out.body_qd.assign(state_in.body_qd)
         write_observables(self, observables, contacts, state_in, state_out, dt)
+
+    def _truncate_bodies(self):
+        """The rigid stage's truncation hook (``after_sweep(body_q)``), or None without rigid–soft DAT."""
+        dat, model = self.dat, self.model
+        return None if dat is None else (lambda body_q: dat.truncate_bodies(model, body_q))
 
     # -- rigid joints -------------------------------------------------------------------------------
 

@@ -75,6 +75,7 @@ import warp as wp
 import newton
 
 from ....launches import launch
+from ..dat import RigidSoftDatData
 from .attachments import AttachmentData
 from .self_contact_force import barrier_derivatives
 
@@ -110,6 +111,7 @@ class ContactData:
     corners: wp.array[wp.vec3i]  # record -> its one to three particles, -1 padded
     weights: wp.array[wp.vec3]  # record -> their barycentric weights (sum 1)
     attach: AttachmentData  # the model's particle–body attachments (.attachments; empty without)
+    dat: RigidSoftDatData  # rigid–soft DAT references (..dat; enabled = 0 without)
 
 
 @wp.func
@@ -410,16 +412,21 @@ def mesh_particle_shapes(model) -> list[int]:
     return np.flatnonzero(mesh & collide).tolist()
 
 
-def check_full_surface_contacts(contacts, mesh_shapes: list[int]) -> None:
+def check_full_surface_contacts(contacts, mesh_shapes: list[int], dat: bool = False) -> None:
     """``NotImplementedError`` for full-surface contacts with triangle-mesh shapes ``mesh_shapes`` colliding with
-    particles (before the step changes anything; no device read).
+    particles, or with rigid–soft DAT on (``dat``; its planes are per particle record, ``..dat``), before the
+    step changes anything (no device read).
 
     Newton's mesh pass reports every vertex–face, face–vertex and edge–edge pair in its band, redundant and
     inactive ones included, and leaves the consumer to test each at the current positions against the
     mesh's feature topology; that test is not built, and reading those records as the analytic ones
     would push along stale, duplicated normals. Analytic primitives and heightfields are consumed.
     """
-    if mesh_shapes and contacts is not None and getattr(contacts, "_enable_rigid_soft_full_surface_contact", False):
+    full_surface = contacts is not None and getattr(contacts, "_enable_rigid_soft_full_surface_contact", False)
+    if dat and full_surface:
+        raise NotImplementedError("SolverVBD(rigid_soft_enable_dat=True) with full-surface soft contacts "
+                                  "(enable_rigid_soft_full_surface_contact=True) is not implemented")
+    if mesh_shapes and full_surface:
         raise NotImplementedError(
             "SolverVBD consumes full-surface soft contacts (enable_rigid_soft_full_surface_contact=True) on analytic "
             f"shapes and heightfields only; triangle-mesh shapes colliding with particles are not supported (shapes "

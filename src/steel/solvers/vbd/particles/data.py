@@ -29,6 +29,7 @@ import warp as wp
 
 from .adjacency import build_element_adjacency, tet_rest_volumes
 from .attachments import empty_attachments
+from ..dat import disabled_dat
 from .contacts import FULL_SURFACE_CAPACITY, PARTICLE_CONTACT_CAPACITY, ContactData
 from .solve import ElementData
 
@@ -65,6 +66,7 @@ class ParticleWork:
                               wp.zeros(1, dtype=wp.int32, device=dev))
         self.contact_capacity = 0
         self.attach = empty_attachments(dev)  # the solver sets the model's (.attachments)
+        self.dat = disabled_dat(dev)  # rigid–soft DAT references (..dat; the solver sets them when enabled)
         self.friction_epsilon = float(friction_epsilon)
         # Penalty ramp of particle–shape contacts (rigid_avbd_linear_beta / rigid_contact_k_start); 0 = off.
         self.ramp_beta = float(ramp_beta)
@@ -103,6 +105,7 @@ class ParticleWork:
         data.weights = wp.zeros(1, dtype=wp.vec3, device=dev)
         data.friction_epsilon = self.friction_epsilon
         data.attach = self.attach
+        data.dat = self.dat
         self.contact_data = data
 
     def ensure_contact_capacity(self, soft_contact_max: int, full_surface: bool = False) -> None:

@@ -231,11 +231,16 @@ class SelfContact:
                   inputs=[model.particle_flags, model.particle_inv_mass, self.data], outputs=[particle_q],
                   device=self.device)
 
-    def begin_step(self, model, q_start: wp.array, q_init: wp.array) -> None:
-        """Detection before initialization, truncation of the first iterate, and (interval 0) after it."""
+    def begin_step(self, model, q_start: wp.array, q_init: wp.array, truncate_more=None) -> None:
+        """Detection before initialization, truncation of the first iterate, and (interval 0) after it.
+
+        ``truncate_more(q_init)`` (rigid–soft DAT) truncates the first iterate further before it is detected at.
+        """
         self.set_material(model)
         self.detect(q_start)
         self.truncate(model, q_init)
+        if truncate_more is not None:
+            truncate_more(q_init)
         if self.interval == 0:
             self.detect(q_init)
 

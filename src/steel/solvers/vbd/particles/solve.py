@@ -38,6 +38,7 @@ from .elastic import triangle_snh_force_hessian as triangle_force_hessian  # the
 from .predict import particle_is_free
 from .self_contact import disabled_self_contact
 from .self_contact_force import SelfContactData, self_contact_force_hessian, truncate_displacement
+from ..dat import truncate_rigid_soft
 from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
@@ -189,8 +190,11 @@ def finish_vertex_step(
     f += fs
     h += hs
     if wp.abs(wp.determinant(h)) > 1.0e-12:
-        # Truncation keeps the vertex within its self-contact bound (a no-op without self-contact).
-        particle_q_out[i] = truncate_displacement(i, self_contacts, x + wp.inverse(h) * f)
+        # Truncation keeps the vertex within its self-contact bound, then within its rigid–soft bounds (each a
+        # no-op when off); both scale towards the same detection position (equivalent schedules, ..dat).
+        x_new = truncate_displacement(i, self_contacts, x + wp.inverse(h) * f)
+        particle_q_out[i] = truncate_rigid_soft(i, contacts.dat, contacts.particle_contact_count,
+                                                contacts.particle_contact, x_new)
 
 
 @wp.kernel

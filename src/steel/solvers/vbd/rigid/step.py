@@ -5,7 +5,8 @@ Newton step in :mod:`.bodies`. Launches per step: 3 + iterations x (colours + 1)
 mimics (:mod:`.mimic`) 1 + iterations more; with tendons (:mod:`.tendons`) 2 + iterations more), plus with
 body–body contacts 3 (filing; history; damper flags) + iterations (contact duals) + 1 (history snapshot)
 + 2 (deadzone support and snap, on by default: :mod:`.deadzone`). Compliant ALM (:mod:`.compliant`) adds 1
-(joint conditioning) + 2 with contacts (the bodies' blocks, the rows), and has no deadzone snap.
+(joint conditioning) + 2 with contacts (the bodies' blocks, the rows), and has no deadzone snap. Rigid–soft DAT
+(:mod:`..dat`) adds 2 after predict and 2 per iteration (the truncation of the poses).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from .joints import begin_joints, finish_cables, update_duals
 
 
 def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: float, contacts=None,
-               particle_contacts=None, before_sweep=None) -> None:
+               particle_contacts=None, before_sweep=None, after_sweep=None) -> None:
     """Advance the dynamic bodies by one implicit-Euler step of ``dt`` [s] with ``iterations`` AVBD sweeps.
 
     Drive targets and DOF forces come from ``control.joint_target_q`` / ``joint_target_qd`` /
@@ -24,6 +25,7 @@ def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: f
     body–body contacts when the model has them (``work.contacts``). Two-way coupling
     (:mod:`..coupling`): ``particle_contacts`` are the particle contacts on coupled bodies, and
     ``before_sweep(iteration)`` runs the particle sweep of each iteration before the body colours.
+    ``after_sweep(body_q)`` (rigid–soft DAT, :mod:`..dat`) truncates the first iterate and every iteration's poses.
     """
     bd, jd, params, dev = work.bodies, work.joints, work.params, model.device
     controls = tuple(_control_array(model, control, name, work.empty_targets)
@@ -43,6 +45,8 @@ def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: f
     begin_joints(jd, state_in.body_q, bd, work.joint_count, params, dev)  # before predict_bodies
     work.mimics.begin(params.alpha * params.gamma)
     predict_bodies(model, bd, state_in, state_out, dt, work.adaptive_init)
+    if after_sweep is not None:
+        after_sweep(state_out.body_q)
     if rc is not None:
         rc.mark_damped(state_out.body_q)
     pc = work.no_particle_contacts if particle_contacts is None else particle_contacts
@@ -52,6 +56,8 @@ def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: f
         for group in work.groups:
             solve_body_colour(model, bd, jd, work.mimics.data, work.tendons.data, cd, pc, controls, group, dt,
                               state_out.body_q)
+        if after_sweep is not None:  # once after all colours (per colour would cost 3 launches each)
+            after_sweep(state_out.body_q)
         update_duals(jd, state_out.body_q, bd.com, work.joint_count, params, dev)
         work.mimics.update_duals(jd, state_out.body_q, bd.com)
         work.tendons.update_duals(state_out.body_q, bd.com)
