@@ -279,6 +279,21 @@ def test_scene_lists_in_errors_and_help_come_from_the_catalog(tmp_path, capsys):
     assert "as the file says" in fixed.help
 
 
+def test_a_tower_run_says_whether_the_towers_ended_stacked(tmp_path, capsys):
+    """The summary states the scene's promise and whether the run kept it. Stopped at 0.05 s the towers (dropped
+    from up to 1.5 m) are still in the air: the promise is broken and a warning says which box; after 1.5 s with
+    SolverSteel they stand (every box within 5 mm of its stacked height). Before, both runs exited 0 with no word."""
+    assert main(["run", "tower", "--seconds", "0.05", "--out", str(tmp_path / "early")]) == 0
+    assert "the outcome contradicts the scene: not every box ends stacked on its tower" in capsys.readouterr().out
+    early = _summary(tmp_path / "early")
+    assert early["expectation"]["met"] is False and early["expectation"]["height_error_m"] > 1.0  # [m] still up
+    assert main(["run", "tower", "--seconds", "1.5", "--out", str(tmp_path / "landed")]) == 0
+    assert "contradicts" not in capsys.readouterr().out
+    landed = _summary(tmp_path / "landed")
+    assert landed["expectation"]["met"] is True
+    assert landed["final_overlap_m"] < 1e-3  # [m] resting contacts, not boxes inside each other
+
+
 def test_an_mjcf_file_starts_at_its_init_qpos_like_the_shipped_scene():
     """`steel run nv_ant.xml` starts where `steel run ant` does (the file's init_qpos, MuJoCo order converted)."""
     model = runner.build_model(newton.examples.get_asset("nv_ant.xml"), 1)

@@ -24,9 +24,10 @@ there, and its summary says what happened and when (``outcome: "diverged"``). Re
 * ``summary.json``: outcome, scene and input path, solver and its options, worlds, dt, steps,
   command line, versions, wall time (total and stepping) and world-steps/s, the guard's limits,
   the largest horizontal drift of any root body [m], final root heights [m], the lowest and highest
-  body centre at the end [m], dropped rows, the
-  deepest overlap of the start pose [m] (over 1 cm a robot file kept at its pose gets a `--start-height`
-  hint), and for a robot file how far it was lifted onto the ground (a floating robot whose start pose reaches
+  body centre at the end [m], dropped rows, the deepest overlap of the start pose [m] (over 1 cm a robot
+  file kept at its pose gets a `--start-height` hint) and of the final state [m], the scene's promise and
+  whether the run kept it (``expectation``: the towers end stacked; a run that breaks it also prints a
+  warning), and for a robot file how far it was lifted onto the ground (a floating robot whose start pose reaches
   below the ground is placed on it unless ``keep_pose``);
 * ``final_state.npz``: ``joint_q``, ``joint_qd``, ``body_q``, ``body_qd`` of the last step;
 * ``trajectory.png``: the highest root body [m] and the largest horizontal drift [m] over time
@@ -306,6 +307,16 @@ def run_scene(
         view.close()
 
     finite = bool(np.isfinite(s0.joint_q.numpy()).all() and np.isfinite(s0.body_q.numpy()).all())
+    # What a user would check first: the scene's promise (a tower that should stand) and the overlap left.
+    promise = scenes.expectation(name, s0.body_q.numpy(), world_count) if shipped and finite else None
+    end_overlap = None
+    if finite:
+        pipeline.collide(s0, contacts)
+        end_overlap = deepest_start_penetration(model, s0, contacts)
+    if promise is not None and not promise["met"]:
+        log(f"[steel] warning: the outcome contradicts the scene: not {promise['promise']} (body "
+            f"{promise['worst_box']}: {1000 * promise['height_error_m']:.1f} mm from its stacked height, "
+            f"{1000 * promise['offset_m']:.1f} mm off its tower)")
     summary = {
         "outcome": "diverged" if diverged else "completed",
         "divergence": diverged.record() if diverged else None,
@@ -337,6 +348,8 @@ def run_scene(
         "rows_dropped": _rows_dropped(sim),
         "contact_overflow": int(sim.check_rigid_contact_overflow()) if solver == "vbd" else None,
         "start_overlap_m": start_overlap,
+        "final_overlap_m": end_overlap,
+        "expectation": promise,
     }
     write_summary(out / "summary.json", summary)
     record_run(index, out, summary)

@@ -337,3 +337,37 @@ def build_scene(name: str, world_count: int, device: str, *, color: bool = False
         raise KeyError(f"unknown scene {name!r}; choose from {', '.join(SCENES + VBD_SCENES)}")
     return BUILDERS[name](world_count, device, color)
 
+
+# The outcome a shipped scene promises, checked on the final state of a run (steel.runner's summary).
+TOWER_STAND_HEIGHT = 0.005  # [m] a box's centre within this of its stacked height counts as stacked
+TOWER_STAND_OFFSET = 0.05  # [m] ... and within this horizontally of its tower's bottom box
+
+
+def expectation(name: str, body_q, world_count: int) -> dict | None:
+    """Whether the final ``body_q`` (Newton's ``(body, 7)`` poses) keeps the promise of shipped scene ``name``.
+
+    ``tower``: every box ends stacked on its tower (centre within ``TOWER_STAND_HEIGHT`` of ``(2 i + 1) h`` for
+    the ``i``-th box from the bottom, and within ``TOWER_STAND_OFFSET`` horizontally of the tower's bottom box):
+    a run that leaves boxes hanging in the air, sunk, or scattered contradicts it. Other scenes: None.
+    Returns ``{"promise", "met", "worst_box", "height_error_m", "offset_m"}``.
+    """
+    if name != "tower":
+        return None
+    nb = sum(TOWER_HEIGHTS)
+    q = body_q[: nb * world_count].reshape(world_count, nb, -1)
+    height_err = np.zeros((world_count, nb))
+    offset = np.zeros((world_count, nb))
+    start = 0
+    for count in TOWER_HEIGHTS:
+        boxes = q[:, start:start + count]
+        stacked = BOX_HALF * (2.0 * np.arange(count) + 1.0)
+        height_err[:, start:start + count] = np.abs(boxes[..., 2] - stacked)
+        offset[:, start:start + count] = np.linalg.norm(boxes[..., :2] - boxes[:, :1, :2], axis=-1)
+        start += count
+    worst = np.unravel_index(np.argmax(height_err / TOWER_STAND_HEIGHT + offset / TOWER_STAND_OFFSET),
+                             height_err.shape)
+    met = bool((height_err <= TOWER_STAND_HEIGHT).all() and (offset <= TOWER_STAND_OFFSET).all())
+    return {"promise": "every box ends stacked on its tower", "met": met,
+            "worst_box": int(worst[0] * nb + worst[1]), "height_error_m": float(height_err[worst]),
+            "offset_m": float(offset[worst])}
+
