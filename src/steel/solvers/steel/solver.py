@@ -40,7 +40,7 @@ from .rows.compliance import (COMPLIANT, SKIPPED, ComplianceCounters, check_comp
                               warn_point_friction)
 from .kinematics_carry import KinematicsCarry
 from .rows.contacts import build_contact_rows
-from .rows.history import ContactHistory, forget_worlds, record_contacts
+from .rows.history import ContactHistory, bias_time, forget_worlds, record_contacts
 from .rows.dormant import DormantRows
 from .rows.drives import build_drive_rows
 from .rows.joint_friction import JointFriction, check_joint_friction_options
@@ -192,6 +192,7 @@ class SolverSteel(SolverBase, SteelCoupling):
         self._default_control = model.control()
         self._step_count = 0
         self._last_dt = None
+        self.bias_dt = None  # [s] the last step's bias_time (rows/history.py)
         self._refresh_mass_matrix = True
         self._warned_overflow = False
         self._status_snapshot = None  # (overflow flags, dropped counts) copied by snapshot_constraint_status
@@ -353,8 +354,8 @@ class SolverSteel(SolverBase, SteelCoupling):
         # 5. Observables and contact history of this step (before an in-place output overwrites the input).
         warn_body_parent_f_once(self, observables)  # rows/preelimination.py
         write_observables(self, observables, contacts, state_in, dt)
-        if contacts is not None and contacts.rigid_contact_max > 0:
-            record_contacts(self, contacts, dt)
+        if contacts is not None and contacts.rigid_contact_max > 0 and dt >= self.bias_dt:
+            record_contacts(self, contacts, dt)  # a step far shorter than the one before keeps its records (history.py)  # forces over the bias time (rows/history.py)
         # 6. Velocities -> positions, then publish body poses and twists.
         fused_finish = finish_fuses(self, self.qd_position)
         if not fused_finish:
@@ -524,6 +525,7 @@ class SolverSteel(SolverBase, SteelCoupling):
             self._warned_overflow = False
             self._step_count = 0
             self._last_dt = None
+            self.bias_dt = None
             self.kinematics_carry.void()  # as constructed: the first step places its bodies in full
         else:
             forget_worlds(self, mask)
@@ -583,6 +585,7 @@ class SolverSteel(SolverBase, SteelCoupling):
             )
         check_warm_start_contacts(self, contacts)
         check_compliance_contacts(self, contacts)
+        self.bias_dt = bias_time(dt, self.bias_dt)
         if dt != self._last_dt:
             self._refresh_mass_matrix = True  # the implicit drive terms depend on dt
             self._last_dt = dt

@@ -665,12 +665,13 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
     gap_gate = -1.0 if opts.contact_gap_gate is None else opts.contact_gap_gate
     friction_gap_max = 1.0e30 if opts.contact_friction_gap_max is None else opts.contact_friction_gap_max
     threads = contact_threads(contacts)
+    bias = (dt / solver.bias_dt) ** 2  # 1.0 but in a step far shorter than the one before (history.bias_time)
     launch(
         _contact_rows,
         dim=threads,
         inputs=[
             float(dt),
-            float(opts.baumgarte),
+            float(opts.baumgarte * bias),
             float(opts.contact_regularization),
             float(opts.contact_speculative_scale),
             float(gap_gate),
@@ -732,7 +733,7 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             solver.history.anchor1,
             solver.history.age,
             solver.history.position,
-            float(opts.friction_anchor_beta),  # the resolved value (module docstring: not solver.<option>)
+            float(opts.friction_anchor_beta * bias),  # the resolved value (module docstring: not solver.<option>)
             int(opts.contact_warmstart),
             int(contacts is solver.history.solved_contacts),
             float(opts.contact_warmstart_decay),
