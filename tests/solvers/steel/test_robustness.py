@@ -5,6 +5,7 @@ value before anything changes, and odd legal inputs must leave the simulation sa
 """
 
 import numpy as np
+import pytest
 import warp as wp
 
 import newton
@@ -56,3 +57,60 @@ def test_a_tiny_step_in_a_settled_stack_does_not_launch_the_next_steps():
     assert rest < 1.0e-4
     for tiny in (1.0e-6, 1.0e-9):
         assert _max_speed_after(tiny) <= 3.0 * rest, tiny
+
+
+def _sliding_box(mu):
+    """A box sliding at (1, 0.5) m/s on the ground; ``mu`` written into the model after finalize
+    (Newton's builder refuses a non-finite one)."""
+    builder = newton.ModelBuilder()
+    body = builder.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, 0.1), wp.quat_identity()))
+    builder.add_shape_box(body, hx=0.1, hy=0.1, hz=0.1)
+    builder.add_ground_plane()
+    model = builder.finalize(device="cpu")
+    model.shape_material_mu.fill_(mu)
+    return model
+
+
+def _height_range(model, solver, steps=300):
+    pipeline = newton.CollisionPipeline(model)
+    contacts = pipeline.contacts()
+    s0, s1 = model.state(), model.state()
+    s0.joint_qd.assign(np.array([1.0, 0.5, 0.0, 0.0, 0.0, 0.0], dtype=np.float32))
+    low, high = np.inf, -np.inf
+    for _ in range(steps):
+        pipeline.collide(s0, contacts)
+        solver.step(s0, s1, None, contacts, DT)
+        s0, s1 = s1, s0
+        z = float(s0.body_q.numpy()[0, 2])
+        low, high = min(low, z), max(high, z)
+    return low, high
+
+
+@pytest.mark.parametrize("mu", [1.0e3, 1.0e4, 1.0e6])
+def test_a_huge_friction_coefficient_sticks_under_the_desaxce_mode(mu):
+    """friction_mode='bisection_desaxce' with mu 1e3 / 1e6 threw a sliding box 0.42 m up / 1.23 m through the
+    ground (the bias mu |c_t| amplified the residual slip). Now it sticks and trips over its edge as with mu 10:
+    its centre stays within 0.1-0.1166 m."""
+    model = _sliding_box(mu)
+    low, high = _height_range(model, SolverSteel(model, friction_mode="bisection_desaxce", friction_anchor_beta=0.0))
+    assert low > 0.099 and high < 0.13, (low, high)
+
+
+@pytest.mark.parametrize("mode", ["fixed_normal", "bisection_desaxce", "coulomb_newton"])
+@pytest.mark.parametrize("mu", [np.inf, np.nan])
+def test_a_non_finite_friction_coefficient_is_refused(mode, mu):
+    """mu = inf gave NaN under 'bisection_desaxce' and 'coulomb_newton' and a drifting box under the default mode
+    (inf times a zero normal impulse); Newton's builder refuses it too. Refused at construction and on notify."""
+    options = {} if mode == "fixed_normal" else {"friction_mode": mode, "friction_anchor_beta": 0.0}
+    model = _sliding_box(mu)
+    with pytest.raises(ValueError, match=r"shape_material_mu of shape 0 .*must be finite, got (inf|nan)"):
+        SolverSteel(model, **options)
+    model.shape_material_mu.fill_(0.5)
+    solver = SolverSteel(model, **options)
+    model.shape_material_mu.fill_(mu)
+    with pytest.raises(ValueError, match="shape_material_mu of shape 0"):
+        solver.notify_model_changed(newton.ModelFlags.SHAPE_PROPERTIES)
+    model.shape_material_mu.fill_(0.5)
+    solver.notify_model_changed(newton.ModelFlags.SHAPE_PROPERTIES)
+    low, high = _height_range(model, solver, steps=60)
+    assert abs(low - 0.1) < 1e-3 and abs(high - 0.1) < 1e-3

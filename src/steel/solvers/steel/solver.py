@@ -546,10 +546,13 @@ class SolverSteel(SolverBase, SteelCoupling):
 
         Raises:
             ValueError: with ``enable_sleeping``, a flagged array was replaced by one with another
-                entity count (before anything changes).
+                entity count; a shape attribute is invalid (a non-finite ``shape_material_mu``, see
+                ``attributes.py``), before anything changes.
         """
         del world_mask
         flags = int(flags)
+        if flags & int(newton.ModelFlags.SHAPE_PROPERTIES):
+            self.shape_attributes.refresh()  # validates first: a refused edit changes nothing
         if self.sleep is not None:
             wake_changed(self, self.sleep, flags)  # sleeping.py: the islands whose arrays changed (host read)
         if flags & (int(newton.ModelFlags.BODY_PROPERTIES) | int(newton.ModelFlags.JOINT_DOF_PROPERTIES)):
@@ -559,8 +562,6 @@ class SolverSteel(SolverBase, SteelCoupling):
         if flags & (int(newton.ModelFlags.BODY_PROPERTIES) | int(newton.ModelFlags.BODY_INERTIAL_PROPERTIES)
                     | int(newton.ModelFlags.MODEL_PROPERTIES)):
             self.shock_up = shock_setup(self.model, self.tables, self.core.plan)  # masses or gravity changed
-        if flags & int(newton.ModelFlags.SHAPE_PROPERTIES):
-            self.shape_attributes.refresh()
         if flags & int(newton.ModelFlags.JOINT_PROPERTIES):
             flag_disabled_tree_joints(self.model, self.rows.constraint_overflow)  # rows/loop_closures.py
         if self.closures.count and flags & (int(newton.ModelFlags.JOINT_PROPERTIES)

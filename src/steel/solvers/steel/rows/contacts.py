@@ -359,7 +359,7 @@ def _contact_rows(
         a0 = wp.transform_point(X0, contact_point0[c] + contact_offset0[c])
         a1 = wp.transform_point(X1, contact_point1[c] + contact_offset1[c])
 
-        mu = 0.5 * (shape_mu[s0] + shape_mu[s1]) * friction_scale
+        mu = (0.5 * shape_mu[s0] + 0.5 * shape_mu[s1]) * friction_scale  # halves first: no overflow to inf
         stiffness = float(0.0)  # contact_compliance (rows/compliance.py): positive for a compliant contact
         if compliance_enabled != 0:
             stiffness = contact_stiffness[c]
