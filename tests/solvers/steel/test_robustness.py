@@ -114,3 +114,43 @@ def test_a_non_finite_friction_coefficient_is_refused(mode, mu):
     solver.notify_model_changed(newton.ModelFlags.SHAPE_PROPERTIES)
     low, high = _height_range(model, solver, steps=60)
     assert abs(low - 0.1) < 1e-3 and abs(high - 0.1) < 1e-3
+
+
+def _compliant_box_heights(stiffness, damping, steps=240):
+    """A box resting on the ground, stepped at 1/240 s with compliant contacts of the given per-contact
+    stiffness [N/m] and damping [N·s/m] (written after each collision pass)."""
+    builder = newton.ModelBuilder()
+    body = builder.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, 0.1), wp.quat_identity()))
+    builder.add_shape_box(body, hx=0.1, hy=0.1, hz=0.1)
+    builder.add_ground_plane()
+    model = builder.finalize(device="cpu")
+    pipeline = newton.CollisionPipeline(model)
+    contacts = newton.Contacts(model.rigid_contact_max, 0, per_contact_shape_properties=True, device="cpu")
+    solver = SolverSteel(model, contact_compliance=True, friction_anchor_beta=0.0)
+    s0, s1 = model.state(), model.state()
+    heights = []
+    for _ in range(steps):
+        pipeline.collide(s0, contacts)
+        contacts.rigid_contact_stiffness.fill_(stiffness)
+        contacts.rigid_contact_damping.fill_(damping)
+        solver.step(s0, s1, None, contacts, 1.0 / 240.0)
+        s0, s1 = s1, s0
+        heights.append(float(s0.body_q.numpy()[0, 2]))
+    return np.array(heights), solver
+
+
+def test_an_infinitely_stiff_compliant_contact_is_rigid():
+    """contact_compliance with rigid_contact_stiffness = inf let the box sink through the ground (the law's
+    inf / inf is NaN: 4.9 m in 1 s) and counted it compliant; now the contact takes the rigid law: the box rests at 0.1 m
+    (measured within 1e-5 m), counted as no compliant contact."""
+    heights, solver = _compliant_box_heights(np.inf, 0.0)
+    assert np.abs(heights - 0.1).max() < 1e-4
+    assert solver.compliance_contact_count == 0
+
+
+@pytest.mark.parametrize(("stiffness", "damping"), [(1.0e5, np.nan), (np.nan, 0.0), (-1.0e5, 0.0), (1.0e5, -5.0)])
+def test_a_nan_or_negative_contact_material_is_refused_before_the_solve(stiffness, damping):
+    """A NaN damping let a compliant box sink through the ground unflagged; now the eager step raises
+    ValueError naming the contact and its values, before the state changes."""
+    with pytest.raises(ValueError, match=r"rigid_contact_stiffness=.*rigid_contact_damping="):
+        _compliant_box_heights(stiffness, damping, steps=1)

@@ -365,6 +365,8 @@ def _contact_rows(
             stiffness = contact_stiffness[c]
             if stiffness > 0.0 and contact_friction_weight[c] > 0.0:
                 mu *= contact_friction_weight[c]
+            if wp.isinf(stiffness):
+                stiffness = 0.0  # infinitely stiff: the rigid law (rows/compliance.py)
         friction = mu > 0.0 and phi <= friction_gap_max
         friction_kind = ROW_FRICTION
         # The contact's role in its region (rows/patches.py): a patch anchor, and the torsion row's host.
