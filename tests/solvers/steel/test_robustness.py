@@ -154,3 +154,70 @@ def test_a_nan_or_negative_contact_material_is_refused_before_the_solve(stiffnes
     ValueError naming the contact and its values, before the state changes."""
     with pytest.raises(ValueError, match=r"rigid_contact_stiffness=.*rigid_contact_damping="):
         _compliant_box_heights(stiffness, damping, steps=1)
+
+
+def _mimic_pair(**edits):
+    """A leader hinge (joint 0) and a follower hinge (joint 1, q_1 = 0.1 + 2 q_0), with model arrays edited
+    after finalize: ``leader`` into joint_mimic_joint[1], ``coeffs`` into joint_mimic_coeffs[1]."""
+    builder = newton.ModelBuilder()
+    inertia = wp.mat33(np.diag([0.02, 0.02, 0.03]))
+    l0 = builder.add_link(mass=1.0, inertia=inertia)
+    j0 = builder.add_joint_revolute(-1, l0, axis=(0, 0, 1))
+    l1 = builder.add_link(mass=0.5, inertia=inertia, xform=wp.transform(wp.vec3(0.3, 0.0, 0.0), wp.quat_identity()))
+    j1 = builder.add_joint_revolute(l0, l1, axis=(0, 0, 1), parent_xform=wp.transform(wp.vec3(0.3, 0.0, 0.0)))
+    builder.add_articulation([j0, j1])
+    builder.set_joint_mimic(j1, j0, coeffs=(0.1, 2.0))
+    model = builder.finalize(device="cpu")
+    _edit_mimic(model, **edits)
+    return model
+
+
+def _edit_mimic(model, leader=None, coeffs=None):
+    if leader is not None:
+        model.joint_mimic_joint.assign(np.array([-1, leader], dtype=np.int32))
+    if coeffs is not None:
+        values = model.joint_mimic_coeffs.numpy()
+        values[1] = coeffs
+        model.joint_mimic_coeffs.assign(values)
+
+
+def _step_pair(model, solver, steps=10):
+    s0, s1 = model.state(), model.state()
+    for _ in range(steps):
+        solver.step(s0, s1, None, None, DT)
+        s0, s1 = s1, s0
+    return s0.joint_q.numpy()
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    ({"leader": 1}, r"joint 1 .*follows itself \(joint_mimic_joint=1\)"),
+    ({"coeffs": (np.nan, 2.0)}, r"joint 1 .*non-finite coefficient \(joint_mimic_coeffs="),
+    ({"leader": 1_000_000}, r"joint 1 .*joint_mimic_joint=1000000, not a joint index"),
+])
+def test_invalid_mimics_are_refused_at_construction_and_on_notify(edit, message):
+    """A self-mimic locked the follower, a NaN coefficient was accepted, and a leader of 1e6 crashed the
+    process (SIGSEGV) with or without notify_model_changed. Each raises ValueError naming the joint, at
+    construction and on notify(JOINT_PROPERTIES), and the solver steps on once the edit is undone."""
+    with pytest.raises(ValueError, match=message):
+        SolverSteel(_mimic_pair(**edit))
+    model = _mimic_pair()
+    solver = SolverSteel(model)
+    _edit_mimic(model, **edit)
+    with pytest.raises(ValueError, match=message):
+        solver.notify_model_changed(newton.ModelFlags.JOINT_PROPERTIES)
+    _edit_mimic(model, leader=0, coeffs=(0.1, 2.0))
+    solver.notify_model_changed(newton.ModelFlags.JOINT_PROPERTIES)
+    q = _step_pair(model, solver, 60)
+    assert abs(q[1] - (0.1 + 2.0 * q[0])) < 1e-3
+
+
+def test_a_mimic_leader_edited_out_of_range_without_notify_reads_nothing_out_of_range():
+    """A leader index of 1e6 written after construction without a notification crashed the process (the
+    row kernel read joint tables at it). The kernel now skips it: the pair steps on as with no mimic (bitwise)."""
+    q = {}
+    for leader in (-1, 1_000_000):
+        model = _mimic_pair()
+        solver = SolverSteel(model)
+        _edit_mimic(model, leader=leader)
+        q[leader] = _step_pair(model, solver)
+    assert np.array_equal(q[-1], q[1_000_000]), q

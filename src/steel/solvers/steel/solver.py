@@ -547,12 +547,16 @@ class SolverSteel(SolverBase, SteelCoupling):
         Raises:
             ValueError: with ``enable_sleeping``, a flagged array was replaced by one with another
                 entity count; a shape attribute is invalid (a non-finite ``shape_material_mu``, see
-                ``attributes.py``), before anything changes.
+                ``attributes.py``); a mimic index or coefficient is invalid (``rows/mimic.py``); before
+                anything changes.
         """
         del world_mask
         flags = int(flags)
         if flags & int(newton.ModelFlags.SHAPE_PROPERTIES):
             self.shape_attributes.refresh()  # validates first: a refused edit changes nothing
+        if self.mimic is not None and flags & (int(newton.ModelFlags.JOINT_PROPERTIES)
+                                               | int(newton.ModelFlags.CONSTRAINT_PROPERTIES)):
+            self.mimic = Mimic(self.model)  # rows/mimic.py: the pairs re-read and checked
         if self.sleep is not None:
             wake_changed(self, self.sleep, flags)  # sleeping.py: the islands whose arrays changed (host read)
         if flags & (int(newton.ModelFlags.BODY_PROPERTIES) | int(newton.ModelFlags.JOINT_DOF_PROPERTIES)):
