@@ -13,7 +13,8 @@ import newton
 from newton.solvers import SolverBase
 
 from ...articulation import ArticulationCore
-from ...articulation.checks import body_name, dof_joint, inverted_limits, joint_name, massless_dofs
+from ...articulation.checks import (BODY_MASS_FIELDS, DOF_GAIN_FIELDS, body_name, dof_joint, inverted_limits,
+                                    joint_name, massless_dofs, negative_or_nan)
 from ...articulation.factor import tree_factor_mass_matrix
 from ..inputs import as_python_scalar, check_control, check_dt, check_model_type, check_state
 from . import attributes as _attributes
@@ -113,6 +114,7 @@ class SolverSteel(SolverBase, SteelCoupling):
                 raise ValueError(f"{name} must be >= 1 (or None to size it from the model), got {value!r}")
         opts = build_options(**options)  # validate everything before allocating anything
         _check_model(model)
+        _check_model_values(model, int(newton.ModelFlags.ALL))
         check_options_on_device(opts, model.device)
         if opts.deterministic is not None and model.device.is_cuda:
             # On the CPU each launch runs serially, so rows are reserved in contact order and runs
@@ -547,11 +549,13 @@ class SolverSteel(SolverBase, SteelCoupling):
         Raises:
             ValueError: with ``enable_sleeping``, a flagged array was replaced by one with another
                 entity count; a shape attribute is invalid (a non-finite ``shape_material_mu``, see
-                ``attributes.py``); a mimic index or coefficient is invalid (``rows/mimic.py``); before
+                ``attributes.py``); a mimic index or coefficient is invalid (``rows/mimic.py``); a
+                ``joint_target_kd``, ``joint_effort_limit`` or ``body_mass`` is NaN or negative; before
                 anything changes.
         """
         del world_mask
         flags = int(flags)
+        _check_model_values(self.model, flags)  # as at construction, before anything changes
         if flags & int(newton.ModelFlags.SHAPE_PROPERTIES):
             self.shape_attributes.refresh()  # validates first: a refused edit changes nothing
         if self.mimic is not None and flags & (int(newton.ModelFlags.JOINT_PROPERTIES)
@@ -662,6 +666,21 @@ def _warn_cross_world_global_bodies(model: newton.Model, tables: SteelTables) ->
             "constraint_overflow. Use world geometry or a kinematic body for shared scenery.",
             newton.NewtonWarning, stacklevel=3,
         )
+
+
+def _check_model_values(model: newton.Model, flags: int) -> None:
+    """``ValueError`` naming the DOF or body for a NaN or negative gain, effort limit or mass among the arrays
+    ``flags`` names (``articulation/checks.py``)."""
+    dof_flags = int(newton.ModelFlags.JOINT_DOF_PROPERTIES) | int(newton.ModelFlags.JOINT_DOF_FORCE_PROPERTIES)
+    bad = negative_or_nan(model, DOF_GAIN_FIELDS) if flags & dof_flags else None
+    if bad is not None:
+        field, d, value = bad
+        raise ValueError(f"{joint_name(model, dof_joint(model, d))} DOF {d} has {field}={value!r}; it must be "
+                         "non-negative")
+    bad = negative_or_nan(model, BODY_MASS_FIELDS) if flags & int(newton.ModelFlags.BODY_INERTIAL_PROPERTIES) else None
+    if bad is not None:
+        field, b, value = bad
+        raise ValueError(f"{body_name(model, b)} has {field}={value!r}; it must be non-negative")
 
 
 def _check_model(model: newton.Model) -> None:
