@@ -11,6 +11,8 @@ import warp as wp
 import newton
 from steel.solvers import SolverSteel
 
+from .scenes import single_box
+
 DT = 1.0 / 600.0
 
 
@@ -62,11 +64,7 @@ def test_a_tiny_step_in_a_settled_stack_does_not_launch_the_next_steps():
 def _sliding_box(mu):
     """A box sliding at (1, 0.5) m/s on the ground; ``mu`` written into the model after finalize
     (Newton's builder refuses a non-finite one)."""
-    builder = newton.ModelBuilder()
-    body = builder.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, 0.1), wp.quat_identity()))
-    builder.add_shape_box(body, hx=0.1, hy=0.1, hz=0.1)
-    builder.add_ground_plane()
-    model = builder.finalize(device="cpu")
+    model = single_box()
     model.shape_material_mu.fill_(mu)
     return model
 
@@ -119,11 +117,7 @@ def test_a_non_finite_friction_coefficient_is_refused(mode, mu):
 def _compliant_box_heights(stiffness, damping, steps=240):
     """A box resting on the ground, stepped at 1/240 s with compliant contacts of the given per-contact
     stiffness [N/m] and damping [N·s/m] (written after each collision pass)."""
-    builder = newton.ModelBuilder()
-    body = builder.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, 0.1), wp.quat_identity()))
-    builder.add_shape_box(body, hx=0.1, hy=0.1, hz=0.1)
-    builder.add_ground_plane()
-    model = builder.finalize(device="cpu")
+    model = single_box()
     pipeline = newton.CollisionPipeline(model)
     contacts = newton.Contacts(model.rigid_contact_max, 0, per_contact_shape_properties=True, device="cpu")
     solver = SolverSteel(model, contact_compliance=True, friction_anchor_beta=0.0)
@@ -270,3 +264,40 @@ def test_negative_gains_limits_and_masses_are_refused_at_construction_and_on_not
         s0, s1 = s1, s0
     z = s0.body_q.numpy()[:, 2]
     assert np.isfinite(z).all() and (z <= 1.0 + 1e-4).all()
+
+
+def _box_and_contacts():
+    model = single_box()
+    pipeline = newton.CollisionPipeline(model)
+    return model, pipeline, pipeline.contacts()
+
+
+@pytest.mark.parametrize("field", ["rigid_contact_shape0", "rigid_contact_shape1"])
+def test_a_contact_naming_a_shape_the_model_lacks_is_refused(field):
+    """A live contact with shape id 1e6 made the contact kernels read past the shape tables (the reference
+    crashes with SIGSEGV); the step now raises ValueError naming the field, slot and value, and steps on
+    once the contacts are valid again."""
+    model, pipeline, contacts = _box_and_contacts()
+    solver = SolverSteel(model)
+    s0, s1 = model.state(), model.state()
+    pipeline.collide(s0, contacts)
+    ids = getattr(contacts, field).numpy()
+    ids[0] = 1_000_000
+    getattr(contacts, field).assign(ids)
+    with pytest.raises(ValueError, match=rf"contacts\.{field}\[0\] = 1000000 is not a shape of the model"):
+        solver.step(s0, s1, None, contacts, DT)
+    pipeline.collide(s0, contacts)
+    solver.step(s0, s1, None, contacts, DT)
+    assert abs(float(s1.body_q.numpy()[0, 2]) - 0.1) < 1e-4
+
+
+def test_a_contact_array_shorter_than_the_capacity_is_refused():
+    """A Contacts whose per-slot array is shorter than rigid_contact_max let the kernels index past it."""
+    model, pipeline, contacts = _box_and_contacts()
+    solver = SolverSteel(model)
+    s0, s1 = model.state(), model.state()
+    pipeline.collide(s0, contacts)
+    contacts.rigid_contact_normal = wp.zeros(2, dtype=wp.vec3, device="cpu")
+    with pytest.raises(ValueError, match=r"contacts\.rigid_contact_normal has 2 entries, fewer than "
+                                         r"contacts\.rigid_contact_max="):
+        solver.step(s0, s1, None, contacts, DT)

@@ -16,7 +16,7 @@ from ...articulation import ArticulationCore
 from ...articulation.checks import (BODY_MASS_FIELDS, DOF_GAIN_FIELDS, body_name, dof_joint, inverted_limits,
                                     joint_name, massless_dofs, negative_or_nan)
 from ...articulation.factor import tree_factor_mass_matrix
-from ..inputs import as_python_scalar, check_control, check_dt, check_model_type, check_state
+from ..inputs import as_python_scalar, check_contacts, check_control, check_dt, check_model_type, check_state
 from . import attributes as _attributes
 from .coupling import SteelCoupling
 from .data import SteelRows
@@ -269,7 +269,8 @@ class SolverSteel(SolverBase, SteelCoupling):
         Raises:
             TypeError: ``dt`` is not a real number (Python, NumPy or Warp scalar), or a state is ``None``.
             ValueError: ``dt`` is not positive and finite in float32, ``contacts`` holds more contacts
-                than the capacity sized at construction, ``contact_warmstart`` is on and
+                than the capacity sized at construction, an array of ``contacts`` is shorter than its
+                capacity or (on the CPU) a live contact names a shape the model does not have, ``contact_warmstart`` is on and
                 ``contacts`` has no ``rigid_contact_match_index`` (a pipeline without contact
                 matching), or a state/control does not fit the model.
         """
@@ -592,6 +593,8 @@ class SolverSteel(SolverBase, SteelCoupling):
                 f"slots, but the solver was built for model.rigid_contact_max={self.rigid_contact_capacity}; "
                 "set model.rigid_contact_max (or build the CollisionPipeline) before constructing the solver"
             )
+        if contacts is not None:
+            check_contacts(self.model, contacts)  # lengths, devices, shape ids (inputs.py)
         check_warm_start_contacts(self, contacts)
         check_compliance_contacts(self, contacts)
         self.bias_dt = bias_time(dt, self.bias_dt)

@@ -283,7 +283,7 @@ def _contact_rows(
         contact_carried_out[c] = carry
         s0 = contact_shape0[c]
         s1 = contact_shape1[c]
-        if s0 < 0 or s1 < 0:
+        if s0 < 0 or s1 < 0 or s0 >= shape_count or s1 >= shape_count:  # none, or not a shape (inputs.py)
             continue
         pair_key = s0 * shape_count + s1  # the history's key (rows/history.py)
         b0 = shape_body[s0]
