@@ -50,6 +50,26 @@ def inverted_limits(model: newton.Model, *, include_nan: bool = False) -> list[t
     return [(dof_joint(model, int(d)), int(d)) for d in bad]
 
 
+# (model array, what its entries must be): a negative damping gain gave NaN, a negative effort limit
+# lifted a chain above its pivot, a negative mass flew a body to z = 9.8e12 m.
+DOF_GAIN_FIELDS = ("joint_target_kd", "joint_effort_limit")
+BODY_MASS_FIELDS = ("body_mass",)
+
+
+def negative_or_nan(model: newton.Model, fields: tuple[str, ...]) -> tuple[str, int, float] | None:
+    """The first ``(field, index, value)`` of ``fields`` (model arrays) that is NaN or negative (inf passes:
+    an unbounded effort limit), else None."""
+    for field in fields:
+        array = getattr(model, field, None)
+        if array is None or not len(array):
+            continue
+        values = array.numpy().astype(np.float64)
+        bad = np.nonzero(np.isnan(values) | (values < 0.0))[0]
+        if len(bad):
+            return field, int(bad[0]), float(values[bad[0]])
+    return None
+
+
 def massless_dofs(model: newton.Model, plan: ArticulationPlan, dof_is_prescribed: np.ndarray) -> list[int]:
     """Free (not prescribed) DOFs with no inertia to move: ``H_ii + armature`` is zero.
 

@@ -26,6 +26,8 @@ import weakref
 import numpy as np
 import warp as wp
 
+from ..host_views import host_view
+
 # (attribute, model count attribute, what one entry is)
 STATE_ARRAYS = (
     ("joint_q", "joint_coord_count", "joint coordinates"),
@@ -131,6 +133,52 @@ def check_control(model, control, name: str = "control") -> None:
     if control is not None:
         check_arrays(model, control, name, CONTROL_ARRAYS, optional=("joint_target_q", "joint_target_qd"))
 
+
+# The per-slot arrays of a Contacts buffer every solver reading rigid contacts indexes up to its capacity.
+CONTACT_ARRAYS = ("rigid_contact_shape0", "rigid_contact_shape1", "rigid_contact_point0", "rigid_contact_point1",
+                  "rigid_contact_offset0", "rigid_contact_offset1", "rigid_contact_margin0", "rigid_contact_margin1",
+                  "rigid_contact_normal")
+
+_CONTACT_ATTRS = ("rigid_contact_count", *CONTACT_ARRAYS)
+_contact_reader = operator.attrgetter(*_CONTACT_ATTRS)
+
+
+def check_contacts(model, contacts, name: str = "contacts") -> None:
+    """Raise ``ValueError`` naming the field unless ``contacts`` fits ``model`` (a ``Contacts`` filled by hand
+    or by a pipeline of another model): a count array of one entry, each array of :data:`CONTACT_ARRAYS`
+    at least ``rigid_contact_max`` long on the model's device, and, where the count lies in host memory
+    (CPU, outside a capture), the live slots' shape ids below ``model.shape_count`` (a shape id of 1e6
+    crashed the reference and read past ours). Lengths are remembered as for :func:`check_arrays`;
+    the shape ids are read every step (two reductions over the live slots).
+    """
+    capacity = int(contacts.rigid_contact_max)
+    try:
+        arrays = _contact_reader(contacts)
+    except AttributeError:  # a missing attribute reads as None
+        arrays = tuple(getattr(contacts, attr, None) for attr in _CONTACT_ATTRS)
+    count = arrays[0]
+    key = ("contacts", id(model), capacity, *map(id, arrays))
+    if key not in _passed_arrays:
+        if count is None or count.ndim != 1 or count.shape[0] < 1:
+            raise ValueError(f"{name}.rigid_contact_count must be an array of one entry, got {count!r}")
+        for attr, arr in zip(CONTACT_ARRAYS, arrays[1:]):
+            length = None if arr is None else int(arr.shape[0])
+            if length is None or length < capacity:
+                raise ValueError(f"{name}.{attr} has {length} entries, fewer than {name}.rigid_contact_max={capacity}")
+        for attr, arr in zip(("rigid_contact_count", *CONTACT_ARRAYS), arrays):
+            if str(arr.device) != str(model.device):
+                raise ValueError(f"{name}.{attr} is on device {arr.device}, the model on {model.device}")
+        _remember(model, arrays, CONTACT_ARRAYS, key)
+    device = count.device
+    if capacity and device.is_cpu and not device.is_capturing:
+        live = min(int(host_view(count)[0]), capacity)
+        if live and max(host_view(arrays[1])[:live].max(), host_view(arrays[2])[:live].max()) >= model.shape_count:
+            for attr, arr in zip(CONTACT_ARRAYS[:2], arrays[1:3]):
+                ids = host_view(arr)[:live]
+                if int(ids.max()) >= model.shape_count:
+                    slot = int(np.argmax(ids >= model.shape_count))
+                    raise ValueError(f"{name}.{attr}[{slot}] = {int(ids[slot])} is not a shape of the model "
+                                     f"({model.shape_count} shapes)")
 
 
 # Warp's scalar types are not registered with ``numbers``; a caller who keeps a step size as

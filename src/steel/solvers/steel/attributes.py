@@ -170,7 +170,9 @@ class RigidBodyAttributes:
 class ShapeContactAttributes:
     """Validation of the ``steel:`` shape attributes (``condim``, ``min_torsional_patch_radius``, ``adhesion``).
 
-    Runs at construction and on ``notify_model_changed(SHAPE_PROPERTIES)``. ``ValueError``: a condim
+    Runs at construction and on ``notify_model_changed(SHAPE_PROPERTIES)``. ``ValueError``: a
+    non-finite ``shape_material_mu`` (NaN or inf: Newton's builder refuses them too, and inf times a
+    zero normal impulse is NaN in the friction disk; a huge finite one sticks); a condim
     other than 3, 4 or 6; a negative or non-finite adhesion [N] or torsional radius [m]; a negative
     or non-finite ``shape_material_mu_torsional`` [m] (condim >= 4) or ``shape_material_mu_rolling``
     [m] (condim 6) on a shape whose condim enables it.
@@ -241,6 +243,12 @@ class ShapeContactAttributes:
 
     def refresh(self) -> None:
         """Validate every shape attribute; raise ValueError naming the shape."""
+        mu = self.model.shape_material_mu.numpy().astype(np.float64) if self.model.shape_count else np.zeros(0)
+        bad = np.nonzero(~np.isfinite(mu))[0]
+        if len(bad):
+            s = int(bad[0])
+            label = self.model.shape_label[s] if s < len(self.model.shape_label) else str(s)
+            raise ValueError(f"shape_material_mu of shape {s} ('{label}') must be finite, got {float(mu[s])!r}")
         condim = self._read("condim")
         if condim is not None:
             bad = np.nonzero(~np.isin(condim, CONDIM_VALUES))[0]

@@ -13,9 +13,10 @@ import newton
 from newton.solvers import SolverBase
 
 from ...articulation import ArticulationCore
-from ...articulation.checks import body_name, dof_joint, inverted_limits, joint_name, massless_dofs
+from ...articulation.checks import (BODY_MASS_FIELDS, DOF_GAIN_FIELDS, body_name, dof_joint, inverted_limits,
+                                    joint_name, massless_dofs, negative_or_nan)
 from ...articulation.factor import tree_factor_mass_matrix
-from ..inputs import as_python_scalar, check_control, check_dt, check_model_type, check_state
+from ..inputs import as_python_scalar, check_contacts, check_control, check_dt, check_model_type, check_state
 from . import attributes as _attributes
 from .coupling import SteelCoupling
 from .data import SteelRows
@@ -40,7 +41,7 @@ from .rows.compliance import (COMPLIANT, SKIPPED, ComplianceCounters, check_comp
                               warn_point_friction)
 from .kinematics_carry import KinematicsCarry
 from .rows.contacts import build_contact_rows
-from .rows.history import ContactHistory, forget_worlds, record_contacts
+from .rows.history import ContactHistory, bias_time, forget_worlds, record_contacts
 from .rows.dormant import DormantRows
 from .rows.drives import build_drive_rows
 from .rows.joint_friction import JointFriction, check_joint_friction_options
@@ -113,6 +114,7 @@ class SolverSteel(SolverBase, SteelCoupling):
                 raise ValueError(f"{name} must be >= 1 (or None to size it from the model), got {value!r}")
         opts = build_options(**options)  # validate everything before allocating anything
         _check_model(model)
+        _check_model_values(model, int(newton.ModelFlags.ALL))
         check_options_on_device(opts, model.device)
         if opts.deterministic is not None and model.device.is_cuda:
             # On the CPU each launch runs serially, so rows are reserved in contact order and runs
@@ -192,6 +194,7 @@ class SolverSteel(SolverBase, SteelCoupling):
         self._default_control = model.control()
         self._step_count = 0
         self._last_dt = None
+        self.bias_dt = None  # [s] the last step's bias_time (rows/history.py)
         self._refresh_mass_matrix = True
         self._warned_overflow = False
         self._status_snapshot = None  # (overflow flags, dropped counts) copied by snapshot_constraint_status
@@ -266,7 +269,8 @@ class SolverSteel(SolverBase, SteelCoupling):
         Raises:
             TypeError: ``dt`` is not a real number (Python, NumPy or Warp scalar), or a state is ``None``.
             ValueError: ``dt`` is not positive and finite in float32, ``contacts`` holds more contacts
-                than the capacity sized at construction, ``contact_warmstart`` is on and
+                than the capacity sized at construction, an array of ``contacts`` is shorter than its
+                capacity or (on the CPU) a live contact names a shape the model does not have, ``contact_warmstart`` is on and
                 ``contacts`` has no ``rigid_contact_match_index`` (a pipeline without contact
                 matching), or a state/control does not fit the model.
         """
@@ -353,8 +357,8 @@ class SolverSteel(SolverBase, SteelCoupling):
         # 5. Observables and contact history of this step (before an in-place output overwrites the input).
         warn_body_parent_f_once(self, observables)  # rows/preelimination.py
         write_observables(self, observables, contacts, state_in, dt)
-        if contacts is not None and contacts.rigid_contact_max > 0:
-            record_contacts(self, contacts, dt)
+        if contacts is not None and contacts.rigid_contact_max > 0 and dt >= self.bias_dt:
+            record_contacts(self, contacts, dt)  # a step far shorter than the one before keeps its records (history.py)  # forces over the bias time (rows/history.py)
         # 6. Velocities -> positions, then publish body poses and twists.
         fused_finish = finish_fuses(self, self.qd_position)
         if not fused_finish:
@@ -524,6 +528,7 @@ class SolverSteel(SolverBase, SteelCoupling):
             self._warned_overflow = False
             self._step_count = 0
             self._last_dt = None
+            self.bias_dt = None
             self.kinematics_carry.void()  # as constructed: the first step places its bodies in full
         else:
             forget_worlds(self, mask)
@@ -544,10 +549,19 @@ class SolverSteel(SolverBase, SteelCoupling):
 
         Raises:
             ValueError: with ``enable_sleeping``, a flagged array was replaced by one with another
-                entity count (before anything changes).
+                entity count; a shape attribute is invalid (a non-finite ``shape_material_mu``, see
+                ``attributes.py``); a mimic index or coefficient is invalid (``rows/mimic.py``); a
+                ``joint_target_kd``, ``joint_effort_limit`` or ``body_mass`` is NaN or negative; before
+                anything changes.
         """
         del world_mask
         flags = int(flags)
+        _check_model_values(self.model, flags)  # as at construction, before anything changes
+        if flags & int(newton.ModelFlags.SHAPE_PROPERTIES):
+            self.shape_attributes.refresh()  # validates first: a refused edit changes nothing
+        if self.mimic is not None and flags & (int(newton.ModelFlags.JOINT_PROPERTIES)
+                                               | int(newton.ModelFlags.CONSTRAINT_PROPERTIES)):
+            self.mimic = Mimic(self.model)  # rows/mimic.py: the pairs re-read and checked
         if self.sleep is not None:
             wake_changed(self, self.sleep, flags)  # sleeping.py: the islands whose arrays changed (host read)
         if flags & (int(newton.ModelFlags.BODY_PROPERTIES) | int(newton.ModelFlags.JOINT_DOF_PROPERTIES)):
@@ -557,8 +571,6 @@ class SolverSteel(SolverBase, SteelCoupling):
         if flags & (int(newton.ModelFlags.BODY_PROPERTIES) | int(newton.ModelFlags.BODY_INERTIAL_PROPERTIES)
                     | int(newton.ModelFlags.MODEL_PROPERTIES)):
             self.shock_up = shock_setup(self.model, self.tables, self.core.plan)  # masses or gravity changed
-        if flags & int(newton.ModelFlags.SHAPE_PROPERTIES):
-            self.shape_attributes.refresh()
         if flags & int(newton.ModelFlags.JOINT_PROPERTIES):
             flag_disabled_tree_joints(self.model, self.rows.constraint_overflow)  # rows/loop_closures.py
         if self.closures.count and flags & (int(newton.ModelFlags.JOINT_PROPERTIES)
@@ -581,8 +593,11 @@ class SolverSteel(SolverBase, SteelCoupling):
                 f"slots, but the solver was built for model.rigid_contact_max={self.rigid_contact_capacity}; "
                 "set model.rigid_contact_max (or build the CollisionPipeline) before constructing the solver"
             )
+        if contacts is not None:
+            check_contacts(self.model, contacts)  # lengths, devices, shape ids (inputs.py)
         check_warm_start_contacts(self, contacts)
         check_compliance_contacts(self, contacts)
+        self.bias_dt = bias_time(dt, self.bias_dt)
         if dt != self._last_dt:
             self._refresh_mass_matrix = True  # the implicit drive terms depend on dt
             self._last_dt = dt
@@ -654,6 +669,21 @@ def _warn_cross_world_global_bodies(model: newton.Model, tables: SteelTables) ->
             "constraint_overflow. Use world geometry or a kinematic body for shared scenery.",
             newton.NewtonWarning, stacklevel=3,
         )
+
+
+def _check_model_values(model: newton.Model, flags: int) -> None:
+    """``ValueError`` naming the DOF or body for a NaN or negative gain, effort limit or mass among the arrays
+    ``flags`` names (``articulation/checks.py``)."""
+    dof_flags = int(newton.ModelFlags.JOINT_DOF_PROPERTIES) | int(newton.ModelFlags.JOINT_DOF_FORCE_PROPERTIES)
+    bad = negative_or_nan(model, DOF_GAIN_FIELDS) if flags & dof_flags else None
+    if bad is not None:
+        field, d, value = bad
+        raise ValueError(f"{joint_name(model, dof_joint(model, d))} DOF {d} has {field}={value!r}; it must be "
+                         "non-negative")
+    bad = negative_or_nan(model, BODY_MASS_FIELDS) if flags & int(newton.ModelFlags.BODY_INERTIAL_PROPERTIES) else None
+    if bad is not None:
+        field, b, value = bad
+        raise ValueError(f"{body_name(model, b)} has {field}={value!r}; it must be non-negative")
 
 
 def _check_model(model: newton.Model) -> None:

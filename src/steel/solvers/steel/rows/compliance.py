@@ -9,7 +9,9 @@ instead of the rigid normal law, where ``phi`` [m] is the contact's signed separ
 the step, ``u_next`` [m/s] its normal velocity after the step and ``c`` [N·s/m] its
 ``rigid_contact_damping`` (zero stays zero: no damping). While the gap is open (``phi > 0``) the
 damping term is dropped, so an open contact pulls nothing and only resists closing past the surface.
-Contacts with zero stiffness keep the rigid law.
+Contacts with zero or infinite stiffness keep the rigid law (the law's limit would push out a whole
+overlap in one step, without the rigid rows' bias and ceiling). A live contact with a NaN or negative
+stiffness or damping is invalid input (it let a box sink through the ground unflagged).
 
 Row form (implicit in ``u_next``, as the soft constraints of Catto's "Soft Step", GDC 2011, and the
 constraint force mixing of ODE). With the impulse ``lambda = F dt`` [N·s], ``F > 0`` reads
@@ -34,8 +36,9 @@ Counters (read on the host, :attr:`SolverSteel.compliance_contact_count` and
 ``compliance_skipped_contact_count``): compliant contacts that received rows in the last step, and
 positive-stiffness contacts the row builder excluded on purpose (no moving body, beyond
 ``contact_gap_gate``, a cross-world pair). A compliant contact lost to the row capacity, or one with a
-positive restitution while ``enable_restitution`` is on, is invalid input: an eager step raises
-before solving; a step captured in a CUDA graph defers it to ``check_constraint_capacity`` until
+positive restitution while ``enable_restitution`` is on, or any live contact with a NaN or negative
+stiffness or damping, is invalid input: an eager step raises before solving (naming the first such
+contact's slot and value); a step captured in a CUDA graph defers it to ``check_constraint_capacity`` until
 :meth:`reset`.
 
 Phases, as the other row modules: the options check (:func:`check_compliance_options`, at
@@ -60,6 +63,8 @@ COMPLIANT = 0
 SKIPPED = 1
 WITH_RESTITUTION = 2
 LOST_TO_CAPACITY = 3
+INVALID_MATERIAL = 4
+NO_SLOT = 2147483647
 
 
 @wp.func
@@ -141,14 +146,26 @@ def _count_compliant(
     contact_shape0: wp.array[wp.int32],
     contact_shape1: wp.array[wp.int32],
     contact_stiffness: wp.array[float],
+    contact_damping: wp.array[float],
     shape_restitution: wp.array[float],
     contact_row: wp.array[wp.int32],
     # Data out: this step's counts, and the errors since the last reset (for captured steps).
     counts_out: wp.array[wp.int32],
     errors_out: wp.array[wp.int32],
+    first_invalid_out: wp.array[wp.int32],
 ):
     c = wp.tid()  # one thread per contact slot
-    if c >= contact_count[0] or contact_stiffness[c] <= 0.0:
+    if c >= contact_count[0]:
+        return
+    k = contact_stiffness[c]
+    d = contact_damping[c]
+    if wp.isnan(k) or k < 0.0 or wp.isnan(d) or d < 0.0:
+        wp.atomic_add(counts_out, INVALID_MATERIAL, 1)
+        wp.atomic_min(first_invalid_out, 0, c)
+        if capturing != 0:
+            errors_out[INVALID_MATERIAL] = 1
+        return
+    if k <= 0.0 or wp.isinf(k):
         return
     r = contact_row[c]
     if r >= 0:
@@ -171,13 +188,15 @@ class ComplianceCounters:
     """The device counters of one solver and their host checks."""
 
     def __init__(self, device):
-        self.counts = wp.zeros(4, dtype=wp.int32, device=device)  # this step's, by the constants above
-        self.errors = wp.zeros(4, dtype=wp.int32, device=device)  # set since the last reset
+        self.counts = wp.zeros(5, dtype=wp.int32, device=device)  # this step's, by the constants above
+        self.errors = wp.zeros(5, dtype=wp.int32, device=device)  # set since the last reset
+        self.first_invalid = wp.full(1, NO_SLOT, dtype=wp.int32, device=device)  # this step's first invalid slot
         self.no_material = wp.zeros(0, dtype=float, device=device)  # what the contact rows read without compliance
 
     def count(self, solver, contacts) -> None:
         """Count this step's compliant and skipped contacts; an eager step raises on invalid input."""
         self.counts.zero_()
+        self.first_invalid.fill_(NO_SLOT)
         device = solver.model.device
         capturing = bool(device.is_cuda and device.is_capturing)
         launch(
@@ -185,13 +204,22 @@ class ComplianceCounters:
             dim=contacts.rigid_contact_max,
             inputs=[int(solver.options.enable_restitution), int(capturing), contacts.rigid_contact_count,
                     contacts.rigid_contact_shape0, contacts.rigid_contact_shape1, contacts.rigid_contact_stiffness,
-                    solver.model.shape_material_restitution, solver.contact_row],
-            outputs=[self.counts, self.errors],
+                    contacts.rigid_contact_damping, solver.model.shape_material_restitution, solver.contact_row],
+            outputs=[self.counts, self.errors, self.first_invalid],
             device=device,
         )
         if capturing:
             return  # deferred to check_constraint_capacity (eager steps raise here and record nothing)
-        self._raise(self.counts.numpy(), "this step")
+        counts = self.counts.numpy()
+        if counts[INVALID_MATERIAL]:
+            c = int(self.first_invalid.numpy()[0])  # host reads of the offending slot only
+            k = float(contacts.rigid_contact_stiffness.numpy()[c])
+            d = float(contacts.rigid_contact_damping.numpy()[c])
+            raise ValueError(
+                f"contact_compliance: {int(counts[INVALID_MATERIAL])} contacts in this step have a NaN or negative "
+                f"stiffness or damping, the first contact {c}: rigid_contact_stiffness={k!r}, "
+                f"rigid_contact_damping={d!r}; they must be non-negative (an infinite stiffness is rigid)")
+        self._raise(counts, "this step")
 
     def check(self) -> None:
         """Raise for invalid input of captured steps since the last reset (their deferred check)."""
@@ -199,6 +227,10 @@ class ComplianceCounters:
 
     @staticmethod
     def _raise(counts, when: str) -> None:
+        if counts[INVALID_MATERIAL]:
+            raise ValueError(
+                f"contact_compliance: {int(counts[INVALID_MATERIAL])} contacts in {when} had a NaN or negative "
+                "rigid_contact_stiffness or rigid_contact_damping; they must be non-negative")
         if counts[WITH_RESTITUTION]:
             raise ValueError(
                 f"contact_compliance: {int(counts[WITH_RESTITUTION])} compliant contacts in {when} have a positive "

@@ -283,7 +283,7 @@ def _contact_rows(
         contact_carried_out[c] = carry
         s0 = contact_shape0[c]
         s1 = contact_shape1[c]
-        if s0 < 0 or s1 < 0:
+        if s0 < 0 or s1 < 0 or s0 >= shape_count or s1 >= shape_count:  # none, or not a shape (inputs.py)
             continue
         pair_key = s0 * shape_count + s1  # the history's key (rows/history.py)
         b0 = shape_body[s0]
@@ -359,12 +359,14 @@ def _contact_rows(
         a0 = wp.transform_point(X0, contact_point0[c] + contact_offset0[c])
         a1 = wp.transform_point(X1, contact_point1[c] + contact_offset1[c])
 
-        mu = 0.5 * (shape_mu[s0] + shape_mu[s1]) * friction_scale
+        mu = (0.5 * shape_mu[s0] + 0.5 * shape_mu[s1]) * friction_scale  # halves first: no overflow to inf
         stiffness = float(0.0)  # contact_compliance (rows/compliance.py): positive for a compliant contact
         if compliance_enabled != 0:
             stiffness = contact_stiffness[c]
             if stiffness > 0.0 and contact_friction_weight[c] > 0.0:
                 mu *= contact_friction_weight[c]
+            if wp.isinf(stiffness):
+                stiffness = 0.0  # infinitely stiff: the rigid law (rows/compliance.py)
         friction = mu > 0.0 and phi <= friction_gap_max
         friction_kind = ROW_FRICTION
         # The contact's role in its region (rows/patches.py): a patch anchor, and the torsion row's host.
@@ -665,12 +667,13 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
     gap_gate = -1.0 if opts.contact_gap_gate is None else opts.contact_gap_gate
     friction_gap_max = 1.0e30 if opts.contact_friction_gap_max is None else opts.contact_friction_gap_max
     threads = contact_threads(contacts)
+    bias = (dt / solver.bias_dt) ** 2  # 1.0 but in a step far shorter than the one before (history.bias_time)
     launch(
         _contact_rows,
         dim=threads,
         inputs=[
             float(dt),
-            float(opts.baumgarte),
+            float(opts.baumgarte * bias),
             float(opts.contact_regularization),
             float(opts.contact_speculative_scale),
             float(gap_gate),
@@ -732,7 +735,7 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             solver.history.anchor1,
             solver.history.age,
             solver.history.position,
-            float(opts.friction_anchor_beta),  # the resolved value (module docstring: not solver.<option>)
+            float(opts.friction_anchor_beta * bias),  # the resolved value (module docstring: not solver.<option>)
             int(opts.contact_warmstart),
             int(contacts is solver.history.solved_contacts),
             float(opts.contact_warmstart_decay),

@@ -17,7 +17,12 @@ every step; the pairs are fixed at construction.
 Construction raises ``NotImplementedError`` naming the joints for a mimic across articulations,
 on a joint type whose coordinates are not componentwise (BALL, FREE, DISTANCE, also when written
 into the model arrays directly), between joints of different DOF counts, or for two legacy
-constraints on one follower.
+constraints on one follower; and ``ValueError`` for a joint index out of range (a leader of 1e6
+read past the joint tables and crashed the process), a joint that follows itself (its row
+``(1 - c1) qd_f`` locked it) or a non-finite coefficient. ``notify_model_changed`` with
+``JOINT_PROPERTIES`` or ``CONSTRAINT_PROPERTIES`` re-reads the pairs with the same checks. An index
+edited out of range without a notification is not searched for each step; the row kernel skips a
+leader outside the tables or outside the follower's articulation rather than read past them.
 """
 
 from __future__ import annotations
@@ -77,13 +82,13 @@ def mimic_rows_of_joint(
             c1 = mimic.legacy_c1[legacy]
         elif leader < 0:
             return
-    if leader < 0:
-        return
+    if leader < 0 or leader >= m.joint_articulation.shape[0] or m.joint_articulation[leader] != owner[0]:
+        return  # none, or an index edited out of range without a notification (module docstring)
     d0 = m.art_dof_start[art]
     for k in range(m.joint_qd_start[j + 1] - m.joint_qd_start[j]):
         dof = m.joint_qd_start[j] + k
         lead_dof = m.joint_qd_start[leader] + k
-        if m.dof_is_kinematic[dof] != 0:
+        if m.dof_is_kinematic[dof] != 0 or lead_dof >= d0 + m.art_dof_count[art]:
             continue
         error = joint_q[m.joint_q_start[j] + k] - c0 - c1 * joint_q[m.joint_q_start[leader] + k]  # [m or rad]
         r = reserve_rows(rows, owner[1], FAMILY_ARTICULATED, 1, owner[2])
@@ -108,14 +113,24 @@ class Mimic:
         allowed = [int(t) for t in MIMIC_TYPES]
         pairs = []  # (follower, leader, what)
         owned = model.joint_mimic_joint.numpy()
-        pairs += [(int(f), int(owned[f]), "joint mimic") for f in np.nonzero(owned >= 0)[0]]
+        coeffs = model.joint_mimic_coeffs.numpy()
+        for f in np.nonzero(owned >= 0)[0]:
+            _check_pair(model, int(f), int(owned[f]), coeffs[f], "joint mimic", "joint_mimic_joint",
+                        "joint_mimic_coeffs")
+            pairs.append((int(f), int(owned[f]), "joint mimic"))
         count = int(getattr(model, "constraint_mimic_count", 0) or 0)
         legacy_of_joint = np.full(max(n, 1), -1, dtype=np.int32)
         if count:
             followers = model.constraint_mimic_joint0.numpy()
             leaders = model.constraint_mimic_joint1.numpy()
+            legacy_coeffs = np.stack([model.constraint_mimic_coef0.numpy(), model.constraint_mimic_coef1.numpy()], 1)
             for c in range(count):
                 f, lead = int(followers[c]), int(leaders[c])
+                if not 0 <= f < n:
+                    raise ValueError(f"SolverSteel mimic constraint {c}: constraint_mimic_joint0={f} is not a joint "
+                                     f"index (the model has {n} joints)")
+                _check_pair(model, f, lead, legacy_coeffs[c], f"mimic constraint {c}", "constraint_mimic_joint1",
+                            "constraint_mimic_coef0/coef1")
                 if legacy_of_joint[f] >= 0:
                     raise NotImplementedError(f"SolverSteel: {joint_name(model, f)} follows two mimic constraints "
                                               f"({legacy_of_joint[f]} and {c}); one per follower is supported")
@@ -149,6 +164,21 @@ class Mimic:
     def present(model: newton.Model) -> bool:
         """The model has a joint-owned mimic or a legacy mimic constraint."""
         return bool(_followers(model))
+
+
+def _check_pair(model: newton.Model, f: int, lead: int, coeffs, what: str, leader_field: str,
+                coeffs_field: str) -> None:
+    """``ValueError`` for a leader index out of range, a joint that follows itself or a non-finite coefficient."""
+    n = int(model.joint_count)
+    if not 0 <= lead < n:
+        raise ValueError(f"SolverSteel {what}: {joint_name(model, f)} has {leader_field}={lead}, not a joint index "
+                         f"(the model has {n} joints)")
+    if lead == f:
+        raise ValueError(f"SolverSteel {what}: {joint_name(model, f)} follows itself ({leader_field}={lead})")
+    values = np.asarray(coeffs, dtype=np.float64)
+    if not np.isfinite(values).all():
+        raise ValueError(f"SolverSteel {what}: {joint_name(model, f)} has a non-finite coefficient "
+                         f"({coeffs_field}={values.tolist()!r})")
 
 
 def _followers(model: newton.Model) -> list[int]:
