@@ -191,8 +191,8 @@ def _cloth():
 
 @pytest.mark.parametrize("solver_cls", [SolverVBD, newton.solvers.SolverVBD], ids=["steel", "newton"])
 def test_relaxation_is_validated_and_the_old_spelling_warns(solver_cls):
-    """``dat_conservative_bound_relaxation`` lies in (0, 1) (ValueError naming it); the seed's spelling is a
-    deprecated alias that overrides it with a NewtonDeprecationWarning, as on Newton's."""
+    """``dat_conservative_bound_relaxation`` lies in (0, 1) (ValueError naming it); the seed's spelling beside it
+    overrides it with a NewtonDeprecationWarning, as on Newton's; alone it is the seed's API and does not warn here."""
     model = _cloth()
     for bad in (0.0, 1.0, -0.5, float("nan")):
         with pytest.raises(ValueError, match="conservative_bound_relaxation"):
@@ -204,6 +204,8 @@ def test_relaxation_is_validated_and_the_old_spelling_warns(solver_cls):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         solver_cls(model, dat_conservative_bound_relaxation=0.5)  # the new spelling alone never warns
+        if solver_cls is SolverVBD:
+            solver_cls(model, particle_conservative_bound_relaxation=0.5)  # nor the seed's alone (its API; 1.8.0 warns)
     with pytest.warns(newton.NewtonDeprecationWarning, match="particle_conservative_bound_relaxation is deprecated"):
         solver = solver_cls(model, particle_conservative_bound_relaxation=0.6, dat_conservative_bound_relaxation=0.5)
     value = (solver.particle_conservative_bound_relaxation if solver_cls is SolverVBD

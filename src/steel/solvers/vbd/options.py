@@ -90,8 +90,9 @@ ALIASES = {
 }
 # 1.8.0's name for the DAT relaxation γ in (0, 1), shared by self-contact and rigid–soft DAT (.dat). Unlike the
 # other aliases, 1.8.0 defines both spellings: the seed's is deprecated and overrides the new one, with a
-# NewtonDeprecationWarning (measured on newton's SolverVBD, message and override alike); so here too, rather than
-# the ValueError other doubly spelled options raise.
+# NewtonDeprecationWarning (measured on newton's SolverVBD, message and override alike); so here too when both are
+# passed, rather than the ValueError other doubly spelled options raise. The seed's spelling alone is the seed's
+# API here and does not warn (1.8.0 warns on it alone).
 RELAXATION = "dat_conservative_bound_relaxation"
 OLD_RELAXATION = "particle_conservative_bound_relaxation"
 # The later revision's self-contact distances: with ``particle_self_contact_gap`` given, its
@@ -256,6 +257,9 @@ def build_options(**kwargs) -> tuple[VBDOptions, dict]:
         elif name == OLD_RELAXATION:
             if value is not None:
                 seed_values[name] = validate_option(name, value)
+            if value is not None and RELAXATION in kwargs:
+                # The seed's spelling alone is the seed's API and never warns (the project's decision table);
+                # beside 1.8.0's spelling it overrides it, with 1.8.0's deprecation warning.
                 warnings.warn(f"{OLD_RELAXATION} is deprecated and overrides {RELAXATION}; pass only {RELAXATION}.",
                               newton.NewtonDeprecationWarning, stacklevel=3)
         elif name in ALIASES:
