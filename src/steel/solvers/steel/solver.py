@@ -541,6 +541,33 @@ class SolverSteel(SolverBase, SteelCoupling):
             self._take_status_snapshot()
         self._refresh_mass_matrix = True
 
+    def notify_state_changed(self, state, *, world_mask=None) -> None:
+        """Forget what the solver carries from the state it published, after ``state`` was written outside
+        :meth:`step` (Newton 1.8.0's call for its ``reuse_kinematics`` carry).
+
+        The carried kinematics (``kinematics_carry.py``) compare an input's coordinates and velocities with the
+        numbers they were placed from, so an edited state is never served stale placements; this voids them all
+        the same (every world: one outside ``world_mask`` only places its bodies afresh, the same numbers).
+
+        Raises:
+            TypeError: ``world_mask`` is not a Warp bool array.
+            ValueError: ``world_mask`` is not 1-D, not on the solver's device, or its length is not
+                ``world_count + 1`` (as :meth:`reset`).
+        """
+        del state
+        self._normalize_reset_world_mask(world_mask)  # validates before anything changes
+        self.kinematics_carry.void()
+
+    def constraint_row_watermarks(self) -> dict[str, int]:
+        """Newton 1.8.0's row high-water marks, keyed as the reference keys them; every value is 0, as the
+        reference reports them with ``row_watermark`` off, the only setting built (``row_watermark=True`` is
+        refused at construction). This solver's per-world record of dropped rows is
+        :attr:`constraint_overflow` with ``rows.world_rows_dropped``."""
+        marks = ("high_water", "raw_high_water", "dropped_contact_rows_high_water", "overflow_excess_high_water",
+                 "overflow_world_steps")
+        keys = [f"{family}_{mark}" for family in ("articulation", "free_body", "propagation") for mark in marks]
+        return {**dict.fromkeys(keys, 0), "contact_high_water": 0}
+
     def notify_model_changed(self, flags, *, world_mask=None) -> None:
         """Re-read what ``flags`` names: body flags, inertias, armature, gains and the ``steel:`` attributes.
 
