@@ -78,8 +78,8 @@ CORE = (
     Mutation(
         "core", "SolverSteel friction mu x 0.98",
         "solvers/steel/rows/contacts.py",
-        "mu = 0.5 * (shape_mu[s0] + shape_mu[s1]) * friction_scale",
-        "mu = 0.49 * (shape_mu[s0] + shape_mu[s1]) * friction_scale",
+        "mu = (0.5 * shape_mu[s0] + 0.5 * shape_mu[s1]) * friction_scale",
+        "mu = (0.49 * shape_mu[s0] + 0.49 * shape_mu[s1]) * friction_scale",
         ("tests/solvers/steel/test_contacts.py::test_box_on_a_20_degree_incline_sticks_or_slides_per_coulomb",),
     ),
     Mutation(
@@ -92,7 +92,7 @@ CORE = (
     Mutation(
         "core", "SolverSteel pair friction is the max of the two shapes, not the mean",
         "solvers/steel/rows/contacts.py",
-        "mu = 0.5 * (shape_mu[s0] + shape_mu[s1]) * friction_scale",
+        "mu = (0.5 * shape_mu[s0] + 0.5 * shape_mu[s1]) * friction_scale",
         "mu = wp.max(shape_mu[s0], shape_mu[s1]) * friction_scale",
         ("tests/solvers/test_mixed_materials.py::test_steel_friction_is_the_mean_of_the_two_shapes_as_in_the_reference",),
     ),
@@ -566,8 +566,8 @@ CONTACTS = (
     Mutation(
         "contacts", "De Saxce bias halved",
         J + "friction_modes.py",
-        "        bias = mu * wp.length(wp.vec2(c[1], c[2]))",
-        "        bias = 0.5 * mu * wp.length(wp.vec2(c[1], c[2]))",
+        "        bias = cone * wp.length(wp.vec2(c[1], c[2]))",
+        "        bias = 0.5 * cone * wp.length(wp.vec2(c[1], c[2]))",
         ("tests/solvers/steel/test_friction_modes.py",),
     ),
     Mutation(
