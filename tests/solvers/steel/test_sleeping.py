@@ -378,7 +378,7 @@ def test_lost_support_wakes(box_side):
     assert not sim.solver.sleep.islands.articulation_supported.numpy()[box]
 
 
-@pytest.mark.filterwarnings("ignore:SolverSteel dropped constraint rows")
+@pytest.mark.filterwarnings("ignore:SolverSteel dropped contacts or constraint rows")
 def test_lost_row_capacity_wakes():
     """E4: a box asleep alone on the ground wakes when its world drops rows: two more boxes land
     1 m to either side and the world's free-body rows, sized to the resting box's own, overflow."""

@@ -32,7 +32,7 @@ def test_drive_row_articulation_stays_awake(gain):
     assert sim.solver.sleep.articulation_timer.numpy()[0] == 0.0
 
 
-@pytest.mark.filterwarnings("ignore:SolverSteel dropped constraint rows")
+@pytest.mark.filterwarnings("ignore:SolverSteel dropped contacts or constraint rows")
 def test_world_with_overflowed_rows_cannot_sleep():
     """E5: a pendulum hanging at rest in a world whose rows overflow every step (an invalid joint
     friction written in place builds no row and flags the world) never sleeps; with a valid

@@ -192,11 +192,17 @@ def _bool(name: str, value) -> bool:
     return value
 
 
+def _either(choices) -> str:
+    """``'a' or 'b'`` / ``'a', 'b' or 'c'``: the reference's wording of an enumeration in its errors."""
+    quoted = [repr(c) for c in choices]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
 def validate_option(name: str, value):
     """Validate one option and return its normalized value (float/int/bool); raise VE/TE naming it."""
     if name in ENUMS:
         if value not in ENUMS[name]:
-            raise ValueError(f"{name} must be one of {ENUMS[name]}, got {value!r}")
+            raise ValueError(f"{name} must be {_either(ENUMS[name])}, got {value!r}")
         return value
     if name in ("iterations", "velocity_iterations"):
         return _int_at_least(name, value, 0)

@@ -456,7 +456,7 @@ class SolverSteel(SolverBase, SteelCoupling):
                 if w < len(dropped) else "global entry: contacts lost" for w in worlds
             )
             raise RuntimeError(
-                f"SolverSteel dropped constraint rows ({detail}); capacities per world are "
+                f"SolverSteel dropped contacts or constraint rows ({detail}); capacities per world are "
                 f"articulation_constraint_max={self.rows.articulation_capacity}, "
                 f"free_body_constraint_max={self.rows.free_body_capacity}"
             )
@@ -496,7 +496,7 @@ class SolverSteel(SolverBase, SteelCoupling):
         if view[1].any():
             self._warned_overflow = True
             warnings.warn(
-                "SolverSteel dropped constraint rows for lack of capacity; see constraint_overflow and "
+                "SolverSteel dropped contacts or constraint rows for lack of capacity; see constraint_overflow and "
                 "check_constraint_capacity()",
                 newton.NewtonWarning if hasattr(newton, "NewtonWarning") else RuntimeWarning,
                 stacklevel=3,
@@ -691,7 +691,7 @@ def _warn_cross_world_global_bodies(model: newton.Model, tables: SteelTables) ->
     if bodies:
         names = ", ".join(f"{b} ('{model.body_label[b]}')" if b < len(model.body_label) else str(b) for b in bodies[:5])
         warnings.warn(
-            f"SolverSteel: global (world -1) dynamic bodies {names} can touch moving bodies of several worlds; "
+            f"SolverSteel: global (world -1) articulations [{names}] can touch moving bodies of several worlds; "
             "such contacts cannot be solved (they would couple the worlds) and are dropped and flagged in "
             "constraint_overflow. Use world geometry or a kinematic body for shared scenery.",
             newton.NewtonWarning, stacklevel=3,
