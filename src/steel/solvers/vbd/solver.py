@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 import warnings
 
 import numpy as np
@@ -12,7 +11,7 @@ import newton
 from newton.solvers import SolverBase
 from newton.solvers.experimental.coupled import CouplingInterface
 
-from ..inputs import check_state
+from ..inputs import check_control, check_dt, check_state
 from .coupling import BodyParticleCoupling, coupled_bodies
 from .dat import RigidSoftDat, check_dat, check_dat_schedule
 from .features import check_joint_features, check_joint_properties, check_model_features, check_tendons_external
@@ -41,6 +40,10 @@ from .rigid.step import step_rigid
 
 _BASE_OPTIONS = ("collision_pipeline", "collision_frequency", "collision_frequency_type")
 
+
+# [s] shortest step: m / dt^2 and k dt^2 terms stay finite and meaningful in float32 for masses up to 1e8 kg
+# (1 / dt^2 = 1e30); dt = 1e-30 turned a step to NaN that stayed NaN.
+DT_MIN = 1.0e-15
 
 class SolverVBD(SolverBase, CouplingInterface):
     """Vertex Block Descent for particles: cloth, springs and tetrahedral soft bodies.
@@ -372,11 +375,14 @@ class SolverVBD(SolverBase, CouplingInterface):
         ``"contact_f"`` requested, one wrench per body–body and particle–shape contact record at the final
         configuration (:mod:`.observables`); the states come out bitwise the same as without it.
         """
-        if not isinstance(dt, numbers.Real) or isinstance(dt, bool) or not np.isfinite(dt) or dt <= 0.0:
-            raise ValueError(f"dt must be a positive finite number of seconds, got {dt!r}")
+        dt = check_dt(dt)  # the shared check: 1e-300 is 0 and 1e300 inf in the kernels' float32
+        if dt < DT_MIN:
+            raise ValueError(f"dt must be at least {DT_MIN:g} s for SolverVBD (its inertia terms m / dt^2 leave "
+                             f"float32 below it), got {dt!r}")
         model, work, external = self.model, self.work, self.options.integrate_with_external_rigid_solver
         check_state(model, state_in, "state_in", particles=True)
         check_state(model, state_out, "state_out", particles=True)
+        check_control(model, control)  # a Control of another model stepped to NaN
         self.validate_observables(observables, contacts)
         if self.dat is not None:
             check_dat_schedule(self)  # RIGID active, and equivalent to SOFT_SELF_CONTACT with both DATs on
