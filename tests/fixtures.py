@@ -104,3 +104,28 @@ def every_joint_type(*, distance: bool = True, device: str = "cpu") -> newton.Mo
         joints.append(b.add_joint_distance(bodies[0], tail, parent_xform=xf((0.0, -0.2, 0.0)), label="distance"))
     b.add_articulation(joints)
     return b.finalize(device=device)
+
+
+def box_column(count: int, *, half: float = 0.1, color: bool = False, device: str = "cpu") -> newton.Model:
+    """``count`` free cubes of half extent ``half`` [m] stacked from the ground plane up (``color`` for SolverVBD)."""
+    builder = newton.ModelBuilder()
+    for k in range(count):
+        body = builder.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, half * (2 * k + 1)), wp.quat_identity()))
+        builder.add_shape_box(body, hx=half, hy=half, hz=half)
+    builder.add_ground_plane()
+    if color:
+        builder.color()
+    return builder.finalize(device=device)
+
+
+def step_with_collision(model: newton.Model, solver, steps: int, dt: float, state: newton.State | None = None):
+    """``steps`` steps of ``solver`` with the model's collision pipeline each step; returns the last state."""
+    pipeline = newton.CollisionPipeline(model)
+    contacts = pipeline.contacts()
+    s0 = state if state is not None else model.state()
+    s1 = model.state()
+    for _ in range(steps):
+        pipeline.collide(s0, contacts)
+        solver.step(s0, s1, None, contacts, dt)
+        s0, s1 = s1, s0
+    return s0

@@ -7,6 +7,7 @@ import pytest
 import warp as wp
 
 from steel.solvers import SolverSteel
+from tests.fixtures import box_column, step_with_collision
 
 
 def _box(builder, z=0.1):
@@ -34,21 +35,10 @@ def test_solve_mode_error_reads_as_the_reference():
 def test_capacity_warning_and_error_say_contacts_or_constraint_rows():
     """A world that drops rows: the once-only warning and check_constraint_capacity() both say "dropped contacts or
     constraint rows" (ours said "dropped constraint rows")."""
-    builder = newton.ModelBuilder()
-    for k in range(3):
-        _box(builder, 0.1 + 0.2 * k)
-    builder.add_ground_plane()
-    model = builder.finalize(device="cpu")
+    model = box_column(3)
     solver = SolverSteel(model, free_body_constraint_max=3)
-    pipeline = newton.CollisionPipeline(model)
-    contacts = pipeline.contacts()
-    s0, s1 = model.state(), model.state()
-    newton.eval_fk(model, s0.joint_q, s0.joint_qd, s0)
     with pytest.warns(newton.NewtonWarning, match="dropped contacts or constraint rows"):
-        for _ in range(3):
-            pipeline.collide(s0, contacts)
-            solver.step(s0, s1, None, contacts, 1.0 / 240.0)
-            s0, s1 = s1, s0
+        step_with_collision(model, solver, 3, 1.0 / 240.0)
     with pytest.raises(RuntimeError, match="dropped contacts or constraint rows"):
         solver.check_constraint_capacity()
 

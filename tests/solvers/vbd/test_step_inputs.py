@@ -6,6 +6,7 @@ import pytest
 import warp as wp
 
 from steel.solvers import SolverVBD
+from tests.fixtures import box_column, step_with_collision
 
 
 def _box_model(offset=0.0):
@@ -53,3 +54,13 @@ def test_a_control_of_another_model_is_refused():
     solver = SolverVBD(model)
     with pytest.raises(ValueError, match="control"):
         solver.step(model.state(), model.state(), other_model.control(), None, 1.0 / 240.0)
+
+
+def test_the_step_that_drops_body_contacts_warns_once():
+    """A 6-box stack with rigid_body_contact_buffer_size=1: the first step that drops body–body contacts warns
+    (NewtonWarning naming the option), once for the whole run (before: counted only, unless check_* was called)."""
+    model = box_column(6, color=True)
+    solver = SolverVBD(model, rigid_body_contact_buffer_size=1)
+    with pytest.warns(newton.NewtonWarning, match="rigid_body_contact_buffer_size") as caught:
+        step_with_collision(model, solver, 20, 1.0 / 240.0)
+    assert sum("body–body contacts were dropped" in str(w.message) for w in caught) == 1

@@ -448,6 +448,7 @@ class SolverVBD(SolverBase, CouplingInterface):
             state_out.body_q.assign(state_in.body_q)  # static/kinematic colliders keep their pose
             state_out.body_qd.assign(state_in.body_qd)
         write_observables(self, observables, contacts, state_in, state_out, dt)
+        self._warn_dropped_once()
 
     def _truncate_bodies(self):
         """The rigid stage's truncation hook (``after_sweep(body_q)``), or None without rigid–soft DAT."""
@@ -543,6 +544,28 @@ class SolverVBD(SolverBase, CouplingInterface):
                     wp.zeros(1, dtype=wp.vec3, device=dev), wp.zeros(1, dtype=wp.vec3, device=dev),
                     wp.zeros(1, dtype=wp.int32, device=dev))
         return rc.forces(body_q, body_q_prev, contacts, float(dt))
+
+    def _warn_dropped_once(self) -> None:
+        """Warn on the eager step that first drops contacts, once per cause, as SolverSteel does for rows (a
+        6-box stack with ``rigid_body_contact_buffer_size=1`` fell 4.9 m through the ground with the overflow
+        only counted). Reads the device's counters while a cause is unreported; captured steps report through
+        the ``check_*`` methods."""
+        if self.model.device.is_cuda and self.model.device.is_capturing:
+            return
+        warned = self.__dict__.setdefault("_warned_drops", set())
+        if "rigid" not in warned and self.rigid is not None and self.rigid.contacts is not None:
+            if self.rigid.contacts.check_overflow():
+                warned.add("rigid")
+                self.check_rigid_contact_overflow()
+        if "particle" not in warned and self.work is not None:
+            dropped = int(self.work.contact_overflow.numpy()[0])
+            if dropped:
+                warned.add("particle")
+                warnings.warn(f"SolverVBD: {dropped} particle–shape contacts were dropped by full per-particle lists "
+                              "(they exert no force)", newton.NewtonWarning, stacklevel=3)
+        if "self" not in warned and self.self_contact is not None and any(self.self_contact.overflow()):
+            warned.add("self")
+            self.check_self_contact_overflow()
 
     def check_rigid_contact_overflow(self) -> int:
         """Body–body contacts dropped so far by full per-body lists; warns when nonzero (reads the device).
