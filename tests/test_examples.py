@@ -23,6 +23,10 @@ TEST_RUNS = {
     "free_fall": ["--test", "--world-count", "2", "--num-frames", "20"],
     "avbd_stacks": ["--test", "--num-frames", "60"],
     "towers_sleeping": ["--test", "--throw-time", "1.5", "--num-frames", "360"],  # asleep at 1.2 s and 5.0 s
+    # kicked at 2 s rather than 5 s (the towers are asleep from 1.2 s); tower 1 is asleep again 2.5 s after the kick
+    "steel_sleeping": ["--test", "--kick-frame", "120", "--num-frames", "300"],
+    # 2 s rather than 10 s: the paddles have moved the boxes 3.3 cm on average by then (the check asks 2 cm)
+    "steel_determinism_arms": ["--test", "--num-frames", "100"],
 }
 
 
@@ -170,3 +174,14 @@ def test_help_documents_the_solvers_own_options():
         assert "default" in line and (f.name not in NOT_IMPLEMENTED or "not built" in line), line
     for cls in (SolverSteel, SolverFeatherstone):
         assert "Initialize common solver state" not in pydoc.render_doc(cls, renderer=pydoc.plaintext)
+
+
+def test_steel_sleeping_port_sleeps_wakes_one_tower_and_sleeps_again_on_cpu(tmp_path):
+    """steel_sleeping (Newton's example needs CUDA) at its defaults: the 24 tower bodies all sleep by 1.2 s, the kick
+    at 5 s wakes tower 1 alone, which (with the block) sleeps again 2.45 s later; no sleeping body moved."""
+    assert main(["steel_sleeping", "--test", "--out", str(tmp_path), "--quiet"]) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["towers_asleep_s"] == pytest.approx(1.2, abs=0.3)  # [s] measured 1.2 (one frame is 1/60 s)
+    assert summary["towers_woken_by_kick"] == [1]
+    assert summary["target_tower_asleep_again_s"] - summary["kick_time_s"] == pytest.approx(2.45, abs=0.5)  # [s]
+    assert summary["moved_while_asleep"] is None and summary["finite"]

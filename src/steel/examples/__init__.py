@@ -13,4 +13,6 @@ EXAMPLES = {
     "free_fall": "steel.examples.free_fall",
     "avbd_stacks": "steel.examples.avbd_stacks",
     "towers_sleeping": "steel.examples.towers_sleeping",
+    "steel_sleeping": "steel.examples.steel_sleeping",
+    "steel_determinism_arms": "steel.examples.steel_determinism_arms",
 }

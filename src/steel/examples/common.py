@@ -25,6 +25,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import warp as wp
 
 import newton
@@ -59,6 +60,16 @@ def create_parser(name: str, doc: str, num_frames: int) -> argparse.ArgumentPars
 def guard_for(positions, args) -> DivergenceGuard:
     """The divergence guard around the start ``positions`` [m] with the limits of ``args``."""
     return DivergenceGuard.around(positions, args.bounds_margin, args.max_speed)
+
+
+def paint_asleep(model, own_colors: np.ndarray, awake: np.ndarray, color) -> None:
+    """Write ``model.shape_color``: shapes of bodies not ``awake`` in ``color``, the others (and shapes on
+    no body) in ``own_colors``. Newton's viewers read ``shape_color`` every frame."""
+    colors = own_colors.copy()
+    shape_body = model.shape_body.numpy()
+    shapes = np.nonzero(shape_body >= 0)[0]
+    colors[shapes[~awake[shape_body[shapes]]]] = color
+    model.shape_color.assign(colors)
 
 
 def init(parser: argparse.ArgumentParser, argv: list[str] | None, minimums: dict[str, int] | None = None):

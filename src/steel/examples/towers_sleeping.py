@@ -138,11 +138,7 @@ class Example:
         """Shapes of sleeping bodies in ``ASLEEP_COLOR``, the others in their own colours."""
         if self.own_colors is None:
             return
-        colors = self.own_colors.copy()
-        asleep = ~self.sim.awake()
-        shapes = np.nonzero(self.shape_body >= 0)[0]
-        colors[shapes[asleep[self.shape_body[shapes]]]] = ASLEEP_COLOR
-        self.model.shape_color.assign(colors)
+        common.paint_asleep(self.model, self.own_colors, self.sim.awake().astype(bool), ASLEEP_COLOR)
 
     def render(self):
         self.paint()
