@@ -143,6 +143,37 @@ _CONTACT_ATTRS = ("rigid_contact_count", *CONTACT_ARRAYS)
 _contact_reader = operator.attrgetter(*_CONTACT_ATTRS)
 
 
+def _live_slots(model, name: str, kind: str, attrs, arrays, capacity: int) -> int:
+    """Check ``{kind}_count`` (``arrays[0]``) and the per-slot arrays ``attrs`` (``arrays[1:]``), then return
+    the live slot count where the host can read it (CPU, outside a capture), else 0.
+
+    ``ValueError`` naming the field unless the count is an array of one entry or more, each slot array
+    at least ``{kind}_max`` = ``capacity`` long, all on the model's device. Passed lengths are remembered.
+    """
+    count = arrays[0]
+    key = (kind, id(model), capacity, *map(id, arrays))
+    if key not in _passed_arrays:
+        _check_slot_arrays(model, name, kind, attrs, arrays, capacity)
+        _remember(model, arrays, attrs, key)
+    device = count.device
+    if not capacity or not device.is_cpu or device.is_capturing:
+        return 0
+    return max(0, min(int(host_view(count)[0]), capacity))
+
+
+def _check_slot_arrays(model, name: str, kind: str, attrs, arrays, capacity: int) -> None:
+    count = arrays[0]
+    if count is None or count.ndim != 1 or count.shape[0] < 1:
+        raise ValueError(f"{name}.{kind}_count must be an array of one entry, got {count!r}")
+    for attr, arr in zip(attrs, arrays[1:]):
+        length = None if arr is None else int(arr.shape[0])
+        if length is None or length < capacity:
+            raise ValueError(f"{name}.{attr} has {length} entries, fewer than {name}.{kind}_max={capacity}")
+    for attr, arr in zip((f"{kind}_count", *attrs), arrays):
+        if str(arr.device) != str(model.device):
+            raise ValueError(f"{name}.{attr} is on device {arr.device}, the model on {model.device}")
+
+
 def check_contacts(model, contacts, name: str = "contacts") -> None:
     """Raise ``ValueError`` naming the field unless ``contacts`` fits ``model`` (a ``Contacts`` filled by hand
     or by a pipeline of another model): a count array of one entry, each array of :data:`CONTACT_ARRAYS`
@@ -156,29 +187,54 @@ def check_contacts(model, contacts, name: str = "contacts") -> None:
         arrays = _contact_reader(contacts)
     except AttributeError:  # a missing attribute reads as None
         arrays = tuple(getattr(contacts, attr, None) for attr in _CONTACT_ATTRS)
-    count = arrays[0]
-    key = ("contacts", id(model), capacity, *map(id, arrays))
-    if key not in _passed_arrays:
-        if count is None or count.ndim != 1 or count.shape[0] < 1:
-            raise ValueError(f"{name}.rigid_contact_count must be an array of one entry, got {count!r}")
-        for attr, arr in zip(CONTACT_ARRAYS, arrays[1:]):
-            length = None if arr is None else int(arr.shape[0])
-            if length is None or length < capacity:
-                raise ValueError(f"{name}.{attr} has {length} entries, fewer than {name}.rigid_contact_max={capacity}")
-        for attr, arr in zip(("rigid_contact_count", *CONTACT_ARRAYS), arrays):
-            if str(arr.device) != str(model.device):
-                raise ValueError(f"{name}.{attr} is on device {arr.device}, the model on {model.device}")
-        _remember(model, arrays, CONTACT_ARRAYS, key)
-    device = count.device
-    if capacity and device.is_cpu and not device.is_capturing:
-        live = min(int(host_view(count)[0]), capacity)
-        if live and max(host_view(arrays[1])[:live].max(), host_view(arrays[2])[:live].max()) >= model.shape_count:
-            for attr, arr in zip(CONTACT_ARRAYS[:2], arrays[1:3]):
-                ids = host_view(arr)[:live]
-                if int(ids.max()) >= model.shape_count:
-                    slot = int(np.argmax(ids >= model.shape_count))
-                    raise ValueError(f"{name}.{attr}[{slot}] = {int(ids[slot])} is not a shape of the model "
-                                     f"({model.shape_count} shapes)")
+    live = _live_slots(model, name, "rigid_contact", CONTACT_ARRAYS, arrays, capacity)
+    if live and max(host_view(arrays[1])[:live].max(), host_view(arrays[2])[:live].max()) >= model.shape_count:
+        for attr, arr in zip(CONTACT_ARRAYS[:2], arrays[1:3]):
+            ids = host_view(arr)[:live]
+            if int(ids.max()) >= model.shape_count:
+                slot = int(np.argmax(ids >= model.shape_count))
+                raise ValueError(f"{name}.{attr}[{slot}] = {int(ids[slot])} is not a shape of the model "
+                                 f"({model.shape_count} shapes)")
+
+
+# The per-slot arrays of a Contacts buffer a solver reading particle–shape contacts indexes up to soft_contact_max.
+SOFT_CONTACT_ARRAYS = ("soft_contact_indices", "soft_contact_barycentric", "soft_contact_shape",
+                       "soft_contact_body_pos", "soft_contact_normal")
+
+
+def check_soft_contacts(model, contacts, name: str = "contacts") -> None:
+    """Raise ``ValueError`` naming the field unless the particle–shape records of ``contacts`` fit ``model``.
+
+    A ``Contacts`` filled by another model's pipeline (a larger cloth) names particles this model does
+    not have; a kernel indexing ``particle_q`` with them reads and writes past the buffer (SIGSEGV on
+    the CPU). Checked before any kernel reads them: ``soft_contact_count`` an array of at least one
+    entry, each array of :data:`SOFT_CONTACT_ARRAYS` at least ``soft_contact_max`` long, all on the
+    model's device; and where the count lies in host memory (CPU, outside a capture) the live
+    records' particle ids in ``[-1, particle_count)`` (-1 pads edge and point records) and shape ids
+    in ``[0, shape_count)``. On CUDA only the lengths and devices are checked: reading the ids would
+    synchronize every step (as for :func:`check_contacts`). Lengths are remembered as for
+    :func:`check_arrays`; the ids are read every step (reductions over the live records).
+    """
+    capacity = int(getattr(contacts, "soft_contact_max", 0) or 0)
+    if capacity == 0:
+        return
+    arrays = tuple(getattr(contacts, attr, None) for attr in ("soft_contact_count", *SOFT_CONTACT_ARRAYS))
+    live = _live_slots(model, name, "soft_contact", SOFT_CONTACT_ARRAYS, arrays, capacity)
+    if not live:
+        return
+    corners = host_view(arrays[1])[:live]
+    shapes = host_view(arrays[3])[:live]
+    bad = (corners >= model.particle_count) | (corners < -1)
+    if bad.any():
+        slot, corner = (int(i) for i in np.argwhere(bad)[0])
+        raise ValueError(f"{name}.soft_contact_indices[{slot}] = {tuple(int(v) for v in corners[slot])} names "
+                         f"particle {int(corners[slot, corner])}, not a particle of the model "
+                         f"({model.particle_count} particles); was {name} filled by another model's pipeline?")
+    bad = (shapes >= model.shape_count) | (shapes < 0)
+    if bad.any():
+        slot = int(np.argmax(bad))
+        raise ValueError(f"{name}.soft_contact_shape[{slot}] = {int(shapes[slot])} is not a shape of the model "
+                         f"({model.shape_count} shapes)")
 
 
 # Warp's scalar types are not registered with ``numbers``; a caller who keeps a step size as

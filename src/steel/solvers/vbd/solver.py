@@ -11,7 +11,7 @@ import newton
 from newton.solvers import SolverBase
 from newton.solvers.experimental.coupled import CouplingInterface
 
-from ..inputs import check_control, check_dt, check_state
+from ..inputs import check_contacts, check_control, check_dt, check_soft_contacts, check_state
 from .coupling import BodyParticleCoupling, coupled_bodies
 from .dat import RigidSoftDat, check_dat, check_dat_schedule
 from .features import check_joint_features, check_joint_properties, check_model_features, check_tendons_external
@@ -387,6 +387,12 @@ class SolverVBD(SolverBase, CouplingInterface):
         if self.dat is not None:
             check_dat_schedule(self)  # RIGID active, and equivalent to SOFT_SELF_CONTACT with both DATs on
         contacts = contacts_before_step(self, state_in, contacts, dt)
+        if contacts is not None:
+            # Another model's Contacts names particles and shapes this model lacks: the kernels below would read
+            # past its arrays (a larger cloth's pipeline crashed the process). Lengths always, ids on the CPU.
+            check_soft_contacts(model, contacts)
+            if contacts.rigid_contact_max:
+                check_contacts(model, contacts)
         check_full_surface_contacts(contacts, self.mesh_shapes, self.dat is not None)  # edge/face records
         coupling, attachments, iterations = self.coupling, self.attachments, self.options.iterations
         if self.rewind is not None:
