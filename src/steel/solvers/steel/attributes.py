@@ -107,64 +107,110 @@ def register_custom_attributes(builder: newton.ModelBuilder) -> None:
     register_load_coefficient(builder)  # steel:joint_friction_load_coefficient (rows/joint_friction.py)
 
 
+class _Current:
+    """A read-only attribute of :class:`RigidBodyAttributes`: the array the kernels read for one ``steel:`` name."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __get__(self, owner, cls=None):
+        return self if owner is None else owner._current(self.name)
+
+
 class RigidBodyAttributes:
     """The per-body attribute arrays the step kernels read, validated on the host.
 
     Where the model carries a registered ``steel:`` attribute as a float32 array, the kernels read
     the model's own array, so a value edited in place (``model.steel.rigid_body_linear_damping``)
-    takes effect on the next step without ``notify_model_changed``, as in the reference. The
-    host validation runs at construction and on ``notify_model_changed(BODY_PROPERTIES)``; an
-    unregistered attribute is a device array filled with its default.
+    takes effect on the next step without ``notify_model_changed``, as in the reference. An array
+    *replaced* on the model (``model.steel.rigid_body_angular_damping = wp.zeros(...)``) is picked up
+    at the next step too, as the reference does (measured: a free body's spin of 4 rad/s decays by
+    0.05 dt per step before such a replacement with zeros and holds 3.98004 rad/s after it, in both):
+    each property looks the model's array up by identity, and a new one is checked on first use
+    (a float32 array of one value per body on the model's device, else ``ValueError`` naming it; its
+    values as at construction where the host can read them) and then read live. The host validation
+    runs at construction and on ``notify_model_changed(BODY_PROPERTIES)``; an unregistered (or
+    deleted) attribute is a device array filled with its default.
     """
 
     def __init__(self, model: newton.Model):
         self.model = model
+        self._bound = {}  # name -> (the model's array it was bound from or None, the array the kernels read)
         self.refresh()
 
     def _source(self, name: str):
         ns = getattr(self.model, NAMESPACE, None)
         return getattr(ns, name, None) if ns is not None else None
 
-    def _read(self, name: str) -> np.ndarray:
-        values = self._source(name)
-        if values is None:
+    def _read(self, name: str, source) -> np.ndarray:
+        if source is None:
             return np.full(self.model.body_count, RIGID_BODY_ATTRIBUTES[name][0], dtype=np.float64)
-        return values.numpy().astype(np.float64)
+        return source.numpy().astype(np.float64)
 
-    def _device_array(self, name: str, values: np.ndarray) -> wp.array:
-        source = self._source(name)
-        if (self.model.body_count and source is not None and source.dtype == wp.float32
-                and source.shape == (self.model.body_count,) and source.device == self.model.device):
+    def _live(self, source) -> bool:
+        """``source`` can be read by the kernels as it is: float32, one value per body, on the model's device."""
+        return bool(self.model.body_count and isinstance(source, wp.array) and source.dtype == wp.float32
+                    and source.shape == (self.model.body_count,) and source.device == self.model.device)
+
+    def _device_array(self, source, values: np.ndarray) -> wp.array:
+        if self._live(source):
             return source  # read live every step
         padded = values if len(values) else np.zeros(1)
         # inf is kept as float32 inf: the clamps compare against it directly.
         return wp.array(padded.astype(np.float32), dtype=float, device=self.model.device)
 
+    def _validate(self, name: str, values: np.ndarray) -> None:
+        bad = np.nonzero(np.isnan(values) | (values < 0.0))[0]
+        if name.endswith("damping"):
+            bad = np.nonzero(~np.isfinite(values) | (values < 0.0))[0]
+        if len(bad):
+            b = int(bad[0])
+            label = self.model.body_label[b] if b < len(self.model.body_label) else str(b)
+            raise ValueError(
+                f"{NAMESPACE}:{name} of body {b} ('{label}') must be non-negative"
+                f"{' and finite' if name.endswith('damping') else ''}, got {values[b]!r}"
+            )
+
     def refresh(self) -> None:
         """Read and validate every attribute (ValueError naming the attribute and body), then bind the arrays."""
+        sources = {name: self._source(name) for name in RIGID_BODY_ATTRIBUTES}
         arrays = {}
-        for name in RIGID_BODY_ATTRIBUTES:
-            values = self._read(name)
-            bad = np.nonzero(np.isnan(values) | (values < 0.0))[0]
-            if name.endswith("damping"):
-                bad = np.nonzero(~np.isfinite(values) | (values < 0.0))[0]
-            if len(bad):
-                b = int(bad[0])
-                label = self.model.body_label[b] if b < len(self.model.body_label) else str(b)
-                raise ValueError(
-                    f"{NAMESPACE}:{name} of body {b} ('{label}') must be non-negative"
-                    f"{' and finite' if name.endswith('damping') else ''}, got {values[b]!r}"
-                )
-            arrays[name] = values
+        for name, source in sources.items():
+            arrays[name] = self._read(name, source)
+            self._validate(name, arrays[name])
         # Bind only after every attribute validated, so a failed refresh keeps the previous arrays.
-        self.angular_damping = self._device_array("rigid_body_angular_damping", arrays["rigid_body_angular_damping"])
-        self.linear_damping = self._device_array("rigid_body_linear_damping", arrays["rigid_body_linear_damping"])
-        self.max_linear_velocity = self._device_array(
-            "rigid_body_max_linear_velocity", arrays["rigid_body_max_linear_velocity"])
-        self.max_angular_velocity = self._device_array(
-            "rigid_body_max_angular_velocity", arrays["rigid_body_max_angular_velocity"])
-        self.max_depenetration_velocity = self._device_array(
-            "rigid_body_max_depenetration_velocity", arrays["rigid_body_max_depenetration_velocity"])
+        self._bound = {name: (sources[name], self._device_array(sources[name], arrays[name])) for name in sources}
+
+    def _current(self, name: str) -> wp.array:
+        """The array the kernels read for ``name``: the bound one while the model still holds the array it was bound
+        from, else the model's new array, checked once (a replacement is picked up at the next step)."""
+        bound_source, array = self._bound[name]
+        source = self._source(name)
+        if source is bound_source:
+            return array
+        if source is not None and not self._live(source):
+            shape = getattr(source, "shape", None)
+            raise ValueError(
+                f"model.{NAMESPACE}.{name} was replaced by {type(source).__name__} of shape {shape}, dtype "
+                f"{getattr(source, 'dtype', None)} on {getattr(source, 'device', None)}; it must be a float32 "
+                f"wp.array of {self.model.body_count} values (one per body) on {self.model.device}")
+        if source is None:  # deleted: the default, as for an unregistered attribute
+            values = self._read(name, None)
+            self._validate(name, values)
+            array = self._device_array(None, values)
+        else:
+            if not self.model.device.is_capturing:  # a capture cannot read the values: checked at the next notify
+                self._validate(name, self._read(name, source))
+            array = source
+        self._bound[name] = (source, array)
+        return array
+
+    # The arrays the kernels read, each the model's current one (see _current).
+    angular_damping = _Current("rigid_body_angular_damping")  # [1/s] per body
+    linear_damping = _Current("rigid_body_linear_damping")  # [1/s] per body
+    max_linear_velocity = _Current("rigid_body_max_linear_velocity")  # [m/s] per body
+    max_angular_velocity = _Current("rigid_body_max_angular_velocity")  # [rad/s] per body
+    max_depenetration_velocity = _Current("rigid_body_max_depenetration_velocity")  # [m/s] per body
 
 
 class ShapeContactAttributes:
