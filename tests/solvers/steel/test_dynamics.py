@@ -212,3 +212,64 @@ def test_drive_gain_and_dt_edits_take_effect_between_mass_matrix_rebuilds():
         runs.append(np.array(trace))
     assert np.isfinite(runs[1]).all()
     np.testing.assert_allclose(runs[1], runs[0], rtol=0.0, atol=1.0e-6)
+
+
+def _damped_slider(solver_cls, steps=120, dt=1.0 / 120.0):
+    """A 1 kg slider (no gravity) with passive joint_damping 20 N·s/m and an augmented drive (ke 50 N/m, kd 5 N·s/m)
+    to 1.5 m, from rest at 0; returns (q [m], qd [m/s]) after ``steps`` steps of ``dt`` [s]."""
+    builder = newton.ModelBuilder(gravity=(0.0, 0.0, 0.0))
+    link = builder.add_link(mass=1.0, inertia=wp.mat33(np.eye(3) * 0.01))
+    joint = builder.add_joint_prismatic(-1, link, axis=(1.0, 0.0, 0.0), target_ke=50.0, target_kd=5.0, damping=20.0,
+                                        actuator_mode=newton.JointTargetMode.POSITION)
+    builder.add_articulation([joint])
+    model = builder.finalize(device="cpu")
+    control = model.control()
+    control.joint_target_q.assign(np.array([1.5], np.float32))
+    s0, s1 = model.state(), model.state()
+    solver = solver_cls(model)
+    for _ in range(steps):
+        solver.step(s0, s1, control, None, dt)
+        s0, s1 = s1, s0
+    return float(s0.joint_q.numpy()[0]), float(s0.joint_qd.numpy()[0])
+
+
+def _slider_law(steps, dt, implicit_damping):
+    """The scalar recursion of ``_damped_slider`` in float64 (m 1, c 20, ke 50, kd 5, target 1.5):
+    ``(m + dt kd + dt² ke [+ dt c]) (v' - v) = dt (ke (q_t - q - dt v) - kd v - c v)``, ``q' = q + dt v'``.
+    With the bracket (``implicit_damping``) it is backward Euler in the drive and the damping: expanding gives
+    ``m (v' - v) = dt (ke (q_t - q - dt v') - kd v' - c v')``; without it the damping force is ``-c v`` (explicit)."""
+    m, c, ke, kd, target = 1.0, 20.0, 50.0, 5.0, 1.5
+    q = v = 0.0
+    for _ in range(steps):
+        lhs = m + dt * kd + dt * dt * ke + (dt * c if implicit_damping else 0.0)
+        v += dt * (ke * (target - q - dt * v) - kd * v - c * v) / lhs
+        q += dt * v
+    return q, v
+
+
+def test_passive_damping_on_a_slider_with_an_augmented_drive_is_backward_euler():
+    """Passive joint_damping folds dt*c into the mass-matrix diagonal beside the drive's dt*kd + dt²*ke: after 120
+    steps of 1/120 s the slider is where the backward-Euler recursion puts it (1.310985 m, 0.414365 m/s; measured
+    agreement 1e-6 relative, asserted rtol 3e-6: float32 state). An explicit damping force -c v (as the reference
+    applies it) ends at 1.307882 m, 0.24 % short, which this tolerance rejects; so does dropping dt*c from the
+    diagonal, which was checked by mutation."""
+    q, qd = _damped_slider(SolverSteel)
+    q_be, qd_be = _slider_law(120, 1.0 / 120.0, implicit_damping=True)
+    assert q_be == pytest.approx(1.310985, abs=1e-6) and qd_be == pytest.approx(0.414365, abs=1e-6)
+    assert q == pytest.approx(q_be, rel=3e-6)
+    assert qd == pytest.approx(qd_be, rel=3e-6)
+    q_explicit, _ = _slider_law(120, 1.0 / 120.0, implicit_damping=False)
+    assert abs(q_explicit - q_be) / q_be > 2e-3  # the two laws are told apart by far more than the tolerance
+
+
+def test_the_reference_applies_passive_damping_explicitly_where_ours_is_implicit():
+    """The same slider under newton.solvers.SolverSteel follows the explicit-damping recursion (1.307882 m), not
+    backward Euler: a deliberate difference, kept because the implicit term is stable for any damping, where the
+    explicit force reverses the velocity once c dt exceeds twice the augmented mass. rtol 3e-6: float32 state."""
+    import newton.solvers  # noqa: PLC0415
+
+    q_ref, qd_ref = _damped_slider(newton.solvers.SolverSteel)
+    q_ex, qd_ex = _slider_law(120, 1.0 / 120.0, implicit_damping=False)
+    assert q_ex == pytest.approx(1.307882, abs=1e-6)
+    assert q_ref == pytest.approx(q_ex, rel=3e-6)
+    assert qd_ref == pytest.approx(qd_ex, rel=3e-6)
