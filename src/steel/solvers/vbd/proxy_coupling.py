@@ -51,6 +51,7 @@ from .rigid.bodies import BodyData
 from .rigid.contacts import ContactData as RigidContactData
 from .rigid.contacts import ContactHistory
 from .rigid.joints import JointData
+from .rigid.tendons import TendonData
 from ...launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
@@ -318,8 +319,8 @@ class StepRewind:
 
     A proxy coupler with ``iterations > 1`` solves one step several times from the same input
     state (only the proxies' feedback changes between passes). Every pass must then start from the
-    same history: the rigid stage's augmented-Lagrangian state (joint and contact multipliers ``λ``
-    and penalties ``k``, contact rows and their warm-start history, start-of-step joint coordinates,
+    same history: the rigid stage's augmented-Lagrangian state (joint, mimic, tendon and contact
+    multipliers ``λ`` and penalties ``k``, contact rows and their warm-start history, start-of-step joint coordinates,
     the previous step's body velocities of the adaptive start) and the particles' previous-step
     velocities (their adaptive start). :meth:`save` copies every array of the rigid state structs
     (joints, bodies, contact rows and history, reset marks), the particles' two history arrays and
@@ -352,6 +353,8 @@ class StepRewind:
                            ("contacts", rigid.contacts, ("cold_worlds",))]
             if rigid.mimics.count:
                 owners.append(("mimics", rigid.mimics.data, ("lam",)))
+            if rigid.tendons.count:  # tensions kept across steps by gamma (Newton's coupler refuses tendons;
+                owners.append(("tendons", rigid.tendons.data, TendonData.vars))  # the hooks alone can restart)
         return owners
 
     def save(self) -> None:

@@ -160,8 +160,8 @@ def test_cloth_on_a_box_with_hard_ground_contacts_converges_to_both_weights():
 
     The multiplier of the box's ground contacts catches up with the cloth's load over the iterations.
     At the default 10 the load still reads high, as on Newton's legacy path (``rigid_compliant_alm=False``,
-    the seed's formulation of hard contacts): ours 114.7 N, the legacy path 119.7 N; the bound is that
-    ours is off by no more than the legacy path.
+    the seed's formulation of hard contacts): ours 115.4 N, the legacy path 119.7 N; the bound is that
+    ours is off by no more than the legacy path (why: the test of the lid's lag below).
     """
     model = _cloth_on_box()
     weight = (float(model.body_mass.numpy()[0]) + float(model.particle_mass.numpy().sum())) * G
@@ -193,6 +193,57 @@ def test_cloth_on_a_box_with_hard_ground_contacts_and_history_is_within_one_perc
         s0, s1 = s1, s0
     load = _ground_load(solver, s0, contacts, prev)
     assert abs(load - weight) < 0.01 * weight, (load, weight)
+
+
+def _cloth_on_box_loads(iterations, history, steps=200):
+    """Cloth on a box on hard ground: (ground force up on the box, cloth force down on the lid [N], the box's
+    and the cloth's m dv/dt along z over the last step [N], the model); the forces from ``contact_f``."""
+    model = _cloth_on_box()
+    solver = SolverVBD(model, iterations=iterations, **({"rigid_contact_history": True} if history else {}))
+    pipeline = newton.CollisionPipeline(model, **({"contact_matching": "latest"} if history else {}))
+    contacts = pipeline.contacts()
+    obs = solver.observables({"contact_f"}, contacts=contacts)
+    s0, s1 = model.state(), model.state()
+    for _ in range(steps):
+        pipeline.collide(s0, contacts)
+        body_qd, particle_qd = s0.body_qd.numpy()[0, 2], s0.particle_qd.numpy()[:, 2]
+        solver.step(s0, s1, None, contacts, DT, observables=obs)
+        s0, s1 = s1, s0
+    f = obs.contact_f.numpy()
+    n_rigid, n_soft = int(contacts.rigid_contact_count.numpy()[0]), int(contacts.soft_contact_count.numpy()[0])
+    r0 = contacts.rigid_contact_max
+    # Rigid rows hold the box's wrench on the ground (shape 0), soft rows the cloth's on the lid.
+    ground = -float(f[:n_rigid, 2].sum())
+    lid = -float(f[r0:r0 + n_soft, 2].sum())
+    box_rate = float(model.body_mass.numpy()[0]) * (s0.body_qd.numpy()[0, 2] - body_qd) / DT
+    cloth_rate = float((model.particle_mass.numpy() * (s0.particle_qd.numpy()[:, 2] - particle_qd)).sum()) / DT
+    return ground, lid, box_rate, cloth_rate, model
+
+
+def test_hard_ground_load_at_ten_iterations_is_the_box_balance_against_a_lagging_lid():
+    """Why hard ground contacts report 115.4 N for (M + m) g = 102.91 N at 10 iterations without history,
+    and what brings the report within 0.1 %.
+
+    The report is not at fault: ``contact_f`` holds the forces of the solve's last iterate, and the box,
+    at rest, balances them: ground = M g + lid within 3e-4 relative (measured 1.1e-4), the lid reading
+    17.28 N. The cloth rests too (its m dv/dt is 0 within 3e-4 N, measured 1.1e-4), so the force its own
+    last sweep put on the lid is its weight, 4.81 N. The two sides of the lid contact are one Gauss-Seidel
+    sweep apart: the ground multiplier restarts from 0 every step, the box dips and climbs back over the
+    iterations, the cloth (swept before the box) settles on the box's previous iterate, and the box's climb
+    after that sweep presses the lid 12.5 N harder than the cloth is pressed. No reading of the ground
+    force can remove an action and a reaction that differ; converging the multiplier does. With
+    ``rigid_contact_history`` (the multiplier warm-started from the last step's) and 20 iterations the
+    load is (M + m) g within 6e-4 relative (measured 1.9e-4).
+    """
+    ground, lid, box_rate, cloth_rate, model = _cloth_on_box_loads(10, history=False)
+    weight_box = float(model.body_mass.numpy()[0]) * G
+    weight_cloth = float(model.particle_mass.numpy().sum()) * G
+    assert ground == pytest.approx(115.4, rel=1e-3), ground  # [N], 115.395 measured
+    assert lid == pytest.approx(17.28, rel=1e-3), lid  # [N], 17.284 measured
+    assert abs(ground - lid - box_rate - weight_box) < 3e-4 * weight_box, (ground, lid, box_rate)
+    assert abs(cloth_rate) < 3e-4, cloth_rate  # [N]
+    ground, *_ = _cloth_on_box_loads(20, history=True)
+    assert abs(ground - weight_box - weight_cloth) < 6e-4 * (weight_box + weight_cloth), ground
 
 
 def test_heavy_box_on_a_pinned_hammock_sags_and_stops_as_the_reference():
