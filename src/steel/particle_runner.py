@@ -186,7 +186,8 @@ def run_particle_scene(
     else:
         speed = summary["steps_per_s"]
         speed_text = f"{speed:.1f} steps/s" if speed else "speed not measured: only the first (compiling) frame ran"
-        log(f"[steel] done: {speed_text}, at most "
+        met = "expectation met" if not found else "expectation NOT met (see the warnings)"
+        log(f"[steel] done: {speed_text}, {met}, lowest particle {summary['lowest_particle_m']:.3f} m, at most "
             f"{summary['max_self_intersecting_pairs']} self-intersecting pairs; results in {out}/")
     return summary
 

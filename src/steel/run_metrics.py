@@ -22,6 +22,7 @@ on every line of a welded arm, "max drift 991.69 mm" for a humanoid that simply 
 from __future__ import annotations
 
 import numpy as np
+import warp as wp
 
 import newton
 
@@ -68,7 +69,7 @@ class KindMetrics:
     ``observe`` takes a state at a report or frame time; ``progress`` is the log line's text, ``summary``
     the summary's entries, ``series`` the two time series of the plot."""
 
-    def __init__(self, kind: str, model: newton.Model, state: newton.State):
+    def __init__(self, kind: str, model: newton.Model, state: newton.State, joints_from_bodies: bool = False):
         self.kind, self.model = scene_kind(model, kind), model
         q = state.body_q.numpy()
         self.roots = root_bodies(model)
@@ -80,9 +81,19 @@ class KindMetrics:
         slider = jtype == int(newton.JointType.PRISMATIC)
         self.hinge_q, self.hinge_qd = q_start[:-1][hinge], qd_start[:-1][hinge]
         self.slider_q, self.slider_qd = q_start[:-1][slider], qd_start[:-1][slider]
-        self.q0 = state.joint_q.numpy().astype(np.float64)
+        # A maximal-coordinate solver (SolverVBD) steps body poses and leaves joint_q as it was: the joint
+        # coordinates then come from the poses (newton.eval_ik) into scratch arrays.
+        self.scratch = (wp.clone(state.joint_q), wp.clone(state.joint_qd)) if joints_from_bodies else None
+        self.q0 = self._joints(state)[0]
         self.times: list[float] = []
         self.values: list[dict] = []
+
+    def _joints(self, state: newton.State) -> tuple[np.ndarray, np.ndarray]:
+        """``(joint_q, joint_qd)`` of ``state``, from its body poses for a maximal-coordinate solver."""
+        if self.scratch is None:
+            return state.joint_q.numpy().astype(np.float64), state.joint_qd.numpy().astype(np.float64)
+        newton.eval_ik(self.model, state, *self.scratch)
+        return self.scratch[0].numpy().astype(np.float64), self.scratch[1].numpy().astype(np.float64)
 
     def observe(self, state: newton.State, time: float, overlap: float | None = None) -> dict:
         """Measure ``state`` at simulated ``time`` [s]; ``overlap`` [m] the deepest contact overlap (stacks)."""
@@ -97,7 +108,8 @@ class KindMetrics:
             travel = np.linalg.norm(q[self.roots, :2] - self.start_xy[self.roots], axis=1)
             now = {"height_m": q[self.roots, 2].tolist(), "tilt_deg": tilt.tolist(), "travel_m": float(travel.max())}
         else:
-            jq, jqd = state.joint_q.numpy().astype(np.float64), np.abs(state.joint_qd.numpy().astype(np.float64))
+            jq, jqd = self._joints(state)
+            jqd = np.abs(jqd)
             now = {"hinge_travel_deg": float(np.degrees(np.abs(jq[self.hinge_q] - self.q0[self.hinge_q])).max())
                    if len(self.hinge_q) else None,
                    "slider_travel_m": float(np.abs(jq[self.slider_q] - self.q0[self.slider_q]).max())

@@ -241,7 +241,8 @@ def run_scene(
         remove_empty_dirs(created)
         raise
     view.set_model(model)
-    kind = KindMetrics(SCENE_KINDS.get(scene) if shipped else ("fixed_base" if fixed_base else None), model, s0)
+    kind = KindMetrics(SCENE_KINDS.get(scene) if shipped else ("fixed_base" if fixed_base else None), model, s0,
+                       joints_from_bodies=solver == "vbd")
     watch = RunWatch(model, s0)
     log(f"[steel] {name}: {world_count} world(s), {solver} solver {solver_options}, {steps} steps of {dt:.5f} s "
         f"on {model.device}; a {kind.kind.replace('_', '-')} scene")
