@@ -14,6 +14,9 @@
   one-line error naming it.
 * ``steel --version``.
 
+While ``demo`` or ``run`` lasts, each Warp module is named before it compiles, with an estimate
+(:mod:`steel.compile_progress`): with an empty kernel cache a first run compiles for minutes.
+
 Exit status: 0 the run completed; 1 it diverged (the guard stopped it, see :mod:`steel.guard`);
 2 bad input (arguments, robot file, solver options), nothing written.
 """
