@@ -198,12 +198,12 @@ class RunWatch:
             depth = self.ground - com[:, 2]
             self.deepest_under_ground = max(self.deepest_under_ground, float(depth.max()))
             why = np.where((why == "") & (depth > BELOW_GROUND), "under the ground", why)
-        for body, reason in enumerate(why):
-            if not reason:
-                self.left.pop(body, None)
-            elif body not in self.left:
-                self.left[body] = {"body": body, "time_s": time, "why": str(reason),
-                                   "com_m": [round(float(x), 3) for x in com[body]]}
+        for body in [b for b in self.left if not why[b]]:  # back in the scene
+            del self.left[body]
+        for body in np.flatnonzero(why != ""):
+            if int(body) not in self.left:
+                self.left[int(body)] = {"body": int(body), "time_s": time, "why": str(why[body]),
+                                        "com_m": [round(float(x), 3) for x in com[body]]}
         if self.passive:
             gain = self.energy(state) - self.energy_start
             if gain > self.energy_gain:
