@@ -37,7 +37,7 @@ def test_summary_records_command_input_solver_options_duration_and_versions(tmp_
     assert summary["command"] == "steel " + " ".join(args) and summary["input"] == "chain"
     assert summary["solver"] == "steel"
     assert summary["solver_options"] == {"enable_joint_limits": True, "iterations": 20, "solve_mode": "serial"}
-    assert summary["duration_seconds"] > 0.0 and summary["simulated_seconds"] == pytest.approx(0.02, abs=1e-3)
+    assert summary["wall_total_s"] > 0.0 and summary["simulated_s"] == pytest.approx(0.02, abs=1e-3)
     assert summary["versions"]["steel"] and summary["versions"]["newton"] == "1.8.0"
 
 
@@ -183,7 +183,7 @@ def test_a_run_of_one_step_says_its_speed_was_not_measured(tmp_path, capsys):
     assert "speed not measured" in printed
     assert "nan" not in printed and "1000000000" not in printed
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["steps_taken"] == 1 and summary["world_steps_per_second"] is None
+    assert summary["steps_taken"] == 1 and summary["world_steps_per_s"] is None
 
 
 def test_version_and_defaults_in_help(capsys):
@@ -225,9 +225,9 @@ def test_runs_without_out_never_overwrite_each_other_and_are_listed(tmp_path, mo
     commands = sorted(_summary(run)["command"] for run in runs)
     assert commands == sorted(["steel " + " ".join(first), "steel " + " ".join(second)])
     lines = (parent / "runs.csv").read_text().splitlines()
-    assert lines[0] == "folder,outcome,simulated_seconds,wall_seconds,command"
+    assert lines[0] == "folder,outcome,expectation_met,simulated_s,wall_total_s,command"
     assert sorted(line.split(",")[0] for line in lines[1:]) == [run.name for run in runs]
-    assert all(",completed," in line for line in lines[1:])
+    assert all(",completed,True," in line for line in lines[1:])
 
 
 def test_an_out_folder_that_holds_a_run_is_refused_without_force(tmp_path, capsys):
@@ -327,19 +327,65 @@ def test_fixed_base_welds_a_urdf_root_and_a_urdf_floats_otherwise():
     assert int(fixed.joint_type.numpy()[0]) != int(newton.JointType.FREE)
 
 
-def test_a_cold_kernel_cache_is_announced(tmp_path, monkeypatch):
-    """With no compiled kernels of the solver in Warp's cache, the run says it is compiling (it was silent for minutes)."""
+def test_each_module_is_announced_before_it_compiles(tmp_path, monkeypatch):
+    """With an empty kernel cache a module is announced, with its estimate, before Warp compiles it (the cache then
+    holds no binary of it yet); loaded or cached, it is not announced again. Before, a first run was silent for
+    minutes and Warp's own line came after each compile."""
     import warp as wp  # noqa: PLC0415
 
+    from steel.compile_progress import compile_progress
+
+    @wp.kernel(module="unique")
+    def add_one(a: wp.array(dtype=float)):
+        a[wp.tid()] += 1.0
+
     monkeypatch.setattr(wp.config, "kernel_cache_dir", str(tmp_path))
-    monkeypatch.setattr(wp.config, "log_level", wp.LOG_WARNING)
-    lines = []
-    assert runner.announce_first_compile("steel.solvers.steel", lines.append)
-    assert "compiling kernels, first run only" in lines[0] and wp.config.log_level == wp.LOG_INFO  # progress on
-    (tmp_path / "wp_steel.solvers.steel.pgs_1234567").mkdir()
-    monkeypatch.setattr(wp.config, "log_level", wp.LOG_WARNING)
-    assert not runner.announce_first_compile("steel.solvers.steel", lines.append) and len(lines) == 1
-    assert wp.config.log_level == wp.LOG_WARNING
+    seen = []
+
+    def log(line):
+        binaries = [p.name for p in tmp_path.rglob("*.o")]
+        seen.append((line, binaries))
+
+    a = wp.zeros(4, dtype=float, device="cpu")
+    with compile_progress(log):
+        wp.launch(add_one, dim=4, inputs=[a], device="cpu")
+        wp.launch(add_one, dim=4, inputs=[a], device="cpu")
+    assert len(seen) == 1
+    line, binaries = seen[0]
+    assert line.startswith(f"[steel] compiling {add_one.module.name} (first run; cached afterwards, about ")
+    assert line.endswith(" s)") and binaries == []  # announced before the binary existed
+    assert list(tmp_path.rglob("*.o")) and a.numpy().tolist() == [2.0] * 4
+    add_one.module.unload()  # out of this process: loading again reads the cache, nothing is announced
+    with compile_progress(log):
+        wp.launch(add_one, dim=4, inputs=[a], device="cpu")
+    assert len(seen) == 1 and a.numpy().tolist() == [3.0] * 4
+    assert "compile_progress" not in wp.Module.load.__qualname__  # Warp's own load again after the context
+
+
+def test_a_first_run_with_an_empty_kernel_cache_prints_the_compile_line(tmp_path):
+    """`steel run chain` with WARP_CACHE_PATH pointing at an empty folder prints "compiling <module> (first run;
+    cached afterwards, about N s)" before its first compile, seconds after it starts (the process is stopped
+    there: a full cold run compiles for minutes)."""
+    import os
+    import re
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "WARP_CACHE_PATH": str(tmp_path / "cache"), "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "steel.cli", "run", "chain", "--seconds", "0.01", "--out",
+                             str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=env)
+    start, lines = time.monotonic(), []
+    try:
+        for line in proc.stdout:
+            lines.append(line)
+            if "compiling" in line or time.monotonic() - start > 120.0:
+                break
+    finally:
+        proc.kill()
+        proc.wait()
+    assert re.search(r"^\[steel\] compiling \S+ \(first run; cached afterwards, about \d+ s\)$", lines[-1].strip()), lines
 
 
 def test_steel_run_humanoid_keeps_its_joints_inside_their_limits(tmp_path):
@@ -350,7 +396,8 @@ def test_steel_run_humanoid_keeps_its_joints_inside_their_limits(tmp_path):
     summary = _summary(tmp_path)
     assert summary["solver_options"]["enable_joint_limits"] is True
     assert summary["joint_limit_overshoot_m_or_rad"] < 0.05
-    assert max(summary["final_root_height_m"]) < 0.5  # it fell and lies on the ground
+    assert max(summary["base_height_m"]) < 0.5  # it fell and lies on the ground
+    assert summary["kind"] == "floating" and summary["fallen"] == [True]
 
 
 def test_a_robot_file_that_starts_inside_the_ground_is_placed_on_it(tmp_path, capsys):
@@ -363,7 +410,7 @@ def test_a_robot_file_that_starts_inside_the_ground_is_placed_on_it(tmp_path, ca
     summary = _summary(tmp_path / "placed")
     assert summary["robot_file"]["placed_on_ground_lift_m"] == pytest.approx(0.5, abs=0.005)  # [m]
     assert summary["start_overlap_m"] < 1e-3
-    assert max(summary["final_root_height_m"]) < 0.55  # [m] settled onto its legs, not launched
+    assert max(summary["base_height_m"]) < 0.55  # [m] settled onto its legs, not launched
 
 
 def test_a_robot_file_kept_at_its_pose_is_told_how_far_to_lift_it(tmp_path, capsys):
@@ -378,7 +425,7 @@ def test_a_robot_file_kept_at_its_pose_is_told_how_far_to_lift_it(tmp_path, caps
     assert "--start-height" not in capsys.readouterr().out
     summary = _summary(tmp_path / "lifted")
     assert summary["start_overlap_m"] < 1e-3
-    assert max(summary["final_root_height_m"]) < 0.55  # [m] settled onto its legs, not launched
+    assert max(summary["base_height_m"]) < 0.55  # [m] settled onto its legs, not launched
 
 
 def test_vbd_options_are_passed_to_and_checked_by_solvervbd(tmp_path, capsys):
@@ -424,9 +471,9 @@ def test_steel_run_tower_with_vbd_stands_and_records_the_solver(tmp_path):
     assert summary["solver_options"] == {"rigid_contact_history": True}
     assert summary["outcome"] == "completed" and summary["finite"] and summary["contact_overflow"] == 0
     ideal = [scenes.BOX_HALF * (1 + 2 * i) for n in scenes.TOWER_HEIGHTS for i in range(n)]
-    sink = max(z0 - z for z0, z in zip(ideal, summary["final_root_height_m"], strict=True))
+    sink = max(z0 - z for z0, z in zip(ideal, summary["body_height_m"], strict=True))
     assert 0.0 < sink < 0.03  # [m] the seed's revision of the reference: 27.0 mm
-    assert summary["max_horizontal_drift_m"] < 1e-3
+    assert summary["stack_drift_max_m"] < 1e-3
 
 
 def test_vbd_on_a_scene_with_unsupported_joints_names_the_joint_and_writes_nothing(tmp_path, capsys):
@@ -445,3 +492,178 @@ def test_vbd_steps_the_ant_and_the_chain_and_refuses_size(tmp_path, capsys):
         assert _summary(tmp_path / scene)["finite"]
     assert main(["run", "tower", "--solver", "vbd", "--size", "4", "--out", str(tmp_path / "x")]) == EXIT_BAD_INPUT
     assert "--size applies to particle scenes" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------------
+# What the summary says: frozen bodies, energy gained, bodies that left; metrics named for the scene kind
+# ---------------------------------------------------------------------------------------------------
+
+
+def _box_file(tmp_path, z=1.0):
+    """A robot file of one free 0.2 m box (about 8 kg) with its centre ``z`` [m] above the ground plane."""
+    path = tmp_path / "box.xml"
+    path.write_text(f'<mujoco><worldbody><body name="box" pos="0 0 {z}"><freejoint/>'
+                    '<geom type="box" size="0.1 0.1 0.1"/></body></worldbody></mujoco>')
+    return str(path)
+
+
+def _tamper(monkeypatch, after_step):
+    """Every solver step is followed by ``after_step(s_in, s_out, step)``: a solver that misbehaves that way."""
+    make = runner.make_solver
+
+    class Tampered:
+        def __init__(self, sim):
+            self.sim, self.count = sim, 0
+
+        def step(self, s0, s1, control, contacts, dt):
+            self.sim.step(s0, s1, control, contacts, dt)
+            self.count += 1
+            after_step(s0, s1, self.count)
+
+    monkeypatch.setattr(runner, "make_solver", lambda name, model, options=None: Tampered(make(name, model, options)))
+
+
+def _set(array, index, value):
+    """Set entry ``index`` of the first body's (or the one free joint's) coordinates in a state array."""
+    a = array.numpy()
+    a.reshape(-1)[index] = value
+    array.assign(a)
+
+
+def test_a_box_frozen_in_midair_is_flagged_and_a_falling_one_is_not(tmp_path, monkeypatch, capsys):
+    """A solver that leaves a box hanging 1 m up at rest (each step returns its input state) ran "completed" with
+    no word. Now the summary lists it as frozen in mid-air (touching nothing, at rest while gravity acts), a
+    warning says so and the expectation is not met. The same box falling freely, or the towers resting on the
+    ground (test_a_tower_run_says_whether_the_towers_ended_stacked), is not flagged."""
+    path = _box_file(tmp_path)
+    assert main(["run", path, "--seconds", "0.1", "--out", str(tmp_path / "falls")]) == 0
+    falls = _summary(tmp_path / "falls")
+    assert falls["checks"]["frozen_in_midair"]["bodies"] == [] and falls["expectation"]["met"] is True
+    capsys.readouterr()
+
+    def freeze(s0, s1, step):
+        for name in ("joint_q", "joint_qd", "body_q", "body_qd"):
+            getattr(s1, name).assign(getattr(s0, name))
+
+    _tamper(monkeypatch, freeze)
+    assert main(["run", path, "--seconds", "0.1", "--out", str(tmp_path / "frozen")]) == 0
+    assert "warning: 1 body(ies) frozen in mid-air (body 0" in capsys.readouterr().out
+    frozen = _summary(tmp_path / "frozen")
+    assert frozen["checks"]["frozen_in_midair"]["bodies"] == [0]
+    assert frozen["checks"]["frozen_in_midair"]["first_time_s"] == pytest.approx(2 / 60)  # [s] second frame
+    assert frozen["expectation"]["met"] is False and "frozen in mid-air" in frozen["expectation"]["contradictions"][0]
+
+
+def test_energy_gained_in_a_passive_scene_is_flagged(tmp_path, monkeypatch, capsys):
+    """A solver that kicks a falling box upward at 5 m/s at step 30 (0.05 s) adds about 100 J to an 8 kg box; the
+    tolerance is the work of lifting it 5 cm (3.9 J). The summary flags the gain, the warning states it. The
+    shipped ant, whose start pose is 16 mm inside the ground, gains 1.7 J being pushed out: flagged, overlap named."""
+    path = _box_file(tmp_path)
+    assert not _summary_of_run(path, tmp_path / "plain")["checks"]["energy_gain"]["gained"]
+    # The README's example: the shipped ant starts 16 mm inside the ground; pushing it out gains 1.7 J (measured).
+    ant = _summary_of_run("ant", tmp_path / "ant")
+    assert ant["start_overlap_m"] == pytest.approx(0.016, abs=0.002)  # [m]
+    assert ant["checks"]["energy_gain"]["max_gain_J"] == pytest.approx(1.7, rel=0.5)  # [J]
+    assert "the start pose overlapped by 16 mm" in ant["expectation"]["contradictions"][0]
+    capsys.readouterr()
+
+    def kick(s0, s1, step):
+        if step == 30:
+            _set(s1.joint_qd, 2, 5.0)  # FREE joint: COM velocity first, world frame [m/s]
+            _set(s1.body_qd, 2, 5.0)
+
+    _tamper(monkeypatch, kick)
+    assert main(["run", path, "--seconds", "0.2", "--out", str(tmp_path / "kicked")]) == 0
+    assert "warning: energy gained:" in capsys.readouterr().out
+    energy = _summary(tmp_path / "kicked")["checks"]["energy_gain"]
+    assert energy["checked"] and energy["gained"]
+    assert energy["tolerance_J"] == pytest.approx(0.05 * 9.81 * 8.0, rel=0.01)  # [J] 8 kg lifted 5 cm
+    assert energy["max_gain_J"] == pytest.approx(0.5 * 8.0 * (5.0**2 - 0.49**2), rel=0.1)  # [J] v from -0.49 to 5
+    assert _summary(tmp_path / "kicked")["expectation"]["met"] is False
+
+
+def test_the_chain_whip_gains_energy_at_the_default_time_step(tmp_path):
+    """The README's second example: the released 10-link chain (3.9 J of potential energy above z = 0) gains 1.29 J
+    above its start when it whips at 2.3 s with SolverSteel at 1/600 s, and 0.067 J (under the 0.196 J tolerance)
+    at a quarter of the step: an integrator error (measured; about dt^2), flagged only at the larger step."""
+    coarse = _summary_of_run("chain", tmp_path / "coarse", "--seconds", "2.4")["checks"]["energy_gain"]
+    assert coarse["gained"] and coarse["max_gain_J"] == pytest.approx(1.29, rel=0.5)  # [J]
+    fine = _summary_of_run("chain", tmp_path / "fine", "--seconds", "2.4", "--dt", "0.000416667")
+    assert not fine["checks"]["energy_gain"]["gained"] and fine["expectation"]["met"]
+
+
+def _summary_of_run(path, out, *extra):
+    """Run ``path`` (0.2 s unless ``extra`` sets --seconds) into ``out``; its summary."""
+    seconds = [] if "--seconds" in extra else ["--seconds", "0.2"]
+    assert main(["run", path, *seconds, *extra, "--out", str(out)]) == 0
+    return _summary(out)
+
+
+def test_bodies_that_leave_the_scene_are_flagged(tmp_path, monkeypatch, capsys):
+    """A box thrown sideways at 40 m/s (below the guard's 50 m/s, inside its 20 m box) ends 6 m away, and a box
+    moved 1 m under the ground plane fell through it: both runs "completed" unflagged before. Now each is listed
+    as having left the scene (more than 2 m outside the start's box; under the ground), with a warning."""
+    path = _box_file(tmp_path)
+
+    def throw(s0, s1, step):
+        if step == 30:
+            _set(s1.joint_qd, 0, 40.0)
+            _set(s1.body_qd, 0, 40.0)
+
+    _tamper(monkeypatch, throw)
+    thrown = _summary_of_run(path, tmp_path / "thrown")
+    assert "warning: 1 body(ies) left the scene (body 0 outside the scene bounds" in capsys.readouterr().out
+    assert thrown["checks"]["left_scene"]["bodies"] == [0] and thrown["expectation"]["met"] is False
+
+    def sink(s0, s1, step):
+        if step >= 30:
+            _set(s1.joint_q, 2, -1.0)
+            _set(s1.body_q, 2, -1.0)
+
+    _tamper(monkeypatch, sink)
+    sunk = _summary_of_run(path, tmp_path / "sunk")
+    assert "left the scene (body 0 under the ground" in capsys.readouterr().out
+    assert sunk["checks"]["left_scene"]["first"]["why"] == "under the ground"
+    assert sunk["checks"]["left_scene"]["first"]["time_s"] == pytest.approx(0.05)  # [s] the frame of step 30
+
+
+def test_metrics_are_named_for_the_scene_kind_and_defined_in_help_and_readme(tmp_path, capsys):
+    """A welded chain printed "highest root 0.000 m, max drift 0.00 mm" on every line; now a fixed-base scene
+    reports hinge travel and speed, no drift; the towers report stack drift and overlap. Every measurement name
+    is defined in `steel run --help` and the README; the times are simulated_s, wall_total_s, wall_stepping_s."""
+    from pathlib import Path
+
+    from steel.catalog import METRICS
+
+    assert main(["run", "chain", "--seconds", "0.1", "--out", str(tmp_path / "chain")]) == 0
+    out = capsys.readouterr().out
+    assert "hinge travel" in out and "drift" not in out and "highest root" not in out
+    chain = _summary(tmp_path / "chain")
+    assert chain["kind"] == "fixed_base" and chain["hinge_travel_max_deg"] > 10.0  # [deg] released horizontal
+    assert "stack_drift_max_m" not in chain and "base_height_m" not in chain
+    assert chain["simulated_s"] == pytest.approx(0.1) and chain["wall_total_s"] > chain["wall_stepping_s"] > 0.0
+    assert "duration_seconds" not in chain and "wall_seconds" not in chain
+    assert main(["run", "tower", "--seconds", "0.05", "--out", str(tmp_path / "tower")]) == 0
+    assert "stack drift" in capsys.readouterr().out
+    assert _summary(tmp_path / "tower")["kind"] == "stack"
+    assert main(["run", "--help"]) == 0
+    help_text = capsys.readouterr().out
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    for name in METRICS:
+        assert name in help_text and f"`{name}`" in readme, name
+
+
+def test_old_summaries_and_run_lists_stay_readable(tmp_path):
+    """A version-1 summary (duration_seconds, wall_seconds, simulated_seconds) reads with the new names, and a
+    runs.csv begun by the old version keeps its own columns when a new run is appended to it."""
+    from steel.run_record import read_summary, record_run
+
+    (tmp_path / "summary.json").write_text(json.dumps({"outcome": "completed", "duration_seconds": 3.0,
+                                                       "wall_seconds": 2.0, "simulated_seconds": 1.0}))
+    old = read_summary(tmp_path / "summary.json")
+    assert (old["wall_total_s"], old["wall_stepping_s"], old["simulated_s"]) == (3.0, 2.0, 1.0)
+    index = tmp_path / "runs.csv"
+    index.write_text("folder,outcome,simulated_seconds,wall_seconds,command\nold,completed,1.0,2.0,steel run x\n")
+    record_run(index, tmp_path / "new", {"outcome": "completed", "simulated_s": 5.0, "wall_stepping_s": 4.0,
+                                         "wall_total_s": 9.0, "command": "steel run y"})
+    assert index.read_text().splitlines()[-1] == "new,completed,5.0,4.0,steel run y"

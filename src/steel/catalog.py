@@ -17,3 +17,47 @@ DT = 1.0 / 600.0
 
 DEFAULT_MARGIN = 20.0  # [m] divergence guard: growth of the start bounding box
 DEFAULT_MAX_SPEED = 50.0  # [m/s] divergence guard: largest body COM or particle speed
+
+# Thresholds of the summary's checks and measurements (steel.run_checks, steel.run_metrics), here so --help states them.
+ENERGY_GAIN_HEIGHT = 0.05  # [m] tolerated energy rise: the work of lifting every body this high
+LEAVE_MARGIN = 2.0  # [m] how far outside the start's bounding box a centre of mass may go before it left
+FALLEN_TILT_DEG = 60.0  # [deg] a floating base tilted further than this from its start orientation has fallen
+
+# What each shipped rigid scene is, which picks the measurements a run prints (steel.run_metrics); robot files
+# are "floating" unless welded (--fixed-base, or a file whose root is not free: "fixed_base").
+SCENE_KINDS = {"tower": "stack", "cable_pile": "stack", "humanoid": "floating", "ant": "floating",
+               "chain": "fixed_base", "cartpole": "fixed_base"}
+
+# The measurements of a run's summary.json and log lines, by the kinds they apply to ("all", a scene kind of
+# SCENE_KINDS, or "particles"); `steel run --help` prints them and the README lists the same names.
+METRICS = {
+    "simulated_s": ("all", "simulated time the run reached [s]"),
+    "wall_total_s": ("all", "wall-clock time of the whole run, loading and kernel compiles included [s]"),
+    "wall_stepping_s": ("all", "wall-clock time of the steps after the first (which compiles kernels) [s]"),
+    "expectation": ("all", "the scene's promise, whether the run met it, and each contradiction"),
+    "checks": ("rigid", "bodies frozen in mid-air (touching nothing, at rest while gravity acts), energy "
+               f"gained (kinetic + gravitational, passive scenes, tolerance: lifting every body "
+               f"{100 * ENERGY_GAIN_HEIGHT:g} cm), bodies that left the scene ({LEAVE_MARGIN:g} m outside the start's box, "
+               "or through the ground)"),
+    "final_overlap_m": ("rigid", "deepest overlap of any contact pair at the end [m]"),
+    "stack_top_m": ("stack", "highest body origin at the end [m]"),
+    "stack_drift_max_m": ("stack", "largest horizontal distance of any body from its start, over the run [m]"),
+    "base_height_m": ("floating", "height of each world's base (root body) at the end [m]"),
+    "base_tilt_deg": ("floating", "angle of each base's up axis from its start orientation at the end [deg]"),
+    "fallen": ("floating", f"per world: the base tilted more than {FALLEN_TILT_DEG:g} deg"),
+    "base_travel_max_m": ("floating", "largest horizontal distance of a base from its start [m]"),
+    "hinge_travel_max_deg": ("fixed_base", "largest revolute joint travel from the start pose [deg]"),
+    "slider_travel_max_m": ("fixed_base", "largest prismatic joint travel from the start pose [m]"),
+    "lowest_particle_m": ("particles", "lowest particle at the end [m]"),
+    "max_self_intersecting_pairs": ("particles", "most edge-triangle pairs crossing at any frame (cloth overlap)"),
+}
+
+
+def metrics_help() -> str:
+    """The METRICS table as ``steel run --help`` prints it."""
+    import textwrap
+
+    lines = ["summary.json measurements (by scene kind):"]
+    lines += [textwrap.fill(f"{name} ({kind}): {text}", 100, initial_indent="  ", subsequent_indent="      ")
+              for name, (kind, text) in METRICS.items()]
+    return "\n".join(lines)

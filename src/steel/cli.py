@@ -14,6 +14,9 @@
   one-line error naming it.
 * ``steel --version``.
 
+While ``demo`` or ``run`` lasts, each Warp module is named before it compiles, with an estimate
+(:mod:`steel.compile_progress`): with an empty kernel cache a first run compiles for minutes.
+
 Exit status: 0 the run completed; 1 it diverged (the guard stopped it, see :mod:`steel.guard`);
 2 bad input (arguments, robot file, solver options), nothing written.
 """
@@ -82,7 +85,8 @@ def _version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``steel`` argument parser; every option's help states its default."""
-    from .catalog import DEFAULT_MARGIN, DEFAULT_MAX_SPEED, DT, PARTICLE_SCENES, SCENES, SOLVERS, VBD_SCENES, VIEWERS
+    from .catalog import (DEFAULT_MARGIN, DEFAULT_MAX_SPEED, DT, PARTICLE_SCENES, SCENES, SOLVERS, VBD_SCENES, VIEWERS,
+                          metrics_help)
 
     parser = argparse.ArgumentParser(
         prog="steel", description="Steel physics solvers for Newton.",
@@ -98,9 +102,11 @@ def build_parser() -> argparse.ArgumentParser:
                       help="overwrite an --out folder that already holds a run (default: refuse)")
     demo.add_argument("--device", default=None, help="warp device: cpu or cuda:0 (default: warp's default)")
     run = sub.add_parser(
-        "run", help="step a scene with one of the solvers",
-        description="Step a shipped scene or a robot file; every frame a divergence guard checks the state.",
-        epilog="exit status: 0 completed, 1 diverged (stopped by the divergence guard), 2 bad input")
+        "run", help="step a scene with one of the solvers", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Step a shipped scene or a robot file; every frame a divergence guard checks the state.\n"
+        "Scene kinds: stack (free bodies: tower, cable_pile), floating (a free base: humanoid, ant, robot files),\n"
+        "fixed_base (welded to the world: chain, cartpole, --fixed-base), particles (cloth, soft_cube, ...).",
+        epilog=f"{metrics_help()}\n\nexit status: 0 completed, 1 diverged (stopped by the divergence guard), 2 bad input")
     run.add_argument("scene", help=f"{', '.join(SCENES)}, or an .xml/.urdf/.usd path; "
                      f"with --solver vbd: {', '.join(VBD_SCENES + PARTICLE_SCENES)}")
     run.add_argument("--solver", choices=SOLVERS, default=None,
@@ -146,8 +152,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    from .catalog import PARTICLE_SCENES, VBD_SCENES
-
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -157,46 +161,56 @@ def main(argv=None) -> int:
 
     import warp as wp
 
-    wp.config.log_level = wp.LOG_WARNING  # no per-module load lines (a cold cache turns them on as progress)
+    wp.config.log_level = wp.LOG_WARNING  # no per-module lines after loads: compile_progress announces each before
+    from .compile_progress import compile_progress
     from .robot_files import RobotFileError
-    from .runner import run_scene
 
     try:
-        if args.device is not None:
-            _check_device(args.device)
-        if args.command == "demo":
-            viewer = "usd" if _has_usd() else "null"
-            # The demo's own folder holds its latest result: each `make demo` replaces it.
-            summary = run_scene("tower", "steel", 1, args.seconds, viewer=viewer, out_dir=args.out or "results/demo",
-                                device=args.device, command=command, force=args.force or args.out is None)
-            if viewer == "null":
-                print("  (usd-core not installed: no USD file of the motion)")
-        elif args.scene in PARTICLE_SCENES and args.solver in (None, "vbd"):
-            from .particle_runner import run_particle_scene
-
-            if args.worlds != 1:
-                raise ValueError("--worlds: particle scenes run one world")
-            if args.fixed_base or args.start_height != 0.0 or args.keyframe != "auto" or args.keep_pose:
-                raise ValueError("--fixed-base, --start-height, --keyframe and --keep-pose apply to robot files")
-            summary = run_particle_scene(args.scene, args.seconds or 3.0, args.viewer, args.out, args.device,
-                                         args.size, options=dict(args.option), dt=args.dt,
-                                         margin=args.bounds_margin, max_speed=args.max_speed, command=command,
-                                         force=args.force)
-        else:
-            if args.size is not None:
-                raise ValueError(f"--size applies to particle scenes ({', '.join(PARTICLE_SCENES)})")
-            default_solver = "vbd" if args.scene in VBD_SCENES else "steel"
-            summary = run_scene(args.scene, args.solver or default_solver, args.worlds,
-                                args.seconds or (3.0 if args.scene in VBD_SCENES else 5.0), args.dt,
-                                args.viewer, args.out, args.device, options=dict(args.option),
-                                fixed_base=args.fixed_base, start_height=args.start_height, keyframe=args.keyframe,
-                                margin=args.bounds_margin, max_speed=args.max_speed, command=command,
-                                force=args.force, keep_pose=args.keep_pose)
+        with compile_progress(print):  # each Warp module announced before it compiles (a cold cache: minutes)
+            summary = _dispatch(args, command)
     except (ValueError, RuntimeError, RobotFileError, KeyError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"steel: error: {message}", file=sys.stderr)
         return EXIT_BAD_INPUT
     return EXIT_OK if summary["outcome"] == "completed" else EXIT_DIVERGED
+
+
+def _dispatch(args, command: list[str]) -> dict:
+    """Run ``steel demo`` or ``steel run`` as ``args`` say; returns the run's summary."""
+    from .catalog import PARTICLE_SCENES, VBD_SCENES
+    from .runner import run_scene
+
+    if args.device is not None:
+        _check_device(args.device)
+    if args.command == "demo":
+        viewer = "usd" if _has_usd() else "null"
+        # The demo's own folder holds its latest result: each `make demo` replaces it.
+        summary = run_scene("tower", "steel", 1, args.seconds, viewer=viewer, out_dir=args.out or "results/demo",
+                            device=args.device, command=command, force=args.force or args.out is None)
+        if viewer == "null":
+            print("  (usd-core not installed: no USD file of the motion)")
+    elif args.scene in PARTICLE_SCENES and args.solver in (None, "vbd"):
+        from .particle_runner import run_particle_scene
+
+        if args.worlds != 1:
+            raise ValueError("--worlds: particle scenes run one world")
+        if args.fixed_base or args.start_height != 0.0 or args.keyframe != "auto" or args.keep_pose:
+            raise ValueError("--fixed-base, --start-height, --keyframe and --keep-pose apply to robot files")
+        summary = run_particle_scene(args.scene, args.seconds or 3.0, args.viewer, args.out, args.device,
+                                     args.size, options=dict(args.option), dt=args.dt,
+                                     margin=args.bounds_margin, max_speed=args.max_speed, command=command,
+                                     force=args.force)
+    else:
+        if args.size is not None:
+            raise ValueError(f"--size applies to particle scenes ({', '.join(PARTICLE_SCENES)})")
+        default_solver = "vbd" if args.scene in VBD_SCENES else "steel"
+        summary = run_scene(args.scene, args.solver or default_solver, args.worlds,
+                            args.seconds or (3.0 if args.scene in VBD_SCENES else 5.0), args.dt,
+                            args.viewer, args.out, args.device, options=dict(args.option),
+                            fixed_base=args.fixed_base, start_height=args.start_height, keyframe=args.keyframe,
+                            margin=args.bounds_margin, max_speed=args.max_speed, command=command,
+                            force=args.force, keep_pose=args.keep_pose)
+    return summary
 
 
 def _check_device(name: str) -> None:

@@ -21,7 +21,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import warp as wp
 
 import newton
 
@@ -64,8 +63,9 @@ def run_particle_scene(
     scene's; ``margin`` [m] and ``max_speed`` [m/s] set the divergence guard; an ``out_dir`` that already
     holds a run is refused unless ``force`` (:func:`steel.run_record.resolve_out_dir`).
     """
-    from .run_record import provenance, record_run, resolve_out_dir, write_summary
-    from .runner import announce_first_compile, check_run_length, make_out_dir, make_viewer, remove_empty_dirs
+    from .run_checks import ENERGY_GAIN_HEIGHT
+    from .run_record import SUMMARY_VERSION, provenance, record_run, resolve_out_dir, write_summary
+    from .runner import check_run_length, make_out_dir, make_viewer, remove_empty_dirs
     from .solvers import SolverVBD
 
     if scene not in PARTICLE_SCENES:
@@ -106,8 +106,6 @@ def run_particle_scene(
     times, energy, pierced = [0.0], [mechanical_energy(model, s0)], [crossings(s0)]
     log(f"[steel] {scene}: {model.particle_count} particles, SolverVBD {solver_options}, {frames} frames x "
         f"{substeps} steps of {step_dt:.5f} s on {model.device}")
-    log_level = wp.config.log_level
-    announce_first_compile("steel.solvers.vbd", log)
     report_every = max(frames // 10, 1)
     wall, diverged, f = 0.0, None, 0
     try:
@@ -120,7 +118,6 @@ def run_particle_scene(
                 s0, s1 = s1, s0
             if f > 1:  # the first frame compiles kernels: keep it out of the speed figure
                 wall += time.perf_counter() - t0
-            wp.config.log_level = log_level
             guard.check_state(s0, f * FRAME_DT, f * substeps)
             times.append(f * FRAME_DT)
             energy.append(mechanical_energy(model, s0))
@@ -130,20 +127,33 @@ def run_particle_scene(
             view.end_frame()
             if f % report_every == 0 or f == frames:
                 rate = (f - 1) * substeps / max(wall, 1e-9) if f > 1 else float("nan")
-                log(f"  t = {f * FRAME_DT:5.2f} s  energy {energy[-1]:9.3f} J  self-intersecting pairs "
-                    f"{pierced[-1]:4d}  ({rate:.1f} steps/s)")
+                lowest = float(s0.particle_q.numpy()[:, 2].min())
+                log(f"  t = {f * FRAME_DT:5.2f} s  lowest particle {lowest:.3f} m  energy {energy[-1]:9.3f} J  "
+                    f"self-intersecting pairs {pierced[-1]:4d}  ({rate:.1f} steps/s)")
     except Diverged as exc:
         diverged = exc
         log(f"[steel] stopped: {exc}")
     finally:
-        wp.config.log_level = log_level
         view.close()
 
     x = s0.particle_q.numpy()
     finite = bool(np.isfinite(x).all() and np.isfinite(s0.particle_qd.numpy()).all())
     steps_timed = max(f - 1, 0) * substeps
+    # Passive scenes: kinetic + gravitational energy never rises above its start (elastic energy is not counted,
+    # and only comes out of those two); the tolerance is steel.run_checks' (lifting every particle 5 cm).
+    mass = model.particle_mass.numpy().astype(np.float64)
+    tolerance = ENERGY_GAIN_HEIGHT * float(mass.sum()) * float(np.linalg.norm(model.gravity.numpy()[0]))
+    gain = max(energy) - energy[0]
+    found = [f"the run diverged ({diverged.reason} at t = {diverged.time:.3f} s)"] if diverged else []
+    if gain > tolerance:
+        found.append(f"energy gained: {gain:.3g} J above its start at t = {times[int(np.argmax(energy))]:.3f} s "
+                     f"(tolerance {tolerance:.3g} J: lifting every particle {100 * ENERGY_GAIN_HEIGHT:.0f} cm)")
+        log(f"[steel] warning: {found[-1]}")
     summary = {
+        "summary_version": SUMMARY_VERSION,
         "outcome": "diverged" if diverged else "completed",
+        "expectation": {"promise": "no energy gained", "met": not found, "contradictions": found,
+                        "energy_gain_J": gain, "tolerance_J": tolerance},
         "divergence": diverged.record() if diverged else None,
         "scene": scene,
         "input": scene,
@@ -153,13 +163,13 @@ def run_particle_scene(
         "dt": step_dt,
         "steps": frames * substeps,
         "steps_taken": f * substeps,
-        "simulated_seconds": f * FRAME_DT,
+        "simulated_s": f * FRAME_DT,
         "device": str(model.device),
         **provenance(command),
-        "duration_seconds": time.perf_counter() - wall_start,
+        "wall_total_s": time.perf_counter() - wall_start,
         "guard": guard.describe(),
-        "wall_seconds": wall,
-        "steps_per_second": steps_timed / wall if wall > 0.0 else None,
+        "wall_stepping_s": wall,
+        "steps_per_s": steps_timed / wall if wall > 0.0 else None,
         "finite": finite,
         "lowest_particle_m": float(x[:, 2].min()) if finite else None,
         "energy_start_J": energy[0],
@@ -174,9 +184,10 @@ def run_particle_scene(
     if diverged:
         log(f"[steel] DIVERGED: {diverged}; results in {out}/")
     else:
-        speed = summary["steps_per_second"]
+        speed = summary["steps_per_s"]
         speed_text = f"{speed:.1f} steps/s" if speed else "speed not measured: only the first (compiling) frame ran"
-        log(f"[steel] done: {speed_text}, at most "
+        met = "expectation met" if not found else "expectation NOT met (see the warnings)"
+        log(f"[steel] done: {speed_text}, {met}, lowest particle {summary['lowest_particle_m']:.3f} m, at most "
             f"{summary['max_self_intersecting_pairs']} self-intersecting pairs; results in {out}/")
     return summary
 

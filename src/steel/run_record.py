@@ -66,20 +66,39 @@ def resolve_out_dir(out_dir, scene: str, shipped: tuple[str, ...], solver: str, 
     return out, parent / "runs.csv"
 
 
-RUNS_COLUMNS = ("folder", "outcome", "simulated_seconds", "wall_seconds", "command")
+RUNS_COLUMNS = ("folder", "outcome", "expectation_met", "simulated_s", "wall_total_s", "command")
+# Summary version 2 renamed the times ("duration_seconds" was the whole run, "wall_seconds" the steps after the
+# first): old name -> new name, for reading version-1 summaries and appending to version-1 runs.csv files.
+RENAMED = {"simulated_seconds": "simulated_s", "duration_seconds": "wall_total_s", "wall_seconds": "wall_stepping_s",
+           "world_steps_per_second": "world_steps_per_s", "steps_per_second": "steps_per_s"}
+SUMMARY_VERSION = 2
+
+
+def read_summary(path: Path) -> dict:
+    """A run's ``summary.json`` with version-1 keys (no ``summary_version``) renamed to version 2's (``RENAMED``)."""
+    summary = json.loads(Path(path).read_text())
+    if summary.get("summary_version", 1) < 2:
+        summary = {RENAMED.get(k, k): v for k, v in summary.items()}
+    return summary
 
 
 def record_run(index: Path | None, out: Path, summary: dict) -> None:
-    """Append this run's line to ``index`` (``runs.csv``, header on first use); nothing when ``index`` is None."""
+    """Append this run's line to ``index`` (``runs.csv``, header on first use); nothing when ``index`` is None.
+
+    A ``runs.csv`` begun by an older version keeps its own columns: each is filled from the summary by its
+    name, renamed ones (``RENAMED``; its ``wall_seconds`` was the stepping time) by their new name."""
     if index is None:
         return
-    new = not index.exists()
+    columns = RUNS_COLUMNS
+    if index.exists():
+        with index.open(newline="") as f:
+            columns = tuple(next(csv.reader(f), RUNS_COLUMNS))
+    row = {"folder": out.name, "expectation_met": (summary.get("expectation") or {}).get("met"), **summary}
     with index.open("a", newline="") as f:
         writer = csv.writer(f)
-        if new:
-            writer.writerow(RUNS_COLUMNS)
-        writer.writerow([out.name, summary.get("outcome"), summary.get("simulated_seconds"),
-                         summary.get("wall_seconds"), summary.get("command")])
+        if index.stat().st_size == 0:  # a new file (opening it created it)
+            writer.writerow(columns)
+        writer.writerow([row.get(RENAMED.get(c, c)) for c in columns])
 
 
 def versions() -> dict:

@@ -21,17 +21,19 @@ there, and its summary says what happened and when (``outcome: "diverged"``). Re
 ``out_dir`` (default: a new folder per run under :func:`steel.run_record.default_out_dir`, listed in its
 ``runs.csv``; see :func:`steel.run_record.resolve_out_dir`), created only once stepping starts:
 
-* ``summary.json``: outcome, scene and input path, solver and its options, worlds, dt, steps,
-  command line, versions, wall time (total and stepping) and world-steps/s, the guard's limits,
-  the largest horizontal drift of any root body [m], final root heights [m], the lowest and highest
-  body centre at the end [m], dropped rows, the deepest overlap of the start pose [m] (over 1 cm a robot
-  file kept at its pose gets a `--start-height` hint) and of the final state [m], the scene's promise and
-  whether the run kept it (``expectation``: the towers end stacked; a run that breaks it also prints a
-  warning), and for a robot file how far it was lifted onto the ground (a floating robot whose start pose reaches
-  below the ground is placed on it unless ``keep_pose``);
+* ``summary.json`` (``summary_version`` 2): outcome, the expectation (the scene's promise -- the towers
+  end stacked -- plus every run's: nothing frozen in mid-air, no energy gained, nothing leaves the
+  scene; whether the run met it and each contradiction, also printed as a warning), the checks behind
+  it (:mod:`steel.run_checks`), scene and input path, solver and its options, worlds, dt, steps,
+  command line, versions, times (``simulated_s``, ``wall_total_s``, ``wall_stepping_s``) and
+  world-steps/s, the guard's limits, the measurements of the scene's kind (:mod:`steel.run_metrics`:
+  stack drift, base height and tilt, or joint travel), every body's final height [m], dropped rows,
+  the deepest overlap of the start pose [m] (over 1 cm a robot file kept at its pose gets a
+  `--start-height` hint) and of the final state [m], and for a robot file how far it was lifted onto
+  the ground (a floating robot whose start pose reaches below the ground is placed on it unless
+  ``keep_pose``);
 * ``final_state.npz``: ``joint_q``, ``joint_qd``, ``body_q``, ``body_qd`` of the last step;
-* ``trajectory.png``: the highest root body [m] and the largest horizontal drift [m] over time
-  (needs matplotlib);
+* ``trajectory.png``: the kind's two measurements over time (needs matplotlib);
 * ``motion.usd`` when the USD viewer is used (needs ``usd-core``).
 """
 
@@ -39,13 +41,11 @@ from __future__ import annotations
 
 import difflib
 import inspect
-import os
 import re
 import time
 from pathlib import Path
 
 import numpy as np
-import warp as wp
 
 import newton
 import newton.viewer
@@ -53,9 +53,11 @@ import newton.viewer
 from . import scenes
 from .guard import DEFAULT_MARGIN, DEFAULT_MAX_SPEED, Diverged, DivergenceGuard
 from .robot_files import load_robot
-from .run_record import provenance, record_run, resolve_out_dir, write_summary
+from .run_checks import RunWatch, contact_gaps, contradictions
+from .run_metrics import KindMetrics
+from .run_record import SUMMARY_VERSION, provenance, record_run, resolve_out_dir, write_summary
 
-from .catalog import PARTICLE_SCENES, SCENES, SOLVERS, VBD_SCENES, VIEWERS  # noqa: E402,F401
+from .catalog import PARTICLE_SCENES, SCENE_KINDS, SCENES, SOLVERS, VBD_SCENES, VIEWERS  # noqa: E402,F401
 FRAME_DT = 1.0 / 60.0  # [s] viewer frame interval
 START_OVERLAP_WARNING = 0.01  # [m] a deeper overlap at the start is a pose problem, not contact resolution
 # [m] a robot file reaching deeper than this below the ground is lifted onto it (run_scene); shallower overlaps
@@ -132,23 +134,6 @@ def make_viewer(kind: str, out_dir: Path, frames: int):
             raise RuntimeError(f"--viewer gl could not open a window ({exc}); it needs pip install "
                                "'steel[viewer]' and a display") from exc
     raise ValueError(f"viewer must be one of {VIEWERS}, got {kind!r}")
-
-
-def announce_first_compile(module_prefix: str, log) -> bool:
-    """Say so when ``module_prefix``'s kernels are not in Warp's cache yet; returns whether they were not.
-
-    A cold cache costs minutes on a CPU in the first step, with no output otherwise. When cold,
-    Warp's own per-module load lines are switched on as progress (the caller restores the level).
-    """
-    cache = wp.config.kernel_cache_dir
-    if cache is None or not os.path.isdir(cache):
-        cold = True
-    else:
-        cold = not any(entry.startswith(f"wp_{module_prefix}") for entry in os.listdir(cache))
-    if cold:
-        log(f"[steel] compiling kernels, first run only (a few minutes on a CPU; cached in {cache})")
-        wp.config.log_level = min(wp.config.log_level, wp.LOG_INFO)
-    return cold
 
 
 def make_out_dir(out: Path) -> list[Path]:
@@ -256,20 +241,19 @@ def run_scene(
         remove_empty_dirs(created)
         raise
     view.set_model(model)
-    roots = _root_bodies(model)
-    start_xy = s0.body_q.numpy()[roots, :2].copy()
-    times, top, drift = [], [], []
+    kind = KindMetrics(SCENE_KINDS.get(scene) if shipped else ("fixed_base" if fixed_base else None), model, s0,
+                       joints_from_bodies=solver == "vbd")
+    watch = RunWatch(model, s0)
     log(f"[steel] {name}: {world_count} world(s), {solver} solver {solver_options}, {steps} steps of {dt:.5f} s "
-        f"on {model.device}")
+        f"on {model.device}; a {kind.kind.replace('_', '-')} scene")
     pipeline.collide(s0, contacts)
     start_overlap = deepest_start_penetration(model, s0, contacts)
+    watch.start_overlap = start_overlap
     if start_overlap > START_OVERLAP_WARNING and not shipped:
         # A robot file starts at the pose the file gives it; feet at z = 0 or below start inside the ground,
         # and the contact rows push them out at up to the solvers' push-out speed.
         log(f"[steel] warning: the start pose overlaps by {1000 * start_overlap:.0f} mm (a body inside the ground "
             f"or another body); lift it with --start-height {np.ceil(100 * start_overlap) / 100:.2f}")
-    log_level = wp.config.log_level
-    announce_first_compile(f"steel.solvers.{solver}", log)
     report_every = max(steps // 10, 1)
     wall, diverged, n = 0.0, None, 0
     try:
@@ -281,45 +265,49 @@ def run_scene(
             s0, s1 = s1, s0
             if n > 1:  # the first step compiles kernels: keep it out of the speed figure
                 wall += time.perf_counter() - t0
-            else:
-                wp.config.log_level = log_level
             frame = n % substeps == 0 or n == steps
             report = n % report_every == 0 or n == steps
             if frame:
                 guard.check_state(s0, n * dt, n)
+                watch.observe(s0, contacts, n * dt)
             if frame or report:
-                q = s0.body_q.numpy()
-                times.append(n * dt)
-                top.append(float(q[roots, 2].max()))
-                drift.append(float(np.linalg.norm(q[roots, :2] - start_xy, axis=1).max()))
+                overlap = deepest_start_penetration(model, s0, contacts) if report and kind.kind == "stack" else None
+                kind.observe(s0, n * dt, overlap)
             if frame:
                 view.begin_frame(n * dt)
                 view.log_state(s0)
                 view.end_frame()
             if report:
-                log(f"  t = {n * dt:6.2f} s  highest root {top[-1]:.3f} m  max drift {1000 * drift[-1]:.2f} mm  "
-                    f"({_speed_text(world_count * (n - 1), wall)})")
+                log(f"  t = {n * dt:6.2f} s  {kind.progress()}  ({_speed_text(world_count * (n - 1), wall)})")
     except Diverged as exc:
         diverged = exc
         log(f"[steel] stopped: {exc}")
     finally:
-        wp.config.log_level = log_level
         view.close()
 
     finite = bool(np.isfinite(s0.joint_q.numpy()).all() and np.isfinite(s0.body_q.numpy()).all())
-    # What a user would check first: the scene's promise (a tower that should stand) and the overlap left.
+    # What a user would check first: the scene's promise (a tower that should stand), the checks of
+    # steel.run_checks (nothing frozen in mid-air, no energy gained, nothing left the scene), the overlap left.
     promise = scenes.expectation(name, s0.body_q.numpy(), world_count) if shipped and finite else None
+    checks = watch.report() if finite else None
+    expect = expectation_entry(promise, checks, diverged)
     end_overlap = None
     if finite:
         pipeline.collide(s0, contacts)
         end_overlap = deepest_start_penetration(model, s0, contacts)
+    for found in contradictions(checks) if checks else ():
+        log(f"[steel] warning: {found}")
     if promise is not None and not promise["met"]:
         log(f"[steel] warning: the outcome contradicts the scene: not {promise['promise']} (body "
             f"{promise['worst_box']}: {1000 * promise['height_error_m']:.1f} mm from its stacked height, "
             f"{1000 * promise['offset_m']:.1f} mm off its tower)")
+    wall_total = time.perf_counter() - wall_start
     summary = {
+        "summary_version": SUMMARY_VERSION,
         "outcome": "diverged" if diverged else "completed",
         "divergence": diverged.record() if diverged else None,
+        "expectation": expect,
+        "checks": checks,
         "scene": name,
         "input": scene if shipped else str(Path(scene).resolve()),
         "solver": solver,
@@ -329,34 +317,33 @@ def run_scene(
         "dt": dt,
         "steps": steps,
         "steps_taken": n,
-        "simulated_seconds": n * dt,
+        "simulated_s": n * dt,
         "robot_file": {"fixed_base": fixed_base, "start_height_m": start_height, "keyframe": keyframe,
                        "placed_on_ground_lift_m": lift, "keep_pose": keep_pose}
         if not shipped else None,
         "device": str(model.device),
         **provenance(command),
-        "duration_seconds": time.perf_counter() - wall_start,
-        "wall_seconds": wall,
-        "world_steps_per_second": world_count * (n - 1) / wall if wall > 0.0 else None,  # step 1 compiles
+        "wall_total_s": wall_total,
+        "wall_stepping_s": wall,
+        "world_steps_per_s": world_count * (n - 1) / wall if wall > 0.0 else None,  # step 1 compiles
         "guard": guard.describe(),
         "finite": finite,
+        **kind.summary(),
+        "body_height_m": s0.body_q.numpy()[:, 2].astype(float).tolist(),
         "joint_limit_overshoot_m_or_rad": joint_limit_overshoot(model, s0),
-        "max_horizontal_drift_m": float(max(drift)) if drift else None,
-        "final_drift_m": float(drift[-1]) if drift else None,
-        "final_root_height_m": s0.body_q.numpy()[roots, 2].astype(float).tolist(),
-        "final_body_height_range_m": [float(s0.body_q.numpy()[:, 2].min()), float(s0.body_q.numpy()[:, 2].max())],
         "rows_dropped": _rows_dropped(sim),
         "contact_overflow": int(sim.check_rigid_contact_overflow()) if solver == "vbd" else None,
         "start_overlap_m": start_overlap,
         "final_overlap_m": end_overlap,
-        "expectation": promise,
     }
     write_summary(out / "summary.json", summary)
     record_run(index, out, summary)
     np.savez(out / "final_state.npz", joint_q=s0.joint_q.numpy(), joint_qd=s0.joint_qd.numpy(),
              body_q=s0.body_q.numpy(), body_qd=s0.body_qd.numpy())
-    if times:
-        _plot(out / "trajectory.png", times, top, drift, name, log)
+    if kind.times:
+        left, right = kind.series()
+        two_panel_plot(out / "trajectory.png", kind.times, (left[0], left[1], f"{name}: {left[2]}"),
+                       (right[0], right[1], f"{name}: {right[2]}"), log)
     if diverged:
         log(f"[steel] DIVERGED: {diverged}; results in {out}/")
         if not shipped and diverged.time < 0.1:
@@ -364,9 +351,29 @@ def run_scene(
             log("[steel] a robot file starts at its pose in the file: if it starts inside the ground plane, "
                 "lift it with --start-height")
     else:
-        log(f"[steel] done: {_speed_text(world_count * (n - 1), wall)}, max drift "
-            f"{1000 * summary['max_horizontal_drift_m']:.2f} mm; results in {out}/")
+        met = "expectation met" if expect["met"] else "expectation NOT met (see the warnings)"
+        log(f"[steel] done: {_speed_text(world_count * (n - 1), wall)}, {met}, {kind.progress() if kind.values else ''}"
+            f"; results in {out}/")
     return summary
+
+
+def expectation_entry(promise: dict | None, checks: dict | None, diverged: Diverged | None) -> dict:
+    """The summary's ``expectation``: the scene's own promise (``promise``, the towers only) plus what every
+    run promises (nothing frozen in mid-air, no energy gained, nothing left the scene: ``checks``), whether the
+    run kept them, and a sentence per contradiction. A run that diverged (or ended non-finite) keeps none."""
+    entry = dict(promise) if promise is not None else {}
+    own = f"{promise['promise']}; " if promise is not None else ""
+    entry["promise"] = own + "nothing frozen in mid-air, no energy gained, nothing leaves the scene"
+    found = []
+    if diverged is not None:
+        found.append(f"the run diverged ({diverged.reason} at t = {diverged.time:.3f} s)")
+    elif checks is None:
+        found.append("the final state is not finite")
+    if promise is not None and not promise["met"]:
+        found.append(f"not {promise['promise']}")
+    found += contradictions(checks) if checks else []
+    entry["met"], entry["contradictions"] = not found, found
+    return entry
 
 
 def _speed_text(world_steps: int, wall: float) -> str:
@@ -396,36 +403,11 @@ def deepest_start_penetration(model: newton.Model, state: newton.State, contacts
 
     Signed gap of a pair: ``d = n . (p_B - p_A)`` between the surface points ``p = X p_body -/+ m n``
     (``m`` the contact margin) -- the gap every solver's contact rows start from."""
-    count = int(contacts.rigid_contact_count.numpy()[0])
-    if count == 0:
-        return 0.0
-    body_q = state.body_q.numpy()
-    shape_body = model.shape_body.numpy()
-
-    def world_points(shape, point):
-        body = shape_body[shape]
-        out = point.copy()
-        moving = body >= 0
-        q = body_q[body[moving]]
-        pos, rot = q[:, :3], q[:, 3:7]  # quaternion (x, y, z, w)
-        v = point[moving]
-        t = 2.0 * np.cross(rot[:, :3], v)
-        out[moving] = pos + v + rot[:, 3:4] * t + np.cross(rot[:, :3], t)
-        return out
-
-    n = contacts.rigid_contact_normal.numpy()[:count]
-    pa = world_points(contacts.rigid_contact_shape0.numpy()[:count], contacts.rigid_contact_point0.numpy()[:count])
-    pb = world_points(contacts.rigid_contact_shape1.numpy()[:count], contacts.rigid_contact_point1.numpy()[:count])
-    gap = np.einsum("ij,ij->i", n, pb - pa)
-    gap -= contacts.rigid_contact_margin0.numpy()[:count] + contacts.rigid_contact_margin1.numpy()[:count]
+    shape0, shape1, gap = contact_gaps(model, state, contacts)
     if ground_only:
-        ground = (shape_body < 0) & (model.shape_type.numpy() == int(newton.GeoType.PLANE))
-        on_ground = ground[contacts.rigid_contact_shape0.numpy()[:count]] | ground[
-            contacts.rigid_contact_shape1.numpy()[:count]]
-        gap = gap[on_ground]
-        if not len(gap):
-            return 0.0
-    return float(max(0.0, -gap.min()))
+        ground = (model.shape_body.numpy() < 0) & (model.shape_type.numpy() == int(newton.GeoType.PLANE))
+        gap = gap[ground[shape0] | ground[shape1]]
+    return float(max(0.0, -gap.min())) if len(gap) else 0.0
 
 
 def ground_lift(model: newton.Model) -> float:
@@ -438,22 +420,9 @@ def ground_lift(model: newton.Model) -> float:
     return deepest_start_penetration(model, state, contacts, ground_only=True)
 
 
-def _root_bodies(model: newton.Model) -> np.ndarray:
-    """The child of each articulation's first joint (a tower box, a robot's torso)."""
-    if model.articulation_count == 0:
-        return np.arange(model.body_count)
-    start = model.articulation_start.numpy()[:-1]
-    return model.joint_child.numpy()[start]
-
-
 def _rows_dropped(sim) -> int:
     rows = getattr(sim, "rows", None)
     return int(rows.world_rows_dropped.numpy().sum()) if rows is not None else 0
-
-
-def _plot(path: Path, times, top, drift, name, log) -> None:
-    two_panel_plot(path, times, (top, "highest root body [m]", f"{name}: height"),
-                   (1000.0 * np.asarray(drift), "max horizontal drift [mm]", f"{name}: drift"), log)
 
 
 def two_panel_plot(path: Path, times, left, right, log, right_steps: bool = False) -> None:
