@@ -20,6 +20,15 @@ DEFAULT_MAX_SPEED = 50.0  # [m/s] divergence guard: largest body COM or particle
 
 # Thresholds of the summary's checks and measurements (steel.run_checks, steel.run_metrics), here so --help states them.
 ENERGY_GAIN_HEIGHT = 0.05  # [m] tolerated energy rise: the work of lifting every body this high
+# [m] a shipped scene's own tolerated rise, at time steps up to DT, where every semi-implicit integrator measurably
+# gains more than ENERGY_GAIN_HEIGHT. The released chain whips at 1.4 s and 2.3 s; at DT it gains 1.29 J over the
+# default 5 s with SolverSteel (0.75 J SolverFeatherstone, none SolverVBD); to 2.6 s Newton's SolverSteel gains
+# 1.01 J (0.74 J at its default 32 rows, which drop the self-contacts), MuJoCo's Euler 0.55 J (0.72 J without
+# contacts, RK4 none). Ours and Newton's SolverSteel agree within 0.01 J through the first self-contact (+0.56 J
+# at 1.4 s) and gain 0.73 and 0.74 J without contacts (0.21 and 0.24 J at DT/4): the integrator's error at DT, not
+# our solver's. 0.5 m (1.96 J for the 0.4 kg chain, 1.5x the 1.29 J measured; its full drop from horizontal to
+# hanging) keeps a larger gain flagged.
+SCENE_ENERGY_GAIN_HEIGHT = {"chain": 0.5}
 LEAVE_MARGIN = 2.0  # [m] how far outside the start's bounding box a centre of mass may go before it left
 FALLEN_TILT_DEG = 60.0  # [deg] a floating base tilted further than this from its start orientation has fallen
 
@@ -37,7 +46,9 @@ METRICS = {
     "expectation": ("all", "the scene's promise, whether the run met it, and each contradiction"),
     "checks": ("rigid", "bodies frozen in mid-air (touching nothing, at rest while gravity acts), energy "
                f"gained (kinetic + gravitational, passive scenes, tolerance: lifting every body "
-               f"{100 * ENERGY_GAIN_HEIGHT:g} cm), bodies that left the scene ({LEAVE_MARGIN:g} m outside the start's box, "
+               f"{100 * ENERGY_GAIN_HEIGHT:g} cm; the chain {100 * SCENE_ENERGY_GAIN_HEIGHT['chain']:g} cm at time "
+               "steps up to the default: semi-implicit Euler gains 1.3 J when it whips, as Newton's solvers and "
+               f"MuJoCo's Euler do), bodies that left the scene ({LEAVE_MARGIN:g} m outside the start's box, "
                "or through the ground)"),
     "final_overlap_m": ("rigid", "deepest overlap of any contact pair at the end [m]"),
     "stack_top_m": ("stack", "highest body origin at the end [m]"),
