@@ -27,9 +27,9 @@ hinge axis [rad], or the displacement along an axis [m], plus the rest offset ``
 ``F = ke (s - target) + kd (ṡ - target_qd)`` and ``F = limit_ke (s - bound) + limit_kd ṡ`` beyond a
 bound, with ``ṡ = (s - s0)/dt``. ``Control.joint_f`` on a DOF adds the energy ``-τ s`` (equal and
 opposite on the two bodies). Angles are unwound across steps (``dof_coordinate``). Under compliant ALM
-(:mod:`.compliant`) a drive's spring is an ALM row like the structural slots: ``ke (s - target)`` becomes
-``k_eff (s - target) + w λ`` with ``ρ = max(9 ke, m_eff/dt²)`` and the per-DOF multiplier ``λ``
-(:func:`drive_row`); its damper stays outside the row.
+(:mod:`.compliant`) a drive is an ALM row like the structural slots: its force is ``w λ + (1 - w) F`` with
+``F`` the law above (spring and damper), ``w = ke/(ke + ρ)``, ``ρ = max(9 ke, m_eff/dt²)`` and the per-DOF
+multiplier ``λ`` set to that force after each sweep (:func:`drive_row`); limits keep the law.
 
 Cables (:mod:`.layout`) use the same two slots with the rod's own stiffness and damping per axis
 (soft by default) and, where ``vbd:dahl_eps_max`` and ``vbd:dahl_tau`` are both positive, Dahl friction
