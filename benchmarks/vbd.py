@@ -31,9 +31,10 @@ timed steps: the largest sink of a box below its ideal stacked height [mm] and s
 for the chain the block's drop below its rest position [mm] (the chain's stretch); for the pile the
 lowest and highest segment centre [mm] (a settled pile of four layers of 24 mm cables is under 96 mm).
 
-Run alone: ``python -m benchmarks.vbd --steps 60 --repeats 2`` (particles) and
-``python -m benchmarks.vbd --rigid --steps 120 --repeats 1`` (rigid); ``make bench`` runs both after the
-rigid scenes (``python -m benchmarks.run --no-vbd`` skips them).
+Run alone: ``python -m benchmarks.vbd --steps 60 --repeats 2`` (particles),
+``python -m benchmarks.vbd --rigid --steps 120 --repeats 1`` (rigid) and ``python -m benchmarks.vbd --extras
+--steps 60 --repeats 3`` (attachments and compliant drives, :mod:`benchmarks.vbd_extras`); ``make bench`` runs the
+first two after the rigid scenes (``python -m benchmarks.run --no-vbd`` skips them).
 """
 
 from __future__ import annotations
@@ -167,24 +168,10 @@ def run(device: str, steps: int = DEFAULT_STEPS, warmup: int = DEFAULT_WARMUP, r
     t_start = time.perf_counter() if t_start is None else t_start
     entries: list[VBDEntry] = []
     for scene, size in cases:
-        best: dict[str, VBDEntry] = {}
-        errors: dict[str, str] = {}
-        for _ in range(max(repeats, 1)):
-            for label in SOLVERS:
-                if label in errors:
-                    continue
-                try:
-                    e = measure(label, scene, size, device, max(steps, MIN_STEPS.get(scene, 0)), warmup, options)
-                except Exception as exc:  # a solver that cannot run a case is a result, not a crash
-                    errors[label] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
-                    continue
-                if label not in best or e.steps_per_s > best[label].steps_per_s:
-                    best[label] = e
-        ref = best.get(SOLVERS[0])
-        for label in SOLVERS:
-            e = best.get(label) or VBDEntry(scene, size, label, error=errors.get(label))
-            if e.steps_per_s and ref is not None and ref.steps_per_s:
-                e.ratio = e.steps_per_s / ref.steps_per_s
+        timed = max(steps, MIN_STEPS.get(scene, 0))
+        best, errors = best_of(SOLVERS, repeats,
+                               lambda label: measure(label, scene, size, device, timed, warmup, options), "steps_per_s")
+        for e in with_ratios(SOLVERS, best, errors, lambda label, err: VBDEntry(scene, size, label, error=err)):
             entries.append(e)
             print(_line(e, time.perf_counter() - t_start), flush=True)
     return entries
@@ -343,6 +330,39 @@ def rigid_steps(scene: str, worlds: int, steps: int) -> tuple[int, int]:
     return timed, {"tower": TOWER_WARMUP, "cable_pile": PILE_WARMUP}.get(scene, DEFAULT_WARMUP)
 
 
+def best_of(labels, repeats: int, measure_one, rate: str) -> tuple[dict, dict]:
+    """Each label's best entry over ``repeats`` rounds (labels interleaved per round) by the attribute ``rate``,
+    and the first error of each label that failed (then skipped); ``measure_one(label)`` returns an entry."""
+    best: dict = {}
+    errors: dict[str, str] = {}
+    for _ in range(max(repeats, 1)):
+        for label in labels:
+            if label in errors:
+                continue
+            try:
+                e = measure_one(label)
+            except Exception as exc:  # a solver that cannot run a case is a result, not a crash
+                errors[label] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
+                continue
+            if label not in best or getattr(e, rate) > getattr(best[label], rate):
+                best[label] = e
+    return best, errors
+
+
+def with_ratios(labels, best: dict, errors: dict, missing, rate: str = "steps_per_s") -> list:
+    """The entries in label order, a failed label's made by ``missing(label, error)``, each with ``ratio`` = its
+    ``rate`` over the first label's (None when either is missing)."""
+    labels = list(labels)
+    ref = best.get(labels[0])
+    out = []
+    for label in labels:
+        e = best.get(label) or missing(label, errors.get(label))
+        if getattr(e, rate) and ref is not None and getattr(ref, rate):
+            e.ratio = getattr(e, rate) / getattr(ref, rate)
+        out.append(e)
+    return out
+
+
 def run_rigid(device: str, steps: int = RIGID_DEFAULT_STEPS, repeats: int = 1, cases=RIGID_CASES,
               t_start: float | None = None) -> list[RigidEntry]:
     """Every rigid case, the three solvers interleaved per repeat; prints a progress line per row."""
@@ -432,6 +452,9 @@ def _cases(text: str) -> list[tuple[str, int]]:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks.vbd", description=__doc__.split("\n\n")[0])
     p.add_argument("--rigid", action="store_true", help="the rigid cases (towers, stack, heavy chain) instead")
+    p.add_argument("--extras", action="store_true",
+                   help="the 1.8.0 extras instead: attachments (cloth_pinned) and compliant drives (drive_chain); "
+                        "benchmarks/vbd_extras.py")
     p.add_argument("--steps", type=int, default=None,
                    help=f"timed steps (default {DEFAULT_STEPS}; --rigid {RIGID_DEFAULT_STEPS})")
     p.add_argument("--warmup", type=int, default=DEFAULT_WARMUP)
@@ -446,6 +469,14 @@ def main(argv=None) -> int:
     wp.config.log_level = wp.LOG_WARNING
     wp.init()
     device = args.device or str(wp.get_preferred_device())
+    if args.extras:
+        from .vbd_extras import EXTRA_CASES, extras_markdown_lines, run_extras  # noqa: PLC0415
+
+        steps = args.steps or DEFAULT_STEPS
+        cases = _cases(args.cases) if args.cases else EXTRA_CASES
+        entries = run_extras(device, steps, args.warmup, args.repeats, cases)
+        print("\n".join(extras_markdown_lines(entries, steps, args.warmup)))
+        return 0
     if args.rigid:
         steps = args.steps or RIGID_DEFAULT_STEPS
         cases = _cases(args.cases) if args.cases else RIGID_CASES

@@ -636,7 +636,7 @@ class SolverVBD(SolverBase, CouplingInterface):
         Rigid AVBD history of the selected worlds is cleared whatever the flags: joint multipliers and
         C0 zeroed, penalties back to their minimum, the adaptive start cold, body–body contacts cold at the next
         contact refresh (:mod:`.rigid.reset`), tendon tensions zeroed and the spans' rest lengths in ``state`` back to
-        their initial values (:mod:`.rigid.tendons`); hard particle–body attachments' multipliers of those worlds cleared.
+        their initial values (:mod:`.rigid.tendons`); particle–body attachments' multipliers of those worlds cleared.
         """
         check_world_mask(self.model, world_mask)
         flags = int(newton.StateFlags.ALL) if flags is None else int(flags)
@@ -648,7 +648,7 @@ class SolverVBD(SolverBase, CouplingInterface):
         if self.rigid is not None:
             reset_rigid_history(self.model, self.rigid, world_mask, state)  # tendon material too
         if self.attachments is not None:
-            self.attachments.reset(self.model, world_mask)  # hard attachments' multipliers
+            self.attachments.reset(self.model, world_mask)  # attachments' multipliers (soft and hard rows)
 
     def notify_model_changed(self, flags) -> None:
         """Re-check bodies (``BODY_PROPERTIES``/``BODY_INERTIAL_PROPERTIES``); rebuild the joint layout on those

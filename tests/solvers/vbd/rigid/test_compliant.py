@@ -141,6 +141,27 @@ def test_drive_and_limit_hold_a_load(kind):
     assert revolute_angle(final.body_q.numpy()) == pytest.approx(theta, rel=1e-3)
 
 
+@pytest.mark.parametrize("kind", ["drive", "limit"])
+def test_prismatic_drive_and_limit_hold_a_load(kind):
+    """A PRISMATIC slider (1 kg, axis x, COM 1 m below the joint) loaded by gravity along -x, held by a drive to 0
+    (ke 1e3 N/m) or by a lower limit at 0 (limit_ke 1e4 N/m): it rests at ``m g / k`` beyond, plus the structural
+    angular slot's give (k_ang 1e5 N·m/rad turns the rod by ``m g L / k_ang``, moving the COM ``m g L² / k_ang``).
+
+    Expected 9.9081 mm (drive), 1.0791 mm (limit); measured 9.9080997 mm and 1.0791001 mm after 5 s (rel. 3e-8,
+    9e-8: float32), limit rel. 3e-7.
+    Newton's compliant path holds the drive at the same 9.9080997 mm but not the limit: its slider falls through
+    the bound and is 3962 m away after 5 s (its legacy path holds it at 0.981 mm, with a hard structural slot).
+    Ours keeps the documented law, a compliant limit holds the load at the bound.
+    """
+    gains = (dict(target_ke=1.0e3, target_kd=0.0) if kind == "drive"
+             else dict(limit_lower=0.0, limit_upper=1.0, limit_ke=1.0e4, limit_kd=0.0))
+    model = pendulum(joint="prismatic", gravity=(-G, 0.0, 0.0), **gains)
+    final, _ = run(model, _ours(model), 300, DT)
+    k = 1.0e3 if kind == "drive" else 1.0e4
+    expected = G / k + G / 1.0e5  # [m]: m = 1 kg, L = 1 m, the default structural angular stiffness
+    assert -final.body_q.numpy()[0, 0] == pytest.approx(expected, rel=3e-7)
+
+
 def _slope_run(solver_cls, degrees, **options):
     """A 1 kg box (mu 0.5, ke 2500 N/m) on ground tilted by ``degrees`` (gravity turned), 2 s at 1/240 s: x [m] per step."""
     model = _boxes(1)
@@ -235,16 +256,37 @@ def test_loaded_drive_matches_newton_compliant_path():
     """A PD drive (ke 1e3 N·m/rad, kd 50 N·m·s/rad) holding a sideways-loaded REVOLUTE bob, step by step for 2 s at
     10 iterations, as on Newton's compliant path.
 
-    Measured: 1e-7 rad apart at most. (At 1 iteration they differ: Newton's drive is an ALM row too, softer in the
-    first iterate, 1.34 against 1.22 mrad after one step, and resting 0.011 % beyond k θ = m g L cos θ as its
-    multiplier decays by gamma each step; ours, the material penalty, rests on it.)
+    Measured: 2.4e-9 rad apart at most (3.7e-9 before the drive was an ALM row). At 1 iteration they differ by up
+    to 7.8e-5 rad in the first steps (2.6e-4 with the plain drive): the structural rows' first iterate differs
+    (a free bob's first step at 1 iteration: 2.542 mrad ours, 2.722 Newton's, the converged value), not the drive
+    (:func:`test_drive_row_matches_newton_compliant_path_at_few_iterations`); both rest 0.011 % beyond
+    k θ = m g L cos θ there, the multiplier's decay by gamma each step (9.81063e-3 rad, Newton's 9.81063e-3).
     """
     model = pendulum(gravity=(-G, 0.0, 0.0), target_ke=1.0e3, target_kd=50.0)
     angles = []
     for solver in (newton.solvers.SolverVBD(model), _inertial_start(_ours(model))):
         _, rec = run(model, solver, 120, DT, record=lambda s: revolute_angle(s.body_q.numpy()))
         angles.append(np.array(rec))
-    np.testing.assert_allclose(angles[1], angles[0], rtol=0.0, atol=5e-7)
+    np.testing.assert_allclose(angles[1], angles[0], rtol=0.0, atol=7.5e-9)
+
+
+@pytest.mark.parametrize(("kd", "iterations"), [(0.0, 1), (20.0, 1), (20.0, 2)])
+def test_drive_row_matches_newton_compliant_path_at_few_iterations(kd, iterations):
+    """A PRISMATIC slider held by a drive (ke 1e3 N/m, kd [N·s/m]) against gravity along its axis, step by step for
+    2 s at 1 or 2 iterations, as on Newton's compliant path: the drive is an ALM row with ``ρ = max(9 ke, m/dt²)``
+    whose multiplier carries the spring and the damper (:func:`steel.solvers.vbd.rigid.joints.drive_row`).
+
+    Few iterations show the row's conditioning: the first iterate sees ``0.9 ke`` and the multiplier the rest.
+    Measured: 5.6e-9 m apart at most (float32); with the plain drive ``ke (s - target) + kd ṡ`` 4.7e-4 m (kd 0,
+    1 iteration), 2.9e-4 m (kd 20, 1), 1.8e-5 m (kd 20, 2); with the damper outside the row 8.8e-5 m (kd 20, 1).
+    """
+    model = pendulum(joint="prismatic", gravity=(-G, 0.0, 0.0), target_ke=1.0e3, target_kd=kd)
+    paths = []
+    for solver in (newton.solvers.SolverVBD(model, iterations=iterations),
+                   _inertial_start(_ours(model, iterations=iterations))):
+        _, rec = run(model, solver, 120, DT, record=lambda s: float(s.body_q.numpy()[0, 0]))
+        paths.append(np.array(rec))
+    np.testing.assert_allclose(paths[1], paths[0], rtol=0.0, atol=1.5e-8)
 
 
 # -- options ----------------------------------------------------------------------------------------
@@ -356,3 +398,20 @@ def test_what_the_switch_fixes():
     solver = _ours(soft)
     assert solver.rigid.joints.hard.numpy().tolist() == [[1, 1]]
     assert solver.rigid.joints.lam_keep == pytest.approx(0.999)
+
+
+def test_driven_chain_matches_newton_compliant_path():
+    """The benchmark's driven chain (``benchmarks/vbd_extras.py``: 20 REVOLUTE links, every joint driven to 0 with
+    ke 1e3 N·m/rad and kd 5 N·m·s/rad, released horizontal), 70 steps of 1/600 s side by side with Newton's SolverVBD.
+
+    Measured: bodies 2.6e-5 m apart at most (tip sag 66.11 mm, Newton's 66.13 mm); limit 7.5e-5 m.
+    """
+    from benchmarks.vbd_extras import EXTRA_DT, build_drive_chain
+
+    finals = []
+    for cls, options in ((newton.solvers.SolverVBD, {}), (SolverVBD, {"rigid_compliant_alm": True})):
+        model = build_drive_chain(1, "cpu")
+        solver = cls(model, iterations=10, **options)
+        final, _ = run(model, solver, 70, EXTRA_DT)
+        finals.append(final.body_q.numpy()[:, :3])
+    assert np.abs(finals[1] - finals[0]).max() < 7.5e-5

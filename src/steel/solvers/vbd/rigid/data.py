@@ -19,6 +19,8 @@ joints.lam_w       weight of λ in force and dual step (1; compliant: k/(k + ρ)
 joints.c0_lin      slot 0 value at the start of the step [m]                        (joint,)
 joints.c0_ang      slot 1 value at the start of the step [rad]                      (joint,)
 joints.dof_s0      drive/limit coordinate at the start of the step [m or rad]       (dof,)
+joints.dof_rho     compliant drive rows' m_eff/dt² [N/m, N·m/rad]; -1: plain drive  (dof,)
+joints.dof_lam     compliant drive rows' multiplier [N or N·m]                      (dof,)
 joints.k_lo/k_hi   penalty seed / ceiling (cables: the material stiffness)          (joint, 2)
 joints.k_axis      per-axis share of k in the parent anchor frame (cables)          (joint, 2)
 joints.kd          damping per parent-anchor axis [N·s/m], [N·m·s/rad]              (joint, 2)
@@ -234,6 +236,8 @@ class RigidWork:
         jd.alpha = p.alpha
         jd.lam_w = wp.ones((n, 2), dtype=wp.float32, device=dev)  # AVBD; .compliant conditions it per step
         jd.lam_keep = p.alpha * p.gamma
+        jd.dof_rho = wp.full(nd, -1.0, dtype=wp.float32, device=dev)  # the plain drive; .compliant sets m_eff/dt²
+        jd.dof_lam = wp.zeros(nd, dtype=wp.float32, device=dev)
         self.joints = jd
         self.joint_count = nj
         self.mimics = Mimics(model, layout, p.k_max_lin, p.k_max_ang)  # q_f = c0 + c1 q_l rows (.mimic)

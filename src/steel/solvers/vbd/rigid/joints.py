@@ -26,7 +26,10 @@ Drive and limit DOFs are scalar soft slots measured in joint coordinates (the tw
 hinge axis [rad], or the displacement along an axis [m], plus the rest offset ``model.joint_q``):
 ``F = ke (s - target) + kd (ṡ - target_qd)`` and ``F = limit_ke (s - bound) + limit_kd ṡ`` beyond a
 bound, with ``ṡ = (s - s0)/dt``. ``Control.joint_f`` on a DOF adds the energy ``-τ s`` (equal and
-opposite on the two bodies). Angles are unwound across steps (``dof_coordinate``).
+opposite on the two bodies). Angles are unwound across steps (``dof_coordinate``). Under compliant ALM
+(:mod:`.compliant`) a drive is an ALM row like the structural slots: its force is ``w λ + (1 - w) F`` with
+``F`` the law above (spring and damper), ``w = ke/(ke + ρ)``, ``ρ = max(9 ke, m_eff/dt²)`` and the per-DOF
+multiplier ``λ`` set to that force after each sweep (:func:`drive_row`); limits keep the law.
 
 Cables (:mod:`.layout`) use the same two slots with the rod's own stiffness and damping per axis
 (soft by default) and, where ``vbd:dahl_eps_max`` and ``vbd:dahl_tau`` are both positive, Dahl friction
@@ -84,6 +87,8 @@ class JointData:
     limit_kd: wp.array[wp.float32]
     alpha: wp.float32
     lam_w: wp.array2d[wp.float32]  # (joint, slot) weight w of λ in F and in the dual step (1: AVBD; .compliant)
+    dof_rho: wp.array[wp.float32]  # per DOF: drive rows' m_eff/dt² [N/m, N·m/rad] (.compliant); -1: the plain drive
+    dof_lam: wp.array[wp.float32]  # per DOF: the drive row's multiplier [N or N·m] (compliant ALM)
     lam_keep: wp.float32  # per-step retention of λ: alpha*gamma (AVBD) or gamma (compliant)
     k_lo: wp.array2d[wp.float32]  # (joint, slot) penalty seed: k_start when ramping, else the ceiling
     k_hi: wp.array2d[wp.float32]  # (joint, slot) penalty ceiling (cables: the material stiffness)
@@ -283,6 +288,19 @@ def joint_frames(jd: JointData, body_q: wp.array[wp.transform], body_com: wp.arr
 
 
 @wp.func
+def drive_row(ke: wp.float32, rho_mass: wp.float32):
+    """``(k_eff, w)`` of a drive of stiffness ``ke``: the plain spring ``(ke, 0)`` when ``rho_mass < 0`` (the seed's
+    AVBD) or ``ke`` is 0 (a damper alone), else the compliant row with ``ρ = max(9 ke, rho_mass)`` (``rho_mass`` =
+    m_eff/dt², :mod:`.compliant`), ``k_eff = ke ρ/(ke + ρ) = (1 - w) ke``, ``w = ke/(ke + ρ)``. The row's force is
+    ``w λ + (1 - w) F_m`` with ``F_m = ke (s - target) + kd (ṡ - target_qd)`` the drive's material force, and the dual
+    step sets ``λ`` to that force, so its fixed point is ``λ = F_m``: the drive's law, whatever ``ρ``."""
+    if rho_mass < 0.0 or ke <= 0.0:
+        return ke, wp.float32(0.0)
+    rho = wp.max(9.0 * ke, rho_mass)
+    return ke * rho / (ke + rho), ke / (ke + rho)
+
+
+@wp.func
 def joint_force_on_body(
     jd: JointData,
     body_q: wp.array[wp.transform],
@@ -355,8 +373,10 @@ def joint_force_on_body(
         kd_eff = float(0.0)
         ke, kd = jd.target_ke[d], jd.target_kd[d]
         if ke > 0.0 or kd > 0.0:
-            fd = ke * (s - target_q[jd.dof_coord[d]]) + kd * (rate - target_qd[d])
-            kd_eff = ke + kd * inv_dt
+            k_eff, w = drive_row(ke, jd.dof_rho[d])
+            # k_eff = (1 - w) ke: the row's force is w λ + (1 - w) (spring + damper) (see drive_row)
+            fd = k_eff * (s - target_q[jd.dof_coord[d]]) + w * jd.dof_lam[d] + (1.0 - w) * kd * (rate - target_qd[d])
+            kd_eff = k_eff + (1.0 - w) * kd * inv_dt
         lo, hi = jd.limit_lower[d], jd.limit_upper[d]
         if s < lo or s > hi:
             bound = wp.where(s < lo, lo, hi)
@@ -419,6 +439,7 @@ def _begin_joints(
     jd.k[j, 0] = wp.clamp(gamma * jd.k[j, 0], jd.k_lo[j, 0], jd.k_hi[j, 0])
     jd.k[j, 1] = wp.clamp(gamma * jd.k[j, 1], jd.k_lo[j, 1], jd.k_hi[j, 1])
     for d in range(jd.qd_start[j], jd.qd_start[j + 1]):
+        jd.dof_lam[d] = keep * jd.dof_lam[d]  # a drive row's multiplier, kept as the slots' (gamma when compliant)
         if jd.dof_kind[d] >= 0:
             s, gl, ga = eval_dof(jd.dof_kind[d], jd.dof_axis[d], t_jp, t_jc, com_p, com_c, 1)
             jd.dof_s0[d] = dof_coordinate(jd.dof_kind[d], s, jd.dof_offset[d], jd.dof_s0[d])
@@ -429,6 +450,9 @@ def _update_duals(
     jd: JointData,
     body_q: wp.array[wp.transform],
     body_com: wp.array[wp.vec3],
+    target_q: wp.array[wp.float32],
+    target_qd: wp.array[wp.float32],
+    inv_dt: wp.float32,
     beta_lin: wp.float32,
     beta_ang: wp.float32,
 ):
@@ -436,6 +460,17 @@ def _update_duals(
     if jd.kind[j] == _KIND_NONE or not jd.enabled[j]:
         return
     t_jp, t_jc, com_p, com_c = joint_frames(jd, body_q, body_com, j)
+    # Compliant drive rows: λ <- the row's force, w λ + (1 - w)(ke (s - target) + kd (ṡ - target_qd)).
+    for d in range(jd.qd_start[j], jd.qd_start[j + 1]):
+        dk = jd.dof_kind[d]
+        if dk < 0 or jd.dof_rho[d] < 0.0 or jd.target_ke[d] <= 0.0:
+            continue
+        s, gl, ga = eval_dof(dk, jd.dof_axis[d], t_jp, t_jc, com_p, com_c, 1)
+        s = dof_coordinate(dk, s, jd.dof_offset[d], jd.dof_s0[d])
+        k_eff, w = drive_row(jd.target_ke[d], jd.dof_rho[d])
+        rate = (s - jd.dof_s0[d]) * inv_dt
+        jd.dof_lam[d] = (k_eff * (s - target_q[jd.dof_coord[d]]) + w * jd.dof_lam[d]
+                         + (1.0 - w) * jd.target_kd[d] * (rate - target_qd[d]))
     if wp.trace(jd.lin_proj[j]) > 0.0:
         c, jl, ja, lever = eval_linear(t_jp, t_jc, com_p, com_c, jd.lin_proj[j], 1)
         k = jd.k[j, 0]
@@ -495,9 +530,11 @@ def finish_cables(jd, body_q, body_com, count: int, device) -> None:
         launch(_finish_cables, dim=count, inputs=[jd, body_q, body_com, KIND_CABLE], device=device)
 
 
-def update_duals(jd, body_q, body_com, count: int, params, device) -> None:
+def update_duals(jd, body_q, body_com, controls, dt: float, count: int, params, device) -> None:
     """Dual step after a sweep: ``λ ← w λ + k (C - α C0)`` on hard slots (``w = 1``: AVBD's ``λ += k (C - α C0)``);
-    ``k += β |C|`` up to the ceiling."""
+    ``k += β |C|`` up to the ceiling; compliant drive rows ``λ ←`` their force (``controls``: the step's
+    ``(joint_target_q, joint_target_qd, ...)``)."""
     if count:
-        launch(_update_duals, dim=count, inputs=[jd, body_q, body_com, params.beta_lin, params.beta_ang],
+        launch(_update_duals, dim=count, inputs=[jd, body_q, body_com, controls[0], controls[1], 1.0 / dt,
+                                                 params.beta_lin, params.beta_ang],
                   device=device)

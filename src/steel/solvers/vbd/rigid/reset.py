@@ -64,6 +64,7 @@ def _reset_joints(
     jd.sigma_end[j] = wp.vec3(0.0)
     for d in range(jd.qd_start[j], jd.qd_start[j + 1]):
         jd.dof_s0[d] = jd.dof_offset[d]  # angles unwind from the rest pose's turn again
+        jd.dof_lam[d] = 0.0  # compliant drive rows start cold
 
 
 @wp.kernel

@@ -58,7 +58,7 @@ def step_rigid(model, state_in, state_out, control, work, iterations: int, dt: f
                               state_out.body_q)
         if after_sweep is not None:  # once after all colours (per colour would cost 3 launches each)
             after_sweep(state_out.body_q)
-        update_duals(jd, state_out.body_q, bd.com, work.joint_count, params, dev)
+        update_duals(jd, state_out.body_q, bd.com, controls, dt, work.joint_count, params, dev)
         work.mimics.update_duals(jd, state_out.body_q, bd.com)
         work.tendons.update_duals(state_out.body_q, bd.com)
         if rc is not None:
