@@ -31,7 +31,8 @@ from .options import (
     options_docstring,
     validate_option,
 )
-from .pgs import sweep, velocity_sweep
+from .pgs import sweep
+from .pgs_velocity import velocity_sweep
 from .shock import shock_pass, shock_setup
 from .predict import (eval_free_dynamics, eval_joint_forces, flag_changed_diagonal, free_dynamics_fuses,
                       predict_velocity)
@@ -350,7 +351,7 @@ class SolverSteel(SolverBase, SteelCoupling):
             shock_pass(self, self.qd)  # heavy on light only (shock.py)
         if self.qd_position is not None:
             # 4b. velocity_iterations: keep the position-solve velocity for the positions, then
-            # refine the velocity without the position bias (pgs.velocity_sweep).
+            # refine the velocity without the position bias (pgs_velocity.py).
             wp.copy(self.qd_position, self.qd)
             velocity_sweep(self, self.qd)
             shock_pass(self, self.qd)

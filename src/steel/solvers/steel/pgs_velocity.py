@@ -1,0 +1,101 @@
+"""The velocity-only sweeps (``velocity_iterations``): the passes of ``pgs.py`` on the rows' velocity targets.
+
+After the position solve the step keeps its velocity for the positions, then runs
+``velocity_iterations`` more passes from the same impulses with every row's ``velocity_target`` instead of its ``target``: penetrating
+contacts and crossed limits ask for 0 instead of ``baumgarte * depth / dt``, friction rows for 0
+(no anchor correction), an impact keeps its rebound, and a positive gap keeps its allowance
+``-scale * phi / dt`` only while its linearized end-of-step gap stays open under the position-solve
+velocity (``J qd > gap_speed``, tested once before the passes), else it is arrested (0). The pass
+direction keeps alternating from where the position solve stopped. Its output is the published
+velocity; the impulses it ends with are the step's contact forces.
+
+Why a module of its own. Warp builds every kernel of a module when the first of them launches, and this
+kernel inlines the whole pass (``_run_passes``, the group and tail updates) a second time: in ``pgs.py`` it
+doubled the sweep module's build, the longest of a cold first run, for an option that is off by default
+(``velocity_iterations=0``). Here it is built only by a solver that runs it. Measured in
+``benchmarks/README.md``'s performance log.
+"""
+
+from __future__ import annotations
+
+import warp as wp
+
+from .data import ROW_DRIVE, ROW_FROZEN, RowBuffers
+from .pgs import SCHEDULE_INDEX, _factor_inputs, _reset_gate, _run_passes, _warm_start
+from .pgs_order import family_rows as _family_rows
+from .pgs_order import is_unit as _is_unit
+from .pgs_order import order_units as _order_units
+from .pgs_tails import world_ends as _world_ends
+from .rows.common import row_velocity as _row_velocity
+from .rows.dormant import DormantWalk
+from .rows.friction_modes import MODE_INDEX
+from ...launches import launch
+
+wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
+
+
+@wp.kernel
+def _velocity_sweep(
+    # Options:
+    iterations: int,
+    velocity_iterations: int,
+    freeze_drives: int,
+    schedule: int,
+    friction_mode: int,
+    relaxation: float,
+    cfm: float,
+    # Factor of the core:
+    use_tree: int,
+    dof_parent: wp.array[int],
+    mass_factor: wp.array[float],
+    walk: DormantWalk,
+    # Data in/out: the rows (targets replaced, impulses refined), then the velocities.
+    rows: RowBuffers,
+    joint_qd: wp.array[float],
+):
+    world = wp.tid()  # one thread per world
+    base = world * rows.world_row_capacity
+    ends = _world_ends(rows, world, base)
+    unit_count = int(0)
+    if iterations == 0:
+        # No position sweep ran: order and warm-start here.
+        unit_count = _order_units(rows, world, base)
+        _reset_gate(rows, world, base, unit_count)
+        _warm_start(rows, ends, base, unit_count, 1, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+    # Replace every target by its velocity target. A positive gap whose linearized end-of-step gap
+    # closes under the position-solve velocity (J qd <= -phi / dt) is arrested (target 0).
+    for family in range(2):
+        rows_of = _family_rows(rows, world, base, family)
+        for i in range(rows_of[1]):
+            r = rows_of[0] + i
+            target = rows.velocity_target[r]
+            if freeze_drives != 0 and rows.kind[r] == ROW_DRIVE:
+                rows.kind[r] = ROW_FROZEN  # velocity_drive_mode="freeze": keeps the position solve's impulse
+            if _is_unit(rows, r):
+                if iterations != 0:
+                    unit_count += 1
+                if rows.gap_speed[r] > -1.0e29 and _row_velocity(rows, r, joint_qd) <= rows.gap_speed[r]:
+                    target = 0.0
+            rows.target[r] = target
+            rows.regularization[r] = 0.0  # the velocity sweeps stay rigid
+    _run_passes(rows, ends, base, unit_count, iterations, velocity_iterations, schedule, 0, friction_mode, relaxation,
+                cfm, use_tree, dof_parent, mass_factor, joint_qd, walk)
+
+
+def velocity_sweep(solver, joint_qd: wp.array) -> None:
+    """Run ``velocity_iterations`` PGS iterations on the velocity targets (no position bias), after :func:`sweep`.
+
+    Continues from the position solve's impulses and velocities in ``joint_qd`` (in place).
+    """
+    rows = solver.rows
+    if solver.options.velocity_iterations == 0 or rows.world_count == 0:
+        return
+    launch(
+        _velocity_sweep,
+        dim=rows.world_count,
+        inputs=[int(solver.options.iterations), int(solver.options.velocity_iterations),
+                int(solver.options.velocity_drive_mode == "freeze"), SCHEDULE_INDEX[solver.options.row_schedule],
+                MODE_INDEX[solver.options.friction_mode], *_factor_inputs(solver), solver.dormant.walk(solver)],
+        outputs=[rows.buffers, joint_qd],
+        device=solver.model.device,
+    )
