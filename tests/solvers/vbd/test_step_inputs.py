@@ -103,8 +103,10 @@ def test_particle_contacts_of_a_larger_cloth_are_refused_not_a_crash(tmp_path):
 
     script = tmp_path / "larger_cloth.py"
     script.write_text(_LARGER_CLOTH_SCRIPT)
-    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600,
-                         cwd=Path(__file__).resolve().parents[3])  # the repository root: `tests` imports
+    root = Path(__file__).resolve().parents[3]  # the repository root: the script imports `tests`
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (str(root), os.environ.get("PYTHONPATH")) if p))
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600, cwd=root,
+                         env=env)
     assert run.returncode == 0, f"exit {run.returncode}: {run.stderr[-2000:]}"
     assert "REFUSED: contacts.soft_contact_indices[25] = (25, -1, -1) names particle 25" in run.stdout
     assert "(25 particles)" in run.stdout
