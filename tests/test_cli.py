@@ -702,3 +702,21 @@ def test_old_summaries_and_run_lists_stay_readable(tmp_path):
     record_run(index, tmp_path / "new", {"outcome": "completed", "simulated_s": 5.0, "wall_stepping_s": 4.0,
                                          "wall_total_s": 9.0, "command": "steel run y"})
     assert index.read_text().splitlines()[-1] == "new,completed,5.0,4.0,steel run y"
+
+
+def test_a_full_contact_buffer_is_flagged_in_the_run_summary(tmp_path, monkeypatch, capsys):
+    """Newton's pipeline drops the contacts beyond its rigid_contact_max without a word (the count stops at it).
+    A run whose pipeline is sized for 8 contacts (the tower needs ~100) names the frames with a full buffer in a
+    warning and in the summary; the same run with the runner's own pipeline has none."""
+    assert main(["run", "tower", "--seconds", "0.05", "--out", str(tmp_path / "roomy")]) == 0
+    assert _summary(tmp_path / "roomy")["contact_buffer_full_frames"] == 0
+    capsys.readouterr()
+    real = newton.CollisionPipeline
+
+    def small(model, **kwargs):
+        return real(model, **kwargs, rigid_contact_max=8)
+
+    monkeypatch.setattr(runner.newton, "CollisionPipeline", small)
+    assert main(["run", "tower", "--seconds", "0.05", "--out", str(tmp_path / "small")]) == 0
+    assert "contact buffer was full (8 contacts) on 3 frame(s)" in capsys.readouterr().out
+    assert _summary(tmp_path / "small")["contact_buffer_full_frames"] == 3

@@ -27,7 +27,7 @@ there, and its summary says what happened and when (``outcome: "diverged"``). Re
   it (:mod:`steel.run_checks`), scene and input path, solver and its options, worlds, dt, steps,
   command line, versions, times (``simulated_s``, ``wall_total_s``, ``wall_stepping_s``) and
   world-steps/s, the guard's limits, the measurements of the scene's kind (:mod:`steel.run_metrics`:
-  stack drift, base height and tilt, or joint travel), every body's final height [m], dropped rows,
+  stack drift, base height and tilt, or joint travel), every body's final height [m], dropped rows, frames with a full contact buffer,
   the deepest overlap of the start pose [m] (over 1 cm a robot file kept at its pose gets a
   `--start-height` hint) and of the final state [m], and for a robot file how far it was lifted onto
   the ground (a floating robot whose start pose reaches below the ground is placed on it unless
@@ -277,6 +277,7 @@ def run_scene(
             f"or another body); lift it with --start-height {np.ceil(100 * start_overlap) / 100:.2f}")
     report_every = max(steps // 10, 1)
     wall, diverged, n = 0.0, None, 0
+    full_frames = 0  # frames whose contact buffer was full: the pipeline drops what does not fit without a word
     try:
         guard.check_state(s0, 0.0, 0)
         for n in range(1, steps + 1):
@@ -291,6 +292,7 @@ def run_scene(
             if frame:
                 guard.check_state(s0, n * dt, n)
                 watch.observe(s0, contacts, n * dt)
+                full_frames += int(0 < contacts.rigid_contact_max <= int(contacts.rigid_contact_count.numpy()[0]))
             if frame or report:
                 overlap = deepest_start_penetration(model, s0, contacts) if report and kind.kind == "stack" else None
                 kind.observe(s0, n * dt, overlap)
@@ -318,6 +320,9 @@ def run_scene(
         end_overlap = deepest_start_penetration(model, s0, contacts)
     for found in contradictions(checks) if checks else ():
         log(f"[steel] warning: {found}")
+    if full_frames:
+        log(f"[steel] warning: the collision pipeline's contact buffer was full ({contacts.rigid_contact_max} "
+            f"contacts) on {full_frames} frame(s): contacts beyond it may have been dropped")
     if promise is not None and not promise["met"]:
         log(f"[steel] warning: the outcome contradicts the scene: not {promise['promise']} (body "
             f"{promise['worst_box']}: {1000 * promise['height_error_m']:.1f} mm from its stacked height, "
@@ -353,6 +358,7 @@ def run_scene(
         "body_height_m": s0.body_q.numpy()[:, 2].astype(float).tolist(),
         "joint_limit_overshoot_m_or_rad": joint_limit_overshoot(model, s0),
         "rows_dropped": _rows_dropped(sim),
+        "contact_buffer_full_frames": full_frames,  # frames at the pipeline's rigid_contact_max: contacts may be lost
         "contact_overflow": int(sim.check_rigid_contact_overflow()) if solver == "vbd" else None,
         "placed_on_ground_lift_m": lift,  # [m] a floating robot (shipped or file) lifted out of the ground
         "start_overlap_m": start_overlap,

@@ -121,3 +121,44 @@ def test_state_out_none_raises_before_the_solver_records_anything():
     for k, v in vars(solver.history).items():
         if isinstance(v, wp.array):
             np.testing.assert_array_equal(v.numpy(), history[k], err_msg=k)
+
+
+def _column(boxes=6):
+    """A column of 0.2 m boxes resting on the ground, coloured for SolverVBD."""
+    b = newton.ModelBuilder()
+    for i in range(boxes):
+        body = b.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, 0.1 + 0.2 * i), wp.quat_identity()))
+        b.add_shape_box(body, hx=0.1, hy=0.1, hz=0.1)
+    b.add_ground_plane()
+    b.color()  # SolverVBD's rigid solve sweeps body colours
+    return b.finalize(device="cpu")
+
+
+@pytest.mark.parametrize("name", ["steel", "featherstone", "vbd"])
+def test_a_full_collision_buffer_warns_once_and_a_roomy_one_not(name):
+    """Newton's pipeline stops writing at rigid_contact_max and clamps the count, silently: a 6-box column under a
+    pipeline sized for 8 contacts keeps 8 of its 24 and the upper boxes fall through. Every solver warns once per
+    Contacts whose count reached its capacity (the only trace), naming the field; a pipeline of the default size
+    (count 24 of more) steps without that warning."""
+    import warnings  # noqa: PLC0415
+
+    from steel.solvers import SolverVBD  # noqa: PLC0415
+
+    cls = {"steel": SolverSteel, "featherstone": SolverFeatherstone, "vbd": SolverVBD}[name]
+    for capacity, expected in ((8, 1), (None, 0)):
+        model = _column()
+        solver = cls(model)
+        pipeline = newton.CollisionPipeline(model, rigid_contact_max=capacity)
+        contacts = pipeline.contacts()
+        s0, s1 = model.state(), model.state()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(3):
+                pipeline.collide(s0, contacts)
+                solver.step(s0, s1, None, contacts, DT)
+                s0, s1 = s1, s0
+        full = [w for w in caught if "rigid_contact_count reached" in str(w.message)]
+        assert len(full) == expected, [str(w.message) for w in caught]
+        if expected:
+            assert int(contacts.rigid_contact_count.numpy()[0]) == 8
+            assert "contacts.rigid_contact_max = 8" in str(full[0].message)

@@ -174,13 +174,51 @@ def _check_slot_arrays(model, name: str, kind: str, attrs, arrays, capacity: int
             raise ValueError(f"{name}.{attr} is on device {arr.device}, the model on {model.device}")
 
 
+# Contacts objects already warned of a full buffer, per kind: once per cause, as the solvers' own overflow warnings.
+_warned_full: dict[str, weakref.WeakSet] = {"rigid_contact": weakref.WeakSet(), "soft_contact": weakref.WeakSet()}
+
+
+def _warn_if_full(contacts, name: str, kind: str, live: int, capacity: int) -> None:
+    """Warn once per ``contacts`` when its ``{kind}_count`` reached ``{kind}_max``: Newton's collision pipeline
+    stops writing at the capacity and clamps the count, dropping what it found beyond it without a word (the six
+    boxes of a tower under a pipeline sized for eight contacts keep 8 of their 24 and fall through the ground), so
+    a full buffer is the only trace. A buffer exactly filled is possible, hence "may have"."""
+    if live < capacity or capacity <= 0:
+        return
+    try:
+        if contacts in _warned_full[kind]:
+            return
+        _warned_full[kind].add(contacts)
+    except TypeError:  # an object without weak references: warn every time rather than never
+        pass
+    import warnings  # noqa: PLC0415 - only on this rare path
+
+    warnings.warn(f"{name}.{kind}_count reached {name}.{kind}_max = {capacity}: the collision pipeline may have "
+                  f"dropped {kind.replace('_', ' ')}s beyond it without a word; build the CollisionPipeline with a "
+                  f"larger {kind}_max", UserWarning, stacklevel=4)
+
+
+def warn_full_contact_buffers(contacts, name: str = "contacts") -> None:
+    """:func:`_warn_if_full` for a solver that reads ``contacts`` without :func:`check_contacts` (it skips
+    out-of-range records instead of refusing them): the counts are read where the host can (CPU, outside a
+    capture)."""
+    if contacts is None:
+        return
+    for kind in ("rigid_contact", "soft_contact"):
+        count, capacity = getattr(contacts, f"{kind}_count", None), int(getattr(contacts, f"{kind}_max", 0) or 0)
+        if count is None or not capacity or not count.device.is_cpu or count.device.is_capturing:
+            continue
+        _warn_if_full(contacts, name, kind, int(host_view(count)[0]), capacity)
+
+
 def check_contacts(model, contacts, name: str = "contacts") -> None:
     """Raise ``ValueError`` naming the field unless ``contacts`` fits ``model`` (a ``Contacts`` filled by hand
     or by a pipeline of another model): a count array of one entry, each array of :data:`CONTACT_ARRAYS`
     at least ``rigid_contact_max`` long on the model's device, and, where the count lies in host memory
     (CPU, outside a capture), the live slots' shape ids below ``model.shape_count`` (a shape id of 1e6
-    crashed the reference and read past ours). Lengths are remembered as for :func:`check_arrays`;
-    the shape ids are read every step (two reductions over the live slots).
+    crashed the reference and read past ours), and a count that reached the capacity warned of once
+    (:func:`_warn_if_full`). Lengths are remembered as for :func:`check_arrays`; the shape ids are read
+    every step (two reductions over the live slots).
     """
     capacity = int(contacts.rigid_contact_max)
     try:
@@ -188,6 +226,7 @@ def check_contacts(model, contacts, name: str = "contacts") -> None:
     except AttributeError:  # a missing attribute reads as None
         arrays = tuple(getattr(contacts, attr, None) for attr in _CONTACT_ATTRS)
     live = _live_slots(model, name, "rigid_contact", CONTACT_ARRAYS, arrays, capacity)
+    _warn_if_full(contacts, name, "rigid_contact", live, capacity)
     if live and max(host_view(arrays[1])[:live].max(), host_view(arrays[2])[:live].max()) >= model.shape_count:
         for attr, arr in zip(CONTACT_ARRAYS[:2], arrays[1:3]):
             ids = host_view(arr)[:live]
@@ -220,6 +259,7 @@ def check_soft_contacts(model, contacts, name: str = "contacts") -> None:
         return
     arrays = tuple(getattr(contacts, attr, None) for attr in ("soft_contact_count", *SOFT_CONTACT_ARRAYS))
     live = _live_slots(model, name, "soft_contact", SOFT_CONTACT_ARRAYS, arrays, capacity)
+    _warn_if_full(contacts, name, "soft_contact", live, capacity)
     if not live:
         return
     corners = host_view(arrays[1])[:live]

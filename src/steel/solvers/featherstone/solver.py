@@ -43,7 +43,8 @@ from . import particles as particles_module
 from .particles import ParticleStepper
 from .tiles import TileMassMatrix
 from .validate import check_dof_inertia, check_joint_limits, warn_start_outside_limits
-from ..inputs import as_python_scalar, check_control, check_dt, check_model_type, check_state
+from ..inputs import (as_python_scalar, check_control, check_dt, check_model_type, check_state,
+                      warn_full_contact_buffers)
 
 from newton.solvers.experimental.coupled import CouplingInterface
 from ...launches import launch
@@ -361,6 +362,7 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
         check_control(self.model, control)
         self.validate_observables(observables, contacts)
         self._require_unreduced_contacts(contacts)
+        warn_full_contact_buffers(contacts)  # a full pipeline buffer: contacts may have been dropped (inputs.py)
         dt = check_dt(dt, allow_zero=True)
         self._apply_module_options()
         model, plan, data, work = self.model, self.plan, self.data, self.work
