@@ -11,6 +11,7 @@ import warp as wp
 import newton
 from steel.solvers import SolverFeatherstone, SolverSteel
 
+from ..fixtures import box_column
 from .steel.scenes import single_box
 
 DT = 1.0 / 240.0
@@ -123,17 +124,6 @@ def test_state_out_none_raises_before_the_solver_records_anything():
             np.testing.assert_array_equal(v.numpy(), history[k], err_msg=k)
 
 
-def _column(boxes=6):
-    """A column of 0.2 m boxes resting on the ground, coloured for SolverVBD."""
-    b = newton.ModelBuilder()
-    for i in range(boxes):
-        body = b.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, 0.1 + 0.2 * i), wp.quat_identity()))
-        b.add_shape_box(body, hx=0.1, hy=0.1, hz=0.1)
-    b.add_ground_plane()
-    b.color()  # SolverVBD's rigid solve sweeps body colours
-    return b.finalize(device="cpu")
-
-
 @pytest.mark.parametrize("name", ["steel", "featherstone", "vbd"])
 def test_a_full_collision_buffer_warns_once_and_a_roomy_one_not(name):
     """Newton's pipeline stops writing at rigid_contact_max and clamps the count, silently: a 6-box column under a
@@ -146,7 +136,7 @@ def test_a_full_collision_buffer_warns_once_and_a_roomy_one_not(name):
 
     cls = {"steel": SolverSteel, "featherstone": SolverFeatherstone, "vbd": SolverVBD}[name]
     for capacity, expected in ((8, 1), (None, 0)):
-        model = _column()
+        model = box_column(6, color=True)
         solver = cls(model)
         pipeline = newton.CollisionPipeline(model, rigid_contact_max=capacity)
         contacts = pipeline.contacts()
