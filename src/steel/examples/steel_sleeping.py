@@ -22,8 +22,7 @@ Sleeping bodies are drawn slate blue (``Model.shape_color``), awake ones in thei
 ``--test`` checks, with counts, that all 24 tower bodies are asleep at the kick, that the kick
 wakes all 7 bodies of tower 1 and no body of towers 0, 2 and 3, that every body (the block too)
 is asleep again in the last frame, that no sleeping body's pose changes by a single bit from one
-frame to the next, and that no row was dropped. CI runs the defaults (600 frames, kick at 5 s)
-and a shortened run kicking at 2 s for 300 frames.
+frame to the next, and that no row was dropped. CI runs the defaults (600 frames, kick at 5 s).
 """
 
 from __future__ import annotations

@@ -22,9 +22,9 @@ and per tower, and, once the run ends outside ``--test`` (or with ``--out``), wr
 ``awake.csv`` and ``awake.png`` (the awake-body count over time; needs matplotlib) beside
 ``summary.json`` in ``results/examples/towers_sleeping/``.
 
-``--test`` (default 600 frames, 10 s; CI throws at 1.5 s and runs 6 s) checks that every body sleeps before the throw, that the
-throw wakes tower 2 and that no step after it wakes towers 0, 1 or 3, and that every body sleeps
-again by the end.
+``--test`` (default 600 frames, 10 s; CI runs the defaults) checks that every body sleeps before
+the throw, that the throw wakes tower 2 and that no step after it wakes towers 0, 1 or 3, and that
+every body sleeps again by the end.
 """
 
 from __future__ import annotations

@@ -8,7 +8,10 @@
   body's COM, world frame, linear first: the core's RNEA backward pass with the step's solved
   joint accelerations ``(qd' - qd) / dt`` and, as external loads, gravity, ``State.body_f`` and the
   contact forces (each contact's force acts at its effective surface point). Bodies outside
-  every articulation report zero.
+  every articulation report zero. It is also written, whether or not the observable is requested,
+  into the legacy ``State.body_parent_f`` of ``state_out`` when that attribute is allocated
+  (``Model.request_state_attributes("body_parent_f")``), as the reference does; with sleeping each
+  output gets the solver's kept copy, so either of two alternating states reads the last awake value.
 * ``body_awake[b]`` (``enable_sleeping`` only) is True unless body ``b``'s articulation is asleep;
   written by :mod:`.sleeping`, seeded from the current flags when allocated.
 """
@@ -96,13 +99,37 @@ def _contact_wrenches(
             wp.atomic_add(body_contact_f_out, b, wp.spatial_vector(f, wp.cross(arm, f)))
 
 
-def write_observables(solver, observables, contacts, state_in, dt: float) -> None:
-    """Fill the requested observables of this step (call before the output state is published)."""
-    if observables is None:
+def parent_f_outputs(observables, state_out) -> list:
+    """The arrays that receive ``body_parent_f`` this step: the requested observable and the legacy
+    ``state_out.body_parent_f`` (allocated by ``Model.request_state_attributes``), each at most once."""
+    outputs = []
+    if (observables is not None and observables.is_requested("body_parent_f")
+            and observables.body_parent_f is not None):
+        outputs.append(observables.body_parent_f)
+    legacy = getattr(state_out, "body_parent_f", None)
+    if legacy is not None and legacy.shape[0] and all(legacy.ptr != a.ptr for a in outputs):
+        outputs.append(legacy)
+    return outputs
+
+
+def publish_parent_f(solver, outputs) -> None:
+    """With sleeping: copy the kept ``body_parent_f`` (asleep bodies hold their last awake value)
+    into every output (``state_out`` alternates between two states, so the legacy attribute of
+    either must read the kept value, not what it held two steps ago)."""
+    for out in outputs:
+        wp.copy(out, solver.parent_f_kept)
+
+
+def write_observables(solver, observables, contacts, state_in, dt: float, state_out=None) -> None:
+    """Fill the requested observables of this step and the legacy ``state_out.body_parent_f`` (call
+    before the output state is published)."""
+    parent_outputs = parent_f_outputs(observables, state_out)
+    if observables is None and not parent_outputs:
         return
     model, rows = solver.model, solver.rows
-    want_contact = observables.is_requested("contact_f") and observables.contact_f is not None
-    want_parent = observables.is_requested("body_parent_f") and observables.body_parent_f is not None
+    want_contact = (observables is not None and observables.is_requested("contact_f")
+                    and observables.contact_f is not None)
+    want_parent = bool(parent_outputs)
     body_contact_f = None
     if want_contact:
         observables.contact_f.zero_()
@@ -133,9 +160,16 @@ def write_observables(solver, observables, contacts, state_in, dt: float) -> Non
             device=model.device,
         )
     if want_parent:
+        # Without sleeping the first output is evaluated (zeroed: bodies outside every articulation
+        # report zero) and copied to the other; with sleeping the solver's kept array is evaluated
+        # (asleep bodies keep their last awake value) and copied to each output.
+        target = parent_outputs[0] if solver.sleep is None else solver.parent_f_kept
         if solver.sleep is None:
-            observables.body_parent_f.zero_()  # with sleeping, asleep bodies keep their last awake value
+            target.zero_()
         solver.qdd_solved_from(state_in, dt)
         with skipping_asleep(solver):
             eval_body_parent_f(model, solver.core.plan, solver.core.data, state_in.body_q, solver.qdd,
-                               observables.body_parent_f, body_f_extra=body_contact_f)
+                               target, body_f_extra=body_contact_f)
+        for out in parent_outputs:
+            if out is not target:
+                wp.copy(out, target)

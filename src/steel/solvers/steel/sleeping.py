@@ -562,9 +562,11 @@ def write_sleep_observables(solver, sleep: SleepState, observables, contacts) ->
 def step_with_sleeping(solver, sleep: SleepState, state_in, state_out, control, contacts, dt: float,
                        observables, advance) -> None:
     """One step with sleeping (module docstring, steps 1-5); ``advance(kinematics_done)`` runs the solve."""
+    from .observables import parent_f_outputs, publish_parent_f  # noqa: PLC0415 (observables imports this module)
 
     def skip_solve():
         publish_frozen(solver, sleep, state_in, state_out)
+        publish_parent_f(solver, parent_f_outputs(observables, state_out))  # every body holds its kept value
         if observables is not None and observables.is_requested("contact_f") and observables.contact_f is not None:
             observables.contact_f.zero_()  # every row is skipped
 

@@ -177,6 +177,8 @@ class SolverSteel(SolverBase, SteelCoupling):
         self.dof_diag_factored = wp.zeros(nd, dtype=float, device=dev)  # the diagonal inside the current factor
         self.diag_changed = wp.zeros(1, dtype=wp.int32, device=dev)
         self.body_contact_f = wp.zeros(max(model.body_count, 1), dtype=wp.spatial_vector, device=dev)
+        # body_parent_f with sleeping: asleep bodies keep their last awake value here (observables.py)
+        self.parent_f_kept = wp.zeros(max(model.body_count, 1), dtype=wp.spatial_vector, device=dev)
         self.rigid_contact_capacity = resolved_rigid_contact_max(model)
         rigid_max = max(self.rigid_contact_capacity, 1)
         self.contact_row = wp.full(rigid_max, -1, dtype=wp.int32, device=dev)
@@ -357,7 +359,7 @@ class SolverSteel(SolverBase, SteelCoupling):
             shock_pass(self, self.qd)
         # 5. Observables and contact history of this step (before an in-place output overwrites the input).
         warn_body_parent_f_once(self, observables)  # rows/preelimination.py
-        write_observables(self, observables, contacts, state_in, dt)
+        write_observables(self, observables, contacts, state_in, dt, state_out)
         if contacts is not None and contacts.rigid_contact_max > 0 and dt >= self.bias_dt:
             record_contacts(self, contacts, dt)  # a step far shorter than the one before keeps its records (history.py)  # forces over the bias time (rows/history.py)
         # 6. Velocities -> positions, then publish body poses and twists.
