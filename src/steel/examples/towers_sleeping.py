@@ -14,7 +14,7 @@ boxes touch each other and rest on the ground); the block is its own.
    and 2 m/s up, so it arrives 0.2 s later nearly level at z = 0.3 m. Writing its velocity wakes
    the block alone; its contact with tower 2 wakes that tower's island, and no other tower.
 3. Tower 2 rocks (its upper boxes shift 3 cm) and, with the block, falls asleep again about
-   3.5 s after the throw; towers 0, 1 and 3 never wake.
+   3 s after the throw; towers 0, 1 and 3 never wake.
 
 Sleeping bodies are drawn in grey-blue (``Model.shape_color``, which Newton's viewers read each
 frame), awake ones in their own colours. Each frame records the number of awake bodies, in total
