@@ -412,10 +412,10 @@ def mesh_particle_shapes(model) -> list[int]:
     return np.flatnonzero(mesh & collide).tolist()
 
 
-def check_full_surface_contacts(contacts, mesh_shapes: list[int], dat: bool = False) -> None:
+def check_full_surface_contacts(contacts, mesh_shapes: list[int]) -> None:
     """``NotImplementedError`` for full-surface contacts with triangle-mesh shapes ``mesh_shapes`` colliding with
-    particles, or with rigid–soft DAT on (``dat``; its planes are per particle record, ``..dat``), before the
-    step changes anything (no device read).
+    particles, before the step changes anything (no device read). Rigid–soft DAT bounds edge and face records
+    per corner (``..dat``).
 
     Newton's mesh pass reports every vertex–face, face–vertex and edge–edge pair in its band, redundant and
     inactive ones included, and leaves the consumer to test each at the current positions against the
@@ -423,9 +423,6 @@ def check_full_surface_contacts(contacts, mesh_shapes: list[int], dat: bool = Fa
     would push along stale, duplicated normals. Analytic primitives and heightfields are consumed.
     """
     full_surface = contacts is not None and getattr(contacts, "_enable_rigid_soft_full_surface_contact", False)
-    if dat and full_surface:
-        raise NotImplementedError("SolverVBD(rigid_soft_enable_dat=True) with full-surface soft contacts "
-                                  "(enable_rigid_soft_full_surface_contact=True) is not implemented")
     if mesh_shapes and full_surface:
         raise NotImplementedError(
             "SolverVBD consumes full-surface soft contacts (enable_rigid_soft_full_surface_contact=True) on analytic "
