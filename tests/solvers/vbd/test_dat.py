@@ -21,18 +21,19 @@ HALF = 0.15  # [m] sphere radius, cube half-extent
 GAP = 0.01  # [m] the pipeline's soft_contact_gap
 
 
-def _drop_model(shape: str, spin: float = 0.0):
+def _drop_model(shape: str, spin: float = 0.0, half: float = HALF, density: float = 1000.0, z: float = 0.75):
+    """The cloth and the shape (``half`` [m], ``density`` [kg/m³]) centred at height ``z`` [m], thrown down at 8 m/s."""
     b = newton.ModelBuilder()
     n = 16
     b.add_cloth_grid(pos=wp.vec3(-0.5, -0.5, 0.5), rot=wp.quat_identity(), vel=wp.vec3(0.0), dim_x=n, dim_y=n,
                      cell_x=1.0 / n, cell_y=1.0 / n, mass=0.01, fix_left=True, fix_right=True, tri_ke=1e3, tri_ka=1e3,
                      edge_ke=1e-2, particle_radius=0.01)
-    body = b.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, 0.75), wp.quat_identity()))
-    cfg = newton.ModelBuilder.ShapeConfig(density=1000.0, ke=1e4, kd=0.0, mu=0.5)
+    body = b.add_body(xform=wp.transform(wp.vec3(0.0, 0.0, z), wp.quat_identity()))
+    cfg = newton.ModelBuilder.ShapeConfig(density=density, ke=1e4, kd=0.0, mu=0.5)
     if shape == "sphere":
-        b.add_shape_sphere(body, radius=HALF, cfg=cfg)
+        b.add_shape_sphere(body, radius=half, cfg=cfg)
     else:
-        b.add_shape_box(body, hx=HALF, hy=HALF, hz=HALF, cfg=cfg)
+        b.add_shape_box(body, hx=half, hy=half, hz=half, cfg=cfg)
     b.color()
     model = b.finalize("cpu")
     qd = model.body_qd.numpy()
@@ -226,7 +227,7 @@ def test_relaxation_scales_the_budget():
 def test_refusals():
     """What DAT cannot run raises, naming the option: interval arithmetic (not built), no owned pipeline, an
     external rigid solver, a zero query radius, a NONE rigid schedule, schedules unlike self-contact's,
-    full-surface contacts, and mesh shapes colliding with particles."""
+    and mesh shapes colliding with particles (full-surface contacts run: test_dat_full_surface.py)."""
     model = _drop_model("sphere")
     pipe = newton.CollisionPipeline(model, soft_contact_gap=GAP)
     with pytest.raises(NotImplementedError, match="rigid_soft_dat_use_interval_arithmetic"):
@@ -252,11 +253,6 @@ def test_refusals():
                        collision_frequency_type={slot.RIGID: kind.PRE_INIT})
     with pytest.raises(ValueError, match="equivalent"):
         solver.step(s0, s1, None, None, DT)
-    full = SolverVBD(model, rigid_soft_enable_dat=True,
-                     collision_pipeline=newton.CollisionPipeline(model, soft_contact_gap=GAP,
-                                                                 enable_rigid_soft_full_surface_contact=True))
-    with pytest.raises(NotImplementedError, match="full-surface"):
-        full.step(s0, s1, None, None, DT)
     b = newton.ModelBuilder()
     b.add_cloth_grid(pos=wp.vec3(0.0, 0.0, 1.0), rot=wp.quat_identity(), vel=wp.vec3(0.0), dim_x=2, dim_y=2,
                      cell_x=0.1, cell_y=0.1, mass=0.1, particle_radius=0.01)

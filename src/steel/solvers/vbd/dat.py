@@ -5,22 +5,26 @@ self-contact (Chen, Liu, Yang, Yuksel, "Vertex Block Descent", ACM TOG 43(4) 202
 truncation of :func:`.particles.self_contact_force.truncate_displacement`) to particle–shape
 contacts. At every detection of the ``RIGID`` collision slot (the owned pipeline, :mod:`.collision`)
 :meth:`RigidSoftDat.record` stores the particle positions ``x_d`` [m], the body poses ``q_d`` and, per
-particle record ``c``, the world normal ``n_c`` out of the shape and the gap ``g_c = n_c·(x_d - p_c)``
-[m] of the particle centre above the shape point ``p_c`` (clamped at 0). Until the next detection:
+record ``c``, the world normal ``n_c`` out of the shape and, per corner ``k`` of the record's soft
+feature (one particle, or with full-surface contacts the two of an edge or three of a triangle), the
+gap ``g_ck = n_c·(x_k - p_c)`` [m] of that particle's centre above the shape point ``p_c`` (clamped
+at 0). Until the next detection:
 
 * every particle update is scaled back towards ``x_d`` (:func:`truncate_rigid_soft`): its
-  displacement ``Δ`` keeps ``|Δ| <= b`` and, per record, ``n_c·Δ >= -γ g_c / 2``;
+  displacement ``Δ`` keeps ``|Δ| <= b`` and, per record it is corner ``k`` of, ``n_c·Δ >= -γ g_ck / 2``;
 * every dynamic body's pose update is scaled back towards ``q_d`` (translation and rotation angle
   by one fraction ``s``, :func:`_truncate_bodies`): every point of the body moves at most ``b`` and,
-  per record on it, at most ``γ g_c / 2`` along ``n_c``.
+  per record on it, at most ``γ min_k g_ck / 2`` along ``n_c`` (the record's closest corner).
 
 ``γ`` = ``dat_conservative_bound_relaxation`` and ``b = γ R / 2`` with ``R`` the smallest rigid–soft
 query radius (pipeline ``soft_contact_gap`` + smallest particle radius + smallest shape margin [m]),
 fixed at construction. Invariant: for a convex shape the plane through ``p_c`` normal to ``n_c``
 (the supporting plane at the closest point) separates the shape from the particle at detection;
-each side moves at most half of ``γ g_c`` towards it, so the gap stays above ``(1 - γ) g_c >= 0``.
-A particle with no record lay at least ``R`` from every shape, and both move at most ``b``: the gap
-stays above ``(1 - γ) R``. Both truncations are a scaling of the update towards the detection
+corner ``k`` moves at most ``γ g_ck / 2`` towards it and the shape at most ``γ min_k g_ck / 2 <=
+γ g_ck / 2``, so every corner's gap stays above ``(1 - γ) g_ck >= 0``; the edge or triangle, the
+convex hull of its corners, stays on the corners' side too. A particle (or, with full-surface
+contacts, an edge or triangle) with no record lay at least ``R`` from every shape, and every point of
+it and of the shape moves at most ``b``: the gap stays above ``(1 - γ) R``. Both truncations are a scaling of the update towards the detection
 configuration, which satisfies every constraint (the constraints are convex and hold at ``s = 0``),
 so the largest admissible fraction is the minimum over the constraints.
 
@@ -31,9 +35,12 @@ origin, ``shape_transform`` plus ``shape_collision_radius``): every point's moti
 is at most ``s (n·Δt + θ ρ)``, linear in ``s``, so the whole prefix is certified without sampling.
 The price: a spinning body near cloth is slowed earlier than a sampled bound would slow it.
 
-Not covered (refused where the solver can tell): full-surface edge/face records, and non-convex
-shapes colliding with particles (meshes, heightfields), whose closest-point plane separates
-nothing. Kinematic bodies and static shapes are not truncated (they move outside the solver);
+Full-surface records (``enable_rigid_soft_full_surface_contact=True``) place ``p_c`` at the shape
+point nearest the pipeline's (approximate) closest point of the edge or triangle, so at an exact
+closest pair every corner lies on the far side of the plane; a corner the pipeline's minimiser
+left behind the plane has gap 0: it and the body are frozen along ``n_c`` for that record
+(conservative, never unsafe). Not covered (refused where the solver can tell): non-convex shapes
+colliding with particles (meshes, heightfields), whose closest-point plane separates nothing. Kinematic bodies and static shapes are not truncated (they move outside the solver);
 records dropped by a full particle list bound nothing (coverage is incomplete then, as in Newton).
 """
 
@@ -63,7 +70,8 @@ class RigidSoftDatData:
     half_relaxation: float  # γ / 2
     particle_origin: wp.array[wp.vec3]  # (particle,) positions at the last detection [m]
     record_normal: wp.array[wp.vec3]  # (record,) world normal out of the shape at detection
-    record_gap: wp.array[float]  # (record,) centre-to-surface gap at detection, >= 0 [m]
+    record_gap: wp.array[wp.vec3]  # (record,) each corner's centre-to-plane gap at detection, >= 0 [m]
+    record_corners: wp.array[wp.vec3i]  # (record,) the record's one to three particles, -1 padded
 
 
 @wp.func
@@ -84,9 +92,13 @@ def truncate_rigid_soft(i: int, dat: RigidSoftDatData, contact_count: wp.array[w
     for k in range(wp.min(contact_count[i], contact.shape[1])):
         c = contact[i, k]
         toward = -wp.dot(dat.record_normal[c], delta)  # motion towards the division plane [m]
-        limit = dat.half_relaxation * dat.record_gap[c]
-        if toward * s > limit:
-            s = limit / toward
+        corners = dat.record_corners[c]
+        gaps = dat.record_gap[c]
+        for j in range(3):  # every corner slot that is i (a feature names a particle once)
+            if corners[j] == i:
+                limit = dat.half_relaxation * gaps[j]
+                if toward * s > limit:
+                    s = limit / toward
     return origin + s * delta
 
 
@@ -105,16 +117,16 @@ def _record(
     body_q: wp.array[wp.transform],
     # Data out:
     record_normal: wp.array[wp.vec3],
-    record_gap: wp.array[float],
+    record_gap: wp.array[wp.vec3],
 ):
     c = wp.tid()  # one thread per soft-contact record
     if c >= contact_count[0]:
         return
-    record_gap[c] = 0.0
+    record_gap[c] = wp.vec3(0.0)
     record_normal[c] = wp.vec3(0.0)
-    v = contact_corners[c][0]
+    corners = contact_corners[c]
     shape = contact_shape[c]
-    if v < 0 or shape < 0:
+    if corners[0] < 0 or shape < 0:
         return
     point = contact_body_pos[c]
     body = shape_body[shape]
@@ -122,7 +134,22 @@ def _record(
         point = wp.transform_point(body_q[body], point)
     n = contact_normal[c]  # world frame, at the pose the pipeline saw
     record_normal[c] = n
-    record_gap[c] = wp.max(wp.dot(n, particle_q[v] - point), 0.0)
+    gaps = wp.vec3(0.0)
+    for k in range(3):
+        v = corners[k]
+        if v >= 0:  # a corner behind the plane (approximate closest pair) gets 0: frozen along n
+            gaps[k] = wp.max(wp.dot(n, particle_q[v] - point), 0.0)
+    record_gap[c] = gaps
+
+
+@wp.func
+def record_body_gap(corners: wp.vec3i, gaps: wp.vec3):
+    """The record's smallest corner gap [m]: the body's share is bounded by its closest corner."""
+    g = gaps[0]
+    for k in range(1, 3):
+        if corners[k] >= 0:
+            g = wp.min(g, gaps[k])
+    return g
 
 
 @wp.func
@@ -152,7 +179,7 @@ def _body_plane_limits(
     contact_corners: wp.array[wp.vec3i],
     contact_shape: wp.array[int],
     record_normal: wp.array[wp.vec3],
-    record_gap: wp.array[float],
+    record_gap: wp.array[wp.vec3],
     # Data in:
     body_origin: wp.array[wp.transform],
     body_q: wp.array[wp.transform],
@@ -167,7 +194,7 @@ def _body_plane_limits(
         return
     dx, axis, angle = _pose_change(body_q[b], body_origin[b])
     toward = wp.dot(record_normal[c], dx) + angle * body_reach[b]  # bound on any point's motion along n [m]
-    limit = half_relaxation * record_gap[c]
+    limit = half_relaxation * record_body_gap(contact_corners[c], record_gap[c])
     if toward > limit:
         wp.atomic_min(body_scale, b, limit / toward)  # min is order-free: deterministic
 
@@ -266,7 +293,8 @@ def disabled_dat(device) -> RigidSoftDatData:
     data.enabled = 0
     data.particle_origin = wp.zeros(1, dtype=wp.vec3, device=device)
     data.record_normal = wp.zeros(1, dtype=wp.vec3, device=device)
-    data.record_gap = wp.zeros(1, dtype=float, device=device)
+    data.record_gap = wp.zeros(1, dtype=wp.vec3, device=device)
+    data.record_corners = wp.zeros(1, dtype=wp.vec3i, device=device)
     return data
 
 
@@ -284,7 +312,8 @@ class RigidSoftDat:
         data.budget = data.half_relaxation * self.radius
         data.particle_origin = wp.zeros(max(int(model.particle_count), 1), dtype=wp.vec3, device=dev)
         data.record_normal = wp.zeros(1, dtype=wp.vec3, device=dev)
-        data.record_gap = wp.zeros(1, dtype=float, device=dev)
+        data.record_gap = wp.zeros(1, dtype=wp.vec3, device=dev)
+        data.record_corners = wp.zeros(1, dtype=wp.vec3i, device=dev)
         self.data = data
         nb = int(model.body_count)
         self.body_origin = wp.zeros(max(nb, 1), dtype=wp.transform, device=dev)
@@ -305,7 +334,7 @@ class RigidSoftDat:
         d = self.data
         if d.record_gap.shape[0] < capacity:
             d.record_normal = wp.zeros(capacity, dtype=wp.vec3, device=self.device)
-            d.record_gap = wp.zeros(capacity, dtype=float, device=self.device)
+            d.record_gap = wp.zeros(capacity, dtype=wp.vec3, device=self.device)
 
     def record(self, model, contacts, particle_q, body_q) -> None:
         """Store the configuration the pipeline just saw (``particle_q``, ``body_q``) and each record's plane."""
@@ -318,6 +347,7 @@ class RigidSoftDat:
         if contacts is None or contacts.soft_contact_max == 0 or particle_q is None:
             return
         self.reserve(contacts.soft_contact_max)
+        d.record_corners = contacts.soft_contact_indices  # the buffer the particle lists index
         self._publish()  # ContactData may also have been rebuilt by a capacity growth
         launch(_record, dim=contacts.soft_contact_max,
                inputs=[model.shape_body, contacts.soft_contact_count, contacts.soft_contact_indices,

@@ -94,7 +94,8 @@ class SolverVBD(SolverBase, CouplingInterface):
       ``collision_pipeline``) makes them penetration-free: between two RIGID detections every particle update and
       every dynamic body's pose update is truncated against the division plane of each of its contacts and to an
       isotropic budget of ``0.5 x dat_conservative_bound_relaxation x`` the smallest query radius
-      (:mod:`steel.solvers.vbd.dat`; mesh and heightfield shapes and full-surface contacts refused). Static
+      (:mod:`steel.solvers.vbd.dat`; full-surface edge/face records bound per corner; mesh and heightfield
+      shapes refused). Static
       shapes and kinematic bodies pass from ``state_in`` to ``state_out`` unchanged; with
       ``integrate_with_external_rigid_solver=True`` no body is moved.
     * ``rigid_compliant_alm=True`` (Newton 1.8.0's default formulation; omitted here, the seed's AVBD
@@ -141,7 +142,7 @@ class SolverVBD(SolverBase, CouplingInterface):
             (``rigid_contact_stick_*``) set with ``rigid_compliant_alm=True``; at ``step``, full-surface soft contacts
             on triangle-mesh shapes; proxy-particle harvesting after a step on full-surface contacts;
             ``rigid_soft_dat_use_interval_arithmetic=True``; with ``rigid_soft_enable_dat=True``, mesh or heightfield
-            shapes colliding with particles and (at ``step``) full-surface soft contacts.
+            shapes colliding with particles.
     """
 
     JointSlot = JointSlot
@@ -393,7 +394,7 @@ class SolverVBD(SolverBase, CouplingInterface):
             check_soft_contacts(model, contacts)
             if contacts.rigid_contact_max:
                 check_contacts(model, contacts)
-        check_full_surface_contacts(contacts, self.mesh_shapes, self.dat is not None)  # edge/face records
+        check_full_surface_contacts(contacts, self.mesh_shapes)  # edge/face records
         coupling, attachments, iterations = self.coupling, self.attachments, self.options.iterations
         if self.rewind is not None:
             self.rewind.begin_step()

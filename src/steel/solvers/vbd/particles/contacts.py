@@ -18,7 +18,8 @@ per-feature eligibility test at the current positions; see :func:`check_full_sur
 
 ``prepare_contacts`` (one launch per step) turns each record into world-space data and files it in
 the list of each of its particles (``PARTICLE_CONTACT_CAPACITY`` slots, ``FULL_SURFACE_CAPACITY`` with
-full-surface contacts: a cloth vertex sees up to six edges and six triangles besides itself). A record
+full-surface contacts: a cloth vertex sees up to six edges and six triangles besides itself, per shape;
+Newton's vbd_dat_rigid_soft example, a vertex between stacked bodies, overflowed 32 slots once, never 64). A record
 that does not fit some particle's list is dropped for all of them and for the body (its material is
 zeroed, so every side sees the same nothing) and counted in ``contact_overflow``. Per contact ``c``:
 
@@ -82,7 +83,7 @@ from .self_contact_force import barrier_derivatives
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
 PARTICLE_CONTACT_CAPACITY = 8  # shape contacts one particle can use in one step
-FULL_SURFACE_CAPACITY = 32  # the same with edge and face records (12 features of a grid vertex, 2 shapes deep)
+FULL_SURFACE_CAPACITY = 64  # the same with edge and face records (13 records of a grid vertex per shape, 4 shapes deep)
 
 
 @wp.struct
@@ -412,10 +413,10 @@ def mesh_particle_shapes(model) -> list[int]:
     return np.flatnonzero(mesh & collide).tolist()
 
 
-def check_full_surface_contacts(contacts, mesh_shapes: list[int], dat: bool = False) -> None:
+def check_full_surface_contacts(contacts, mesh_shapes: list[int]) -> None:
     """``NotImplementedError`` for full-surface contacts with triangle-mesh shapes ``mesh_shapes`` colliding with
-    particles, or with rigid–soft DAT on (``dat``; its planes are per particle record, ``..dat``), before the
-    step changes anything (no device read).
+    particles, before the step changes anything (no device read). Rigid–soft DAT bounds edge and face records
+    per corner (``..dat``).
 
     Newton's mesh pass reports every vertex–face, face–vertex and edge–edge pair in its band, redundant and
     inactive ones included, and leaves the consumer to test each at the current positions against the
@@ -423,9 +424,6 @@ def check_full_surface_contacts(contacts, mesh_shapes: list[int], dat: bool = Fa
     would push along stale, duplicated normals. Analytic primitives and heightfields are consumed.
     """
     full_surface = contacts is not None and getattr(contacts, "_enable_rigid_soft_full_surface_contact", False)
-    if dat and full_surface:
-        raise NotImplementedError("SolverVBD(rigid_soft_enable_dat=True) with full-surface soft contacts "
-                                  "(enable_rigid_soft_full_surface_contact=True) is not implemented")
     if mesh_shapes and full_surface:
         raise NotImplementedError(
             "SolverVBD consumes full-surface soft contacts (enable_rigid_soft_full_surface_contact=True) on analytic "
