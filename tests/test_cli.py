@@ -720,3 +720,21 @@ def test_a_full_contact_buffer_is_flagged_in_the_run_summary(tmp_path, monkeypat
     assert main(["run", "tower", "--seconds", "0.05", "--out", str(tmp_path / "small")]) == 0
     assert "contact buffer was full (8 contacts) on 3 frame(s)" in capsys.readouterr().out
     assert _summary(tmp_path / "small")["contact_buffer_full_frames"] == 3
+
+
+def test_compile_estimates_pick_the_longest_fitting_key():
+    """The sweep module's key is a prefix of the velocity sweeps' module name: each gets its own measured time
+    (the velocity module read the sweep's 135 s before), a generic kernel matches by prefix, and Newton's modules
+    by their last dotted parts, so no private package path is written in the table."""
+    import types  # noqa: PLC0415
+
+    from steel.compile_progress import MEASURED_S, estimate_seconds  # noqa: PLC0415
+
+    def est(name):
+        return estimate_seconds(types.SimpleNamespace(name=name))
+
+    assert est("steel.solvers.steel.pgs") == MEASURED_S["steel.solvers.steel.pgs"]
+    assert est("steel.solvers.steel.pgs_velocity") == MEASURED_S["steel.solvers.steel.pgs_velocity"]
+    assert est("narrow_phase_gjk_mpr_True_False_write") == MEASURED_S["narrow_phase_gjk_mpr"]
+    assert est("newton._src.sim.articulation") == MEASURED_S["sim.articulation"]
+    assert not any(key.startswith("newton.") for key in MEASURED_S)
