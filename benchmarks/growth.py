@@ -230,7 +230,8 @@ def stand(levels: int, seconds: float, device: str, which: str = "ours", report_
             if not res["nan"]:
                 res["sink_max_m"] = float((start[..., 2] - pos[..., 2]).max())
             res["time_s"] = k * scene.dt
-            print(f"  stand pyramid{levels} {which}: t {res['time_s']:.2f} s, {res['text']}, "
+            drift_mm = res.get("drift_max_m", float("nan")) * 1e3
+            print(f"  stand pyramid{levels} {which}: t {res['time_s']:.2f} s, {res['text']} ({drift_mm:.4f} mm), "
                   f"sink max {res.get('sink_max_m', float('nan')) * 1e3:.2f} mm "
                   f"({time.perf_counter() - t0:.0f} s wall)", flush=True)
             if res["nan"]:

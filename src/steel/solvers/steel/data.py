@@ -131,8 +131,8 @@ class RowBuffers:
     span: wp.array[wp.int32]  # at either end of a group's sorted run, the other end  (row,)
     step: wp.array[float]  # the Jacobi step of each row of a group [N·s or N·m·s]  (row,)
     bound: wp.array[float]  # a tail row's bound at its last projection [N·s or N·m·s]  (row,)
-    regularization: wp.array[float]  # g of a penetrating contact row (contact_regularization), 0: rigid,
-    #                                  non-dimensional  (row,)
+    regularization: wp.array[float]  # g of a penetrating contact row (contact_regularization) or of a settled
+    #                                  friction anchor's pair (rows/contacts.py), 0: rigid, non-dimensional  (row,)
     compliance: wp.array[float]  # softness s of a compliant contact row (contact_compliance): the row
     #                              holds J qd >= target - s lambda [m/(N·s²) = 1/kg]; 0: rigid  (row,)
     # The gate on rows that cannot act (pgs.py, "Gate"): a bound on how far each world's joint velocities

@@ -25,7 +25,8 @@ The sweep does not know which family a row came from; it distinguishes only
   block ``J Y`` and velocities and replaces the three impulses by the row family's coupled solution
   (``rows/friction_modes.py``), unrelaxed;
 * soft rows: a unit row's step is regularized by ``g``, its ``contact_regularization`` plus, for a
-  compliant contact, its softness ``s`` times ``1 / (J Y + cfm)`` (``rows/compliance.py``);
+  compliant contact, its softness ``s`` times ``1 / (J Y + cfm)`` (``rows/compliance.py``); a settled
+  friction anchor's pair takes the same step with its own ``g`` (``rows/contacts.py``, ``pgs_tails.py``);
 * contact groups: the normal rows of all contacts of one body pair (the four corners of a box
   face) take their projected steps ``delta`` from the same velocities (Jacobi within the group),
   scaled by the exact line search ``alpha = min(1, delta . (target - J qd) / delta^T A delta)``

@@ -102,7 +102,8 @@ def _solve_disk(
 
     Sliding friction (two tangents) and rolling friction (angular velocity about two tangents): both
     rows are updated from the same velocities (a Jacobi step within the pair) and projected together,
-    which keeps the pair isotropic (maximum dissipation on the disk).
+    which keeps the pair isotropic (maximum dissipation on the disk). A pair with a regularization ``g``
+    (row ``f``'s; both rows carry the same) takes the regularized step before the projection.
     """
     rows.bound[f] = bound
     if bound == 0.0 and rows.impulse[f] == 0.0 and rows.impulse[f + 1] == 0.0:
@@ -116,6 +117,12 @@ def _solve_disk(
     old2 = rows.impulse[f + 1]
     new1 = old1 + relaxation * (rows.target[f] - v1) * rows.inv_mass[f]
     new2 = old2 + relaxation * (rows.target[f + 1] - v2) * rows.inv_mass[f + 1]
+    g = rows.regularization[f]
+    if g != 0.0:
+        # A settled friction anchor's regularized step (rows/contacts.py, ANCHOR_REGULARIZATION), as pgs.py's
+        # unit rows take it: the exact step of 1/2 l^T (A + g D) l - b^T l, then the disk.
+        new1 = new1 / (1.0 + g)
+        new2 = new2 / (1.0 + g)
     mag = wp.sqrt(new1 * new1 + new2 * new2)
     if mag > bound:
         scale = bound / mag

@@ -48,6 +48,7 @@ and shape 1 (normal ``n`` from 0 to 1):
   takes the tangential separation of the record's anchor points under the current poses as its
   slip, asks its friction pair for ``-beta slip / dt``, and re-anchors at its current points carrying
   that slip (``rows/history.py`` keeps the anchors of sticking contacts and releases sliding ones).
+  The friction pair of a settled anchor (``SETTLED_AGE``) is regularized by ``ANCHOR_REGULARIZATION``.
 * Sides (``rows/contact_sides.py``): a contact between two links of one articulation gets one side
   holding ``J0 + J1``, so the sweep runs ``J qd``, ``Y = H^-1 J^T`` and every impulse over the
   articulation's DOFs once, with the row's true ``J H^-1 J^T`` (two sides missed the cross term).
@@ -117,6 +118,24 @@ wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint 
 IMPACT_SPEED = wp.constant(0.1)  # [m/s] closing speed above which a contact counts as an impact
 WARM_NORMAL = wp.constant(0.5)  # share of last step's normal force a settled contact starts from
 SETTLED_AGE = wp.constant(8)  # steps a contact must persist before its normal force seeds the next step
+# g of a settled anchor's friction pair, non-dimensional: the sweep's regularized step (pgs_tails.py) with the
+# anchor's -beta slip / dt target makes the pair an implicit tangential spring-damper (Catto's soft step, GDC
+# 2011 "Soft Constraints": g = 1 / (h w (2 zeta + h w)), beta = h w / (2 zeta + h w)); at beta 0.2 that is
+# h w = sqrt(beta / g) = 2.58 (a frequency of 0.41 / dt) and zeta = 5.2, whatever dt, with a static deflection of
+# g (F / m) dt^2 / beta under a tangential load F on an anchor of effective mass m.
+# Why. The anchors of a stack close loops: a box of a pyramid is held at up to four anchors below and four
+# above, which ask for slips the rigid bodies cannot all meet at once (float noise, a settling tilt). Rigid
+# rows (g = 0) then fight without converging, the slip correction feeds what the sweep leaves into the
+# velocities, and the stack rocks: the 30-level pyramid at 3-25 mm/s, 1.0-2.2 mm of drift (dt 1/600). With
+# the regularization the problem has one solution and the rows converge to it: 0.28 mm, at 0.1-0.3 mm/s, flat
+# from 1 s to 20 s; the 10-level one 0.027 mm (0.015 mm rigid; benchmarks/README.md, "Friction anchors as soft rows").
+# Rejected: g 0.1-0.3 (softer: the pyramid slid 0.29-0.69 mm in 5 s, and the deflection breaks a push at
+# 0.95 mu: 0.29 mm at g 0.1, dt 1/240), the soft step at a fixed 30 Hz (its damper alone holds the load
+# while the spring builds, so a box at 25 degrees with mu 0.5 saturated its disk and slid at 19 mm/s), and
+# regularizing toward last step's impulse instead of zero (no deflection, but the 30-level pyramid rocked at
+# 30-80 mm/s: the pull toward zero is what settles the loops). Fresh contacts stay rigid, so a landing or a
+# new touch stops at once (regularized from the first step, the 10-level pyramid slid 0.045 mm).
+ANCHOR_REGULARIZATION = wp.constant(0.03)
 # [m] a sticking contact whose points moved less than this on each body since its anchors were placed keeps them
 # (material points); farther (a roll) re-anchors it at its points. A roll within it reads as slip only the
 # second-order drop of its material point, d^2 / 2R: 1e-9 m on a 5 cm ball.
@@ -569,6 +588,9 @@ def _contact_rows(
                 rows.impulse[r] = WARM_NORMAL * history_force_n[rec] * dt
         if asleep == 0:
             contact_age_out[c] = age
+        if friction and anchor_beta > 0.0 and age >= SETTLED_AGE:
+            rows.regularization[r + 1] = ANCHOR_REGULARIZATION  # see ANCHOR_REGULARIZATION; fresh: rigid
+            rows.regularization[r + 2] = ANCHOR_REGULARIZATION
         if rec >= 0 and friction:
             ft = history_force_t[rec] * dt
             rows.impulse[r + 1] = wp.dot(ft, t1)  # clamped to the disk by the sweep's first pass
@@ -581,9 +603,13 @@ def _contact_rows(
                 slip = sep - wp.dot(sep, n) * n
                 rows.target[r + 1] += -anchor_beta * wp.dot(slip, t1) / dt
                 rows.target[r + 2] += -anchor_beta * wp.dot(slip, t2) / dt
-                # A contact whose points still lie where its anchors were placed on both bodies (within
-                # ANCHOR_KEEP_DISTANCE, slip included) keeps them as they are: material points, whose
-                # separation is read afresh from the poses each step, so float32 rounding never accumulates.
+                # A contact whose point on body 0 still lies where its anchor was placed, and whose anchor on
+                # body 1 would be re-placed where it is (both within ANCHOR_KEEP_DISTANCE), keeps them as they
+                # are: material points, whose separation is read afresh from the poses each step, so float32
+                # rounding never accumulates. Body 1's test compares the re-placed anchor, not this step's
+                # point: a held slip (a regularized anchor's deflection, tens of um under load at dt 1/240)
+                # separates the point from the anchor by the slip itself, and comparing the point re-placed the
+                # anchors every step (the ramps at dt 1/240 crept 2e-7 to 3e-5 m from 1 s to 4 s).
                 # Re-placing them every step carried each step's rounding of the world-frame slip into the
                 # next, and in the one direction no rigid motion corrects, the distance between a patch's two
                 # anchors, that sum only grew: a box resting on a 20-degree plane shape stretched its anchor
@@ -592,9 +618,12 @@ def _contact_rows(
                 # round trip below, 7 um/s). A tilted gravity hid it: identity quaternions, exact rounding.
                 # Rejected: projecting the stretch out of each patch's anchor pair, which leaves it between the
                 # regions of one body pair (a box bridging two supports).
+                offset1 = a0 - a1 + slip + wp.dot(a1 - a0, n) * n  # = slip - (a1 - a0) tangential [m]
+                placed1 = contact_point1[c] + contact_offset1[c] + wp.quat_rotate_inv(
+                    wp.transform_get_rotation(X1), offset1 + surface_shift)
                 keep = surface_velocity_enabled == 0 \
                     and wp.length(anchor0 - history_anchor0[rec]) <= ANCHOR_KEEP_DISTANCE \
-                    and wp.length(anchor1 - history_anchor1[rec]) <= ANCHOR_KEEP_DISTANCE
+                    and wp.length(placed1 - history_anchor1[rec]) <= ANCHOR_KEEP_DISTANCE
                 if keep:
                     anchor0 = history_anchor0[rec]
                     anchor1 = history_anchor1[rec]
@@ -608,9 +637,7 @@ def _contact_rows(
                     # the point itself: a float32 quaternion is unit only to ~1e-7, and mapping the whole world
                     # point back (transform_inverse, the conjugate) and forward next step scaled the anchor's
                     # lever about the centre of mass by |q|^4 each step.
-                    offset1 = a0 - a1 + slip + wp.dot(a1 - a0, n) * n  # = slip - (a1 - a0) tangential [m]
-                    anchor1 = contact_point1[c] + contact_offset1[c] + wp.quat_rotate_inv(
-                        wp.transform_get_rotation(X1), offset1 + surface_shift)
+                    anchor1 = placed1
         if contact_warmstart != 0:
             # The matched predecessor's impulses replace the shape-pair history's seeds; unmatched: cold.
             prev = predecessor(c, same_buffer, match_generation, solved_generation, history_count, match_index)
