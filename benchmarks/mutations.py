@@ -155,15 +155,15 @@ VBD_PARTICLES = (
     Mutation(
         "vbd-particles", "particle contact damping mixed by the max instead of the mean",
         P + "contacts.py",
-        "0.5 * (soft_kd + shape_kd[shape]),",
-        "wp.max(soft_kd, shape_kd[shape]),",
+        "kd = 0.5 * (soft_kd + shape_kd[shape])",
+        "kd = wp.max(soft_kd, shape_kd[shape])",
         ("tests/solvers/vbd/test_particle_contacts.py::test_contact_damping_mixes_by_the_mean",),
     ),
     Mutation(
         "vbd-particles", "particle contact friction mixed by the arithmetic mean instead of the geometric",
         P + "contacts.py",
-        "wp.sqrt(wp.max(soft_mu * shape_mu[shape], 0.0)),",
-        "0.5 * (soft_mu + shape_mu[shape]),",
+        "mu = wp.sqrt(wp.max(soft_mu * shape_mu[shape], 0.0))",
+        "mu = 0.5 * (soft_mu + shape_mu[shape])",
         ("tests/solvers/vbd/test_particle_contacts.py::test_contact_materials_mix_as_newton_does",),
     ),
     Mutation(
@@ -183,8 +183,8 @@ VBD_PARTICLES = (
     Mutation(
         "vbd-particles", "particle contact damper pushes along the approach instead of resisting it",
         P + "contacts.py",
-        "force = f_n * normal - (kd / dt) * wp.dot(normal, rel) * normal",
-        "force = f_n * normal + (kd / dt) * wp.dot(normal, rel) * normal",
+        "push = f_n - (kd / dt) * wp.dot(normal, rel)",
+        "push = f_n + (kd / dt) * wp.dot(normal, rel)",
         ("tests/solvers/vbd/test_particle_contacts.py::test_contact_damping_mixes_by_the_mean",),
     ),
     Mutation(

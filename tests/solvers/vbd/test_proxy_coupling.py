@@ -99,7 +99,7 @@ def test_cloth_hits_proxy_box_momentum_exchanged():
     m, p0, p1, v_box, _ = _run(SolverVBD)
     m_box = float(m.body_mass.numpy()[0])
     m_cloth = float(m.particle_mass.numpy().sum())
-    # Momentum: 1e-4 relative, float32 sums over 25 particles and 60 steps (measured 3e-6).
+    # Momentum: 1e-4 relative, float32 sums over 25 particles and 60 steps (measured 9.9e-6).
     assert np.allclose(p1, p0, rtol=0.0, atol=1e-4 * np.linalg.norm(p0)), (p0, p1)
     inelastic = -m_cloth * CLOTH_SPEED / (m_box + m_cloth)  # [m/s]
     elastic = 2.0 * inelastic
@@ -109,18 +109,21 @@ def test_cloth_hits_proxy_box_momentum_exchanged():
 
 def test_cloth_hits_proxy_box_through_full_surface_contacts_momentum_exchanged():
     """The same throw with full-surface contacts (113 records: particle, edge and face): the proxy-body harvest
-    takes every record's reaction. Momentum within 2.5e-5 relative (measured 7.8e-6); the box's speed within
-    1e-4 of the particle-only run's (measured 3e-5: on the flat box top the extra records stiffen the contact,
-    the impulse stays)."""
-    _, p0, p1, v_box, _ = _run(SolverVBD, full_surface=True)
+    takes every record's reaction. Momentum within 2.5e-5 relative (measured 9.2e-6). Each record has its own
+    contact damper, so the cloth leaves the box slower than with its 25 particle records: the box's speed lies
+    between the inelastic answer and the particle-only run's (measured -0.013758 m/s, between -0.013606 and
+    -0.013942). While the damper also pulled on separating particles, both runs ended glued, 3e-5 apart."""
+    m, p0, p1, v_box, _ = _run(SolverVBD, full_surface=True)
     assert np.allclose(p1, p0, rtol=0.0, atol=2.5e-5 * np.linalg.norm(p0)), (p0, p1)
     v_plain = _run(SolverVBD)[3]
-    assert v_box == pytest.approx(v_plain, rel=1e-4), (v_box, v_plain)
+    m_cloth = float(m.particle_mass.numpy().sum())
+    inelastic = -m_cloth * CLOTH_SPEED / (float(m.body_mass.numpy()[0]) + m_cloth)  # [m/s]
+    assert v_plain < v_box < inelastic, (v_box, v_plain, inelastic)
 
 
 def test_coupled_box_moves_as_when_vbd_integrates_it():
     # Known answer: the same contacts solved by VBD alone (box integrated in the same solve). The
-    # coupled run lags the feedback by one step and XPBD integrates the box: measured 1.5e-5 relative;
+    # coupled run lags the feedback by one step and XPBD integrates the box: measured 1.4e-5 relative;
     # tolerance 5e-5 relative.
     *_, v_alone, _ = _run(SolverVBD, coupled=False)
     *_, v_coupled, _ = _run(SolverVBD)
@@ -129,8 +132,8 @@ def test_coupled_box_moves_as_when_vbd_integrates_it():
 
 def test_feedback_keeps_momentum_when_the_cloth_is_not_converged():
     """At 5 VBD iterations the last sweep still moves the cloth: the feedback must be the force that sweep
-    applied, f(x_s) - H (x - x_s), for the coupled momentum to be kept. Measured 5.8e-6 relative (float32);
-    tolerance 2e-5 relative. Taking the force where the sweep started, f(x_s), drifts it 2.5e-4."""
+    applied, f(x_s) - H (x - x_s), for the coupled momentum to be kept. Measured 4.5e-6 relative (float32);
+    tolerance 2e-5 relative. Taking the force where the sweep started, f(x_s), drifts it 2.6e-4."""
     m, solver = _scene(SolverVBD, vbd_iterations=5)
     s0, s1, ctrl = m.state(), m.state(), m.control()
     pipe = newton.CollisionPipeline(m)
@@ -162,24 +165,28 @@ def _off_centre_run(vbd_cls, coupled=True, box_kd=None, steps=60):
     return m, p0, L0, s0
 
 
-def test_off_centre_hit_spins_the_box_and_keeps_angular_momentum():
+def test_off_centre_hit_with_contact_damping_keeps_both_momenta_near_the_undamped_level():
+    """The cloth thrown 0.2 m off centre with the box's default contact damping (kd 100; 50 N·s/m mixed): the
+    harvested torque spins the box about +y (0.0977 rad/s, VBD alone 0.0977) and the pair keeps its linear and
+    angular momentum about the origin near the undamped hit's (the test below).
+
+    Measured: linear 2.1e-5 and angular 1.9e-5 relative (7e-6 and 1.3e-5 at 80 iterations; undamped 3.4e-6 and
+    6.1e-5; Newton's SolverVBD 5e-6); limits 6e-5 each. VBD alone (the box in the same solve) 3.0e-4 linear
+    (undamped 2.9e-4; limit 1e-3). Before, +0.19 % and -0.13 % coupled at any iteration count, and -3.0 % alone:
+    the particle contact's damper pulled on separating particles (the spinning box held the cloth by it) and
+    switched off with the depth at every iterate, so the cloth corner grazing the box alternated in and out of
+    contact between iterations (``kd/dt`` = 3e4 N/m against ``m/dt²`` = 7.2e3 N/m) and its forces never
+    balanced. The contact's normal force is now ``max(0, spring + damper)``, continuous in the positions
+    (:mod:`steel.solvers.vbd.particles.contacts`); the harvest and the body take ``-f`` of the same law."""
     m, p0, L0, s0 = _off_centre_run(SolverVBD)
     w = s0.body_qd.numpy()[0, 3:]
-    # The harvested torque spins the box about +y (VBD alone: 0.0926 rad/s; coupled 0.0896).
-    assert 0.08 <= w[1] <= 0.1, w
-    # Linear [kg m/s] and angular momentum about the origin [kg m²/s]: 0.3 % (measured +0.19 % and
-    # -0.13 %, the same with 80 iterations as with 20). The harvest returns the force each particle's
-    # last vertex step applied; at the final iterate instead it drifted +1.33 % and +0.94 %, since the
-    # cloth corner grazing the box alternates in and out of contact between iterations (its absolute
-    # damper, kd/dt = 3e4 N/m at depth 0+, switches off with the depth). What is left is that
-    # non-convergence in the cloth's own forces, not the coupling: with the box's kd 0 the same hit keeps
-    # both momenta (the test below). Newton's SolverVBD in this coupled run keeps both to 5e-6 relative
-    # with kd 100: its contact damping does not stop a particle (a particle thrown at a static box with
-    # kd 100 rebounds faster there than with kd 0; ours comes to rest), so no grazing 2-cycle arises.
+    assert w[1] == pytest.approx(0.0977, rel=3e-3), w  # [rad/s], measured 0.09770
     p1 = _momentum(m, s0)
-    assert np.allclose(p1, p0, rtol=0.0, atol=0.003 * np.linalg.norm(p0)), (p0, p1)
+    assert np.allclose(p1, p0, rtol=0.0, atol=6e-5 * np.linalg.norm(p0)), (p0, p1)
     L1 = _angular_momentum(m, s0)
-    assert np.allclose(L1, L0, rtol=0.0, atol=0.003 * np.linalg.norm(L0)), (L0, L1)
+    assert np.allclose(L1, L0, rtol=0.0, atol=6e-5 * np.linalg.norm(L0)), (L0, L1)
+    m, p0, _, s0 = _off_centre_run(SolverVBD, coupled=False)
+    assert np.allclose(_momentum(m, s0), p0, rtol=0.0, atol=1e-3 * np.linalg.norm(p0))
 
 
 def test_off_centre_hit_without_contact_damping_keeps_both_momenta_and_spins_as_vbd_alone():
@@ -200,8 +207,9 @@ def test_off_centre_hit_without_contact_damping_keeps_both_momenta_and_spins_as_
 def test_side_by_side_with_newton_vbd():
     _, p0, p_ref, v_ref, _ = _run(newton.solvers.SolverVBD)
     _, _, p_ours, v_ours, _ = _run(SolverVBD)
-    # Both conserve the coupled momentum; the box speed agrees within 10 % (measured 7.5 %: Newton's
-    # solve returns the cloth with restitution ~0.08 where ours ends it perfectly inelastic).
+    # Both conserve the coupled momentum; the box speed agrees within 10 % (measured 5.3 %: Newton's
+    # solve returns the cloth with restitution ~0.08, ours ~0.025; before, ours ended it perfectly
+    # inelastic, 7.5 % off, its contact damper holding the cloth on the box).
     assert np.allclose(p_ours, p_ref, atol=1e-4 * np.linalg.norm(p0))
     assert abs(v_ours - v_ref) <= 0.1 * abs(v_ref), (v_ours, v_ref)
 
@@ -224,13 +232,14 @@ def test_hook_answers_and_bad_input():
 def test_two_proxy_iterations_keep_momentum_and_match_one():
     # iterations=2 re-solves each step from the same start (the AVBD history of the proxy box is
     # rewound between the passes) with the first pass's feedback. Known answers as for one pass:
-    # momentum kept to 1e-4 relative (measured 2.7e-5; one pass 2.6e-6), and the box's velocity
-    # within 7e-5 relative of the one-pass run (measured 2.2e-5): the feedback differs by one pass, not
-    # by a history advanced twice.
+    # momentum kept to 1e-4 relative (measured 1.25e-5; one pass 9.9e-6), and the box's velocity
+    # within 2e-3 relative of the one-pass run (measured 7.3e-4): the feedback differs by one pass, not
+    # by a history advanced twice. The pass's lag shows as the cloth leaves the box (undamped, box
+    # kd 0: 1.8e-3); while the contact damper held the cloth on the box (before), 2.2e-5.
     m, p0, p1, v_two, _ = _run(SolverVBD, iterations=2)
     *_, v_one, _ = _run(SolverVBD)
     assert np.isfinite(v_two) and np.allclose(p1, p0, rtol=0.0, atol=1e-4 * np.linalg.norm(p0)), (p0, p1)
-    assert abs(v_two - v_one) <= 7e-5 * abs(v_one), (v_two, v_one)
+    assert abs(v_two - v_one) <= 2e-3 * abs(v_one), (v_two, v_one)
 
 
 def _restart_scene(iterations):

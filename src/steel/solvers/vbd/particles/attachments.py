@@ -11,62 +11,57 @@ with ``k`` = ``attachment_particle_body_stiffness`` [N/m], ``kd`` = ``..._dampin
 Yang, Yuksel, "Vertex Block Descent", ACM TOG 43(4) 2024, sec. 3.5, on the constraint's change over
 the step).
 
-A soft row (finite ``k``) is Newton 1.8.0's documented compliant ALM row, as the joints' rows of
-:mod:`..rigid.compliant`: with the metric ``ρ = m_eff / dt²`` [N/m] (``1/m_eff`` the sum of ``1/m`` of the
-ends this solver moves: the particle, and the body when it integrates it), the force on the particle is
+Every row is Newton 1.8.0's documented compliant ALM row, as the joints' rows of :mod:`..rigid.compliant`: with
+a metric ``ρ = m_eff / dt²`` [N/m] (below), the force on the particle is
 
     f = -(k_eff C + w λ) - (kd/dt)(C - C_t),    k_eff = k ρ / (k + ρ),  w = k / (k + ρ),
 
 with the 3x3 Hessian ``(k_eff + kd/dt) I``, and after every iteration ``λ ← k_eff C + w λ`` at the current
 iterate (kept from step to step by ``rigid_avbd_gamma``). The fixed point is ``λ = k C``, the spring's
-static offset, whatever ``ρ``. Both sides apply the same ``λ``, so the Gauss-Seidel lag (each side reads the
-other's latest iterate) only affects ``k_eff C``, smaller than ``k C`` by ``ρ / (k + ρ)``:
+static offset, whatever ``ρ``. A hard row (``stiffness = inf``, the builder's point constraint ``C = 0``) is
+the same row's ``k -> inf`` limit, as 1.8.0 documents it: ``k_eff = ρ``, ``w = 1``, so ``f = -(ρ C + λ)``
+and ``λ ← λ + ρ C``, the augmented Lagrangian of the AVBD paper's hard constraints (Giles, Diaz, Yuksel,
+ACM TOG 44(4) 2025, sec. 3.2-3.3) with ``ρ`` as its penalty; its fixed point is ``C = 0``, and damping is
+ignored (documented). Both sides apply the same ``λ``, so the Gauss-Seidel lag (each side reads the
+other's latest iterate) only affects ``k_eff C``:
 
 * the vertex step of ``p`` (:mod:`.solve`) adds ``f`` and its Hessian;
-* the 6x6 body step of ``b`` (AVBD, Giles, Diaz, Yuksel, ACM TOG 44(4) 2025; :mod:`..coupling`) adds
-  the reaction ``-f`` at ``A`` (torque ``r × (-f)``, ``r = A - x_com``) and ``Jᵀ H J`` with
-  ``J = [I, -[r]×]``, as for a particle contact on a body.
+* the 6x6 body step of ``b`` (AVBD; :mod:`..coupling`) adds the reaction ``-f`` at ``A`` (torque
+  ``r × (-f)``, ``r = A - x_com``) and ``Jᵀ H J`` with ``J = [I, -[r]×]``, as for a particle contact on a body.
 
-Measured on a free 1 kg body and 0.1 kg particle 0.3 m off its COM, the attachment (1e4 N/m) stretched 1 cm,
-first step at 10 iterations (tests): momentum lost 5.6e-6 kg·m/s stretched along the arm and 2.26e-5 kg·m/s,
-6.2e-6 kg·m²/s across it (Newton's SolverVBD 5.4e-5; 2.26e-5, 6.2e-6); the plain spring ``k C`` evaluated by
-each side at the other's last iterate lost 1.95e-3 and 2.96e-2, 8.1e-3. A 1-D model of the two block
-steps reproduces Newton's figures at 1, 2, 5 and 10 iterations to three digits with this ``ρ`` and the body
-swept before the particle; ours sweeps the particle first, which leaves the lighter end's error last.
-Rejected: the joints' ``ρ = max(9 k, m_eff/dt²)``, which puts 90 % of the force in the lagged term
-(1-D model: 1.4e-3 kg·m/s, no better than the spring).
+The metric: ``1/m_eff`` is the sum of ``1/m`` of the ends this solver moves, the particle's mass and, when it
+integrates the body, the body's mass plus the masses of all particles attached to that body (``load``, taken
+when the attachments are built: at construction and on a body-properties change). The
+body end moves with what hangs on it; with the body's bare mass a 1 kg particle hung from a 10 g body got
+``ρ`` of 10 g over dt² on both its row and the row holding the body, the multipliers could not carry the
+load (each dual step adds ``ρ C``, the particle's own inertia 100x larger) and both rows diverged, soft
+(1e4 N/m, ``k_eff ≈ ρ``) and hard alike (Newton's SolverVBD too, measured: the particle 8.7e5 m away after
+2 s on a jointed 10 g body); with the load the hard one stays within 8e-5 m of its anchor (tests). For a
+light particle on a heavy body it changes nothing measurable (``m_eff`` ≈ the particle's mass).
+
+Measured on a free 1 kg body and 0.1 kg particle 0.3 m off its COM, the attachment stretched 1 cm, first step
+at 10 iterations (tests), momentum lost [kg·m/s] along the arm and across it: soft (1e4 N/m) 5.3e-6 and
+2.27e-5 (Newton's SolverVBD 5.4e-5 and 2.26e-5), hard 6.4e-6 and 2.72e-5 (Newton's 6.6e-5 and 2.71e-5); the
+plain spring ``k C`` evaluated by each side at the other's last iterate lost 1.95e-3 and 2.96e-2. A 1-D model
+of the two block steps reproduces Newton's figures at 1, 2, 5 and 10 iterations to three digits with the bare
+reduced mass (Newton's metric here) and the body swept before the particle; ours sweeps the particle first, which leaves the lighter end's
+error last. On a particle alone (a kinematic body) the hard row closes ``1 - 2^-n`` of a gap in ``n``
+iterations, Newton's figures to the printed digits. Rejected: the joints' ``ρ = max(9 k, m_eff/dt²)``, which
+puts 90 % of the force in the lagged term (1-D model: 1.4e-3 kg·m/s, no better than the spring); for hard rows
+the AVBD penalty ramp (``k`` from ``rigid_joint_linear_k_start`` growing by ``β |C|``, the seed's hard
+constraints), which lost 2.4e-4 kg·m/s across the arm and moved the pair's COM 1.1e-7 m in 10 steps (now
+2.05e-8 m; Newton's 2.3e-8 m), and a large finite penalty for ``inf`` (1e30 N/m next to masses of order
+1 kg/dt² loses the float32 block solve).
 
 Bodies VBD does not integrate (kinematic, zero mass, static): the anchor is where the body's pose in
 ``state_in`` carries it over the step with its velocity (as particle–shape contacts place a kinematic
 shape, :mod:`.contacts`), and only the particle moves.
 
-Hard attachments (``stiffness = inf``, the builder's hard point constraint ``C = 0``) are the AVBD
-paper's hard constraints (Giles et al. 2025, sec. 3.2-3.3): an augmented Lagrangian with a persistent
-multiplier ``λ`` [N] and a penalty ``k`` [N/m],
-
-    f = -(k C + λ)   on the particle (the reaction on the body),   Hessian k I,
-
-and after every iteration (particle and body sweeps) the dual step ``λ ← λ + k C`` at the current
-iterate. ``k`` starts at ``rigid_joint_linear_k_start`` (100 N/m) and grows by ``β |C|`` per iteration
-up to ``rigid_joint_linear_ke``, ``β`` the linear AVBD beta or, when that is 0 (the seed's
-default), ``HARD_BETA``. Unlike the joints (whose fixed ``k`` is the ceiling when beta is 0), a hard
-attachment always ramps from a small ``k``, so the load rides on ``λ``, which both sides apply equally.
-Measured on a free 1 kg body and 0.1 kg particle closing a 1 cm gap in 10 steps (the gap closes exactly
-in each case): the centre of mass moves 6.2e-4 m with ``k`` fixed at 1e5 N/m (the particle, light
-against ``k``, snaps to the anchor each sweep while the body lags), 7e-9 m with ``k`` fixed at 100 N/m,
-1.1e-7 m ramping with ``HARD_BETA`` (Newton's SolverVBD: 2.3e-8 m). Without a ramp a small ``k`` is
-unstable under a steady load (λ alone integrates the error: a 1 kg body hung from a fixed particle
-ended 4.1 m away after 60 steps); ramping, it hangs at its anchor (6e-8 m). Between steps ``λ`` is
-kept, scaled by ``rigid_avbd_gamma`` (the warm start of joint multipliers), and ``k`` too, not below its
-start. Damping is ignored on hard rows, as Newton 1.8.0 documents. No ``α C_t`` stabilization: a hard
-attachment violated at the step's start is closed in that step (measured on Newton's SolverVBD: a
-particle whose kinematic body was moved 1 m sits on its anchor, 0.00 mm). Rejected: reading ``inf`` as
-a large finite penalty, which puts a stiffness of order 1e30 N/m into the 3x3 and 6x6 blocks next to
-masses of order 1 kg/dt² and loses the float32 solve.
+No ``α C_t`` stabilization: a hard attachment violated at the step's start is closed in that step
+(a particle whose kinematic body was moved 1 m sits on its anchor, Newton's SolverVBD the same).
 
 Every step reads ``stiffness``, ``damping`` and ``enabled`` from the model's arrays, so in-place edits
-act at the next step (a row switched between soft and hard keeps its multiplier, the same force; a disabled
-row's is cleared). :meth:`Attachments.reset` clears the
+act at the next step (a row switched between soft and hard keeps its multiplier; a disabled row's is cleared). :meth:`Attachments.reset` clears the
 multipliers of selected worlds (``SolverVBD.reset``), soft and hard.
 """
 
@@ -76,8 +71,6 @@ import numpy as np
 import warp as wp
 
 from ....launches import launch
-
-HARD_BETA = 1.0e5  # [N/m²] penalty ramp of hard attachments when the linear AVBD beta is 0 (see the module)
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -100,8 +93,8 @@ class AttachmentData:
     anchor: wp.array[wp.vec3]  # the anchor at the end of the step on other bodies [m], world
     c_start: wp.array[wp.vec3]  # C at the step's start [m]
     lam: wp.array[wp.vec3]  # the multiplier, force on the constraint [N]
-    k: wp.array[wp.float32]  # hard rows: the penalty [N/m]
-    rho: wp.array[wp.float32]  # soft rows: the ALM metric m_eff / dt² [N/m] of the step (0: both ends fixed)
+    rho: wp.array[wp.float32]  # the ALM metric m_eff / dt² [N/m] of the step (0: both ends fixed)
+    load: wp.array[wp.float32]  # mass of all particles attached to the row's body [kg]
     body_q: wp.array[wp.transform]  # the bodies' current iterate
 
 
@@ -119,18 +112,22 @@ def attachment_force(ad: AttachmentData, j: int, x: wp.vec3, dt: float):
     if not ad.enabled[j]:
         return wp.vec3(0.0), float(0.0), anchor
     c = x - anchor
-    if wp.isinf(ad.stiffness[j]):  # hard: augmented Lagrangian, damping ignored
-        return -(ad.k[j] * c + ad.lam[j]), ad.k[j], anchor
-    k_eff, w = _soft_row(ad, j)
+    k_eff, w = _row(ad, j)
+    if wp.isinf(ad.stiffness[j]):  # hard: the row's k -> inf limit, damping ignored
+        return -(k_eff * c + w * ad.lam[j]), k_eff, anchor
     kd_dt = ad.damping[j] / dt
     return -(k_eff * c + w * ad.lam[j]) - kd_dt * (c - ad.c_start[j]), k_eff + kd_dt, anchor
 
 
 @wp.func
-def _soft_row(ad: AttachmentData, j: int):
-    """The compliant row of soft attachment ``j``: ``k_eff = k ρ / (k + ρ)`` [N/m] and the multiplier's weight ``w``."""
+def _row(ad: AttachmentData, j: int):
+    """The compliant row of attachment ``j``: ``k_eff = k ρ / (k + ρ)`` [N/m] and the multiplier's weight ``w``.
+
+    Hard (``k = inf``): the limit ``k_eff = ρ``, ``w = 1``, written out, since ``inf / inf`` is NaN."""
     k = ad.stiffness[j]
     rho = ad.rho[j]
+    if wp.isinf(k):
+        return wp.max(rho, 0.0), float(1.0)  # both ends fixed (rho 0): no force beyond the multiplier, and none moves
     if rho <= 0.0 or k + rho <= 0.0:  # both ends fixed (or no material): the plain spring
         return k, float(0.0)
     return k * rho / (k + rho), k / (k + rho)
@@ -185,23 +182,20 @@ def _begin_step(
     particle_q_in: wp.array[wp.vec3],
     dt: float,
     gamma: float,
-    k_start: float,
-    k_max: float,
 ):
     j = wp.tid()  # one thread per attachment
     ad.lam[j] = gamma * ad.lam[j]  # warm start: the multiplier kept by gamma (soft and hard rows)
     if not ad.enabled[j]:
         ad.lam[j] = wp.vec3(0.0)
-    if wp.isinf(ad.stiffness[j]):
-        ad.k[j] = wp.min(wp.max(gamma * ad.k[j], k_start), k_max)
     b = ad.body[j]
     # The soft row's metric: the pair's reduced mass over dt² (1/m_eff = sum of the dynamic ends' 1/m).
+    # The body end carries the particles attached to it: its mass counts with theirs (``load``, see the module).
     inv_m = float(0.0)
     if particle_mass[ad.particle[j]] > 0.0:
         inv_m += 1.0 / particle_mass[ad.particle[j]]
-    if ad.live[j] != 0:
-        inv_m += body_inv_mass[b]
-    ad.rho[j] = 0.0
+    if ad.live[j] != 0 and body_inv_mass[b] > 0.0:
+        inv_m += 1.0 / (1.0 / body_inv_mass[b] + ad.load[j])
+    ad.rho[j] = 0.0  # (hard rows: the penalty itself, the k -> inf limit of k_eff)
     if inv_m > 0.0:
         ad.rho[j] = 1.0 / (inv_m * dt * dt)
     X = body_q_in[b]
@@ -214,18 +208,13 @@ def _begin_step(
 
 
 @wp.kernel
-def _update_duals(ad: AttachmentData, particle_q: wp.array[wp.vec3], beta: float, k_max: float):
+def _update_duals(ad: AttachmentData, particle_q: wp.array[wp.vec3]):
     j = wp.tid()  # one thread per attachment: the dual step of its row at the current iterate
     if not ad.enabled[j]:
         return
     c = particle_q[ad.particle[j]] - _anchor(ad, j)
-    if not wp.isinf(ad.stiffness[j]):  # soft: lam <- the row's elastic force k_eff C + w lam (damper not in it)
-        k_eff, w = _soft_row(ad, j)
-        ad.lam[j] = k_eff * c + w * ad.lam[j]
-        return
-    ad.lam[j] = ad.lam[j] + ad.k[j] * c
-    if beta > 0.0:
-        ad.k[j] = wp.min(ad.k[j] + beta * wp.length(c), k_max)
+    k_eff, w = _row(ad, j)
+    ad.lam[j] = k_eff * c + w * ad.lam[j]  # the row's elastic force (damper not in it); hard: lam + rho C
 
 
 @wp.kernel
@@ -238,7 +227,6 @@ def _reset_multipliers(world: wp.array[wp.int32], mask: wp.array[wp.bool], use_m
         if w < 0 or w >= mask.shape[0] or not mask[w]:
             return
     ad.lam[j] = wp.vec3(0.0)
-    ad.k[j] = 0.0  # the next step starts the ramp again
 
 
 def empty_attachments(device) -> AttachmentData:
@@ -248,7 +236,7 @@ def empty_attachments(device) -> AttachmentData:
     ad.particle_start = ad.body_start = zeros_i
     ad.particle_list = ad.body_list = ad.particle = ad.body = ad.live = wp.zeros(1, dtype=wp.int32, device=device)
     ad.point = ad.anchor = ad.c_start = ad.lam = wp.zeros(1, dtype=wp.vec3, device=device)
-    ad.stiffness = ad.damping = ad.k = ad.rho = wp.zeros(1, dtype=wp.float32, device=device)
+    ad.stiffness = ad.damping = ad.rho = ad.load = wp.zeros(1, dtype=wp.float32, device=device)
     ad.enabled = wp.zeros(1, dtype=wp.bool, device=device)
     ad.body_q = wp.zeros(1, dtype=wp.transform, device=device)
     return ad
@@ -279,10 +267,7 @@ class Attachments:
 
     def __init__(self, model, dynamic: np.ndarray, opts):
         dev = model.device
-        beta = opts.rigid_avbd_beta if opts.rigid_avbd_linear_beta is None else opts.rigid_avbd_linear_beta
-        self.beta, self.gamma = float(beta) if beta > 0.0 else HARD_BETA, float(opts.rigid_avbd_gamma)
-        self.k_max = float(opts.rigid_joint_linear_ke)
-        self.k_start = float(min(opts.rigid_joint_linear_k_start, self.k_max))
+        self.gamma = float(opts.rigid_avbd_gamma)
         self.count = int(model.attachment_particle_body_count)
         particle = model.attachment_particle_body_particle.numpy().astype(np.int32)
         body = model.attachment_particle_body_body.numpy().astype(np.int32)
@@ -304,8 +289,12 @@ class Attachments:
         ad.anchor = wp.zeros(self.count, dtype=wp.vec3, device=dev)
         ad.c_start = wp.zeros(self.count, dtype=wp.vec3, device=dev)
         ad.lam = wp.zeros(self.count, dtype=wp.vec3, device=dev)
-        ad.k = wp.zeros(self.count, dtype=wp.float32, device=dev)
         ad.rho = wp.zeros(self.count, dtype=wp.float32, device=dev)
+        # Each row's body carries all its attached particles (enabled or not: a conditioning metric only).
+        mass = np.maximum(model.particle_mass.numpy()[particle], 0.0)
+        per_body = np.zeros(max(int(model.body_count), 1))
+        np.add.at(per_body, body, mass)
+        ad.load = wp.array(per_body[body].astype(np.float32), dtype=wp.float32, device=dev)
         ad.body_q = model.body_q
         self.world = model.attachment_particle_body_world
         self.data = ad
@@ -329,16 +318,16 @@ class Attachments:
         work.contact_data.attach = self.data
         launch(_begin_step, dim=self.count,
                inputs=[self.data, model.body_com, model.body_inv_mass, model.particle_mass, state_in.body_q, state_in.body_qd, state_in.particle_q, float(dt),
-                       self.gamma, self.k_start, self.k_max],
+                       self.gamma],
                device=model.device)
 
     def update_duals(self, model, state_out) -> None:
-        """After an iteration: the dual step of the hard rows at the current iterate (see the module)."""
-        launch(_update_duals, dim=self.count, inputs=[self.data, state_out.particle_q, self.beta, self.k_max],
+        """After an iteration: the dual step of every enabled row at the current iterate (see the module)."""
+        launch(_update_duals, dim=self.count, inputs=[self.data, state_out.particle_q],
                device=model.device)
 
     def reset(self, model, world_mask) -> None:
-        """Clear the hard rows' multipliers (and penalties) of the selected worlds; ``None``: all."""
+        """Clear the multipliers (soft and hard rows) of the selected worlds; ``None``: all."""
         mask = world_mask if world_mask is not None else wp.zeros(0, dtype=wp.bool, device=model.device)
         launch(_reset_multipliers, dim=self.count, inputs=[self.world, mask, int(world_mask is not None), self.data],
                device=model.device)

@@ -58,6 +58,29 @@ ACM TOG 39(4) 2020, eq. 14-16): with the relative tangential slip over the step
 (``f_n = ke d``; the lagged, positive semi-definite Hessian of IPC). Below ``ε`` the friction is a
 stiff spring ``2 μ f_n / ε`` that holds a particle on a slope below the friction angle.
 
+The normal force is spring and damper together, and a contact only pushes:
+
+    f·n = max(0, f_n - (kd/dt) n·(x - x_t - du)),   Hessian (k_n + kd/dt) n nᵀ while it pushes, else 0,
+
+with the damper switched on for the step where the record's soft point overlaps at the iterate it is
+filed at (the first iterate; ``prepare_contacts`` zeroes ``kd`` in the material of the others, as the rigid
+contacts' damper flags), and acting beyond the surface too while the point approaches. So the force is
+continuous in ``x`` (zero at the surface from both sides), never pulls a separating particle back, and
+damps while the contact is compressed. Friction needs a normal force (none where the clamp is 0). The
+body (:mod:`..coupling`) and a proxy's harvest (:mod:`..proxy_coupling`) take ``-f`` of this same law.
+Before, the damper ``-(kd/dt) n·rel`` acted wherever ``d > 0`` at the current iterate: it pulled separating
+particles (a 0.5 kg cloth hit on a box spinning it stayed glued to it by the damper's tension) and switched
+off with the depth, so a particle grazing the surface alternated in and out of contact between iterations
+(``kd/dt`` = 3e4 N/m against ``m/dt²`` = 7.2e3 N/m of a 20 g particle at 1/600 s) and never converged: that
+off-centre hit, proxied from XPBD, drifted +0.19 % in momentum (now 2.1e-5, undamped 3.4e-6; 7e-6 at 80
+iterations), and -3.0 % with VBD integrating the box (now 3.0e-4, undamped 2.9e-4; test_proxy_coupling.py).
+A 20 g particle thrown at 2 m/s onto a box (ke 1e4 N/m, 20 iterations) rebounds at 0.3982, 0.3615, 0.1463 m/s
+at kd 0, 1, 10 N·s/m and stops at 100 (test_particle_contacts.py). Rejected: a damper on approach only (its
+rebound equals Newton's SolverVBD's to four digits up to kd 10), which left a resting cloth on a box
+oscillating at 10 iterations (0.02 N of its weight's 4.8 N unbalanced after 1.3 s); and the damper always on
+while flagged, which kept the tension (the hit above 2.6e-4, at any iteration count). Newton's SolverVBD
+rebounds faster with kd 100 (0.59 m/s) than without (0.40): not followed.
+
 With ``rigid_soft_contact_use_log_barrier=True`` the normal law is instead the C2 log barrier of
 particle self-contact (:func:`.self_contact_force.barrier_energy`, after IPC) in the distance
 ``δ = n·(x - p)`` to the raw shape surface with the interaction radius ``r + margin``: the same
@@ -199,7 +222,9 @@ def _prepare_contacts(
     contact_shape: wp.array[int],
     contact_body_pos: wp.array[wp.vec3],
     contact_normal: wp.array[wp.vec3],
+    contact_weights: wp.array[wp.vec3],
     # Data in:
+    particle_q: wp.array[wp.vec3],
     body_q_in: wp.array[wp.transform],
     body_qd_in: wp.array[wp.spatial_vector],
     body_q_out: wp.array[wp.transform],
@@ -243,12 +268,15 @@ def _prepare_contacts(
         wp.atomic_add(contact_overflow, 0, 1)
         return
     ke = 0.5 * (soft_ke + shape_ke[shape])
-    contact_material_out[c] = wp.vec4(
-        ke,
-        0.5 * (soft_kd + shape_kd[shape]),
-        wp.sqrt(wp.max(soft_mu * shape_mu[shape], 0.0)),
-        radius + shape_margin[shape],
-    )
+    offset = radius + shape_margin[shape]
+    kd = 0.5 * (soft_kd + shape_kd[shape])
+    mu = wp.sqrt(wp.max(soft_mu * shape_mu[shape], 0.0))
+    # The damper's flag (kd kept only where the soft point overlaps at the iterate the contacts are filed at: the
+    # first iterate, the shape at a coupled body's start pose, else where the step takes it; see the module).
+    x_c = wp.vec3(0.0)
+    for k in range(3):
+        if corners[k] >= 0:
+            x_c += contact_weights[c][k] * particle_q[corners[k]]
     contact_k_out[c] = wp.min(k_start, ke)  # every step starts the ramp from the seed (measured, see module)
     body = shape_body[shape]
     local = contact_body_pos[c]
@@ -258,6 +286,9 @@ def _prepare_contacts(
     if body >= 0 and coupled[body] != 0:
         # Body frame point and normal; disp holds the point's world position at the step's start.
         X = body_q_in[body]
+        if wp.dot(normal, x_c - wp.transform_point(X, local)) >= offset:
+            kd = 0.0
+        contact_material_out[c] = wp.vec4(ke, kd, mu, offset)
         contact_body_out[c] = body
         contact_point_out[c] = local
         contact_normal_out[c] = wp.quat_rotate_inv(wp.transform_get_rotation(X), normal)
@@ -283,6 +314,9 @@ def _prepare_contacts(
             qd = body_qd_in[body]
             com = wp.transform_point(X, body_com[body])
             disp = dt * (wp.spatial_top(qd) + wp.cross(wp.spatial_bottom(qd), point - com))
+    if wp.dot(normal, x_c - (point + disp)) >= offset:
+        kd = 0.0
+    contact_material_out[c] = wp.vec4(ke, kd, mu, offset)
     contact_point_out[c] = point + disp
     contact_normal_out[c] = normal
     contact_disp_out[c] = disp
@@ -324,7 +358,8 @@ def prepare_contacts(model, state_in, state_out, contacts, work, dt: float, exte
                 float(model.soft_contact_ke), float(model.soft_contact_kd), float(model.soft_contact_mu), float(dt),
                 int(external_bodies), float(work.ramp_k_start), lists[0],
                 contacts.soft_contact_count, contacts.soft_contact_indices, contacts.soft_contact_shape,
-                contacts.soft_contact_body_pos, contacts.soft_contact_normal, body_q_in, body_qd_in, body_q_out],
+                contacts.soft_contact_body_pos, contacts.soft_contact_normal, contacts.soft_contact_barycentric,
+                state_out.particle_q, body_q_in, body_qd_in, body_q_out],
         outputs=[work.particle_contact_count, work.particle_contact, work.contact_body, work.contact_point,
                  work.contact_normal, work.contact_disp, work.contact_material, work.contact_k, work.contact_overflow,
                  *lists[1:]],
@@ -376,21 +411,30 @@ def contact_force_hessian(
     """
     gap = wp.dot(normal, x - point)  # distance of the soft point from the raw shape surface [m]
     depth = material[3] - gap
-    if depth <= 0.0:
+    kd = material[1]  # 0 unless the record overlapped where it was filed (the damper's flag)
+    if depth <= 0.0 and kd <= 0.0:
         return wp.vec3(0.0), wp.mat33(0.0)
     ke = material[0]
-    kd = material[1]
     mu = material[2]
     nn = wp.outer(normal, normal)
     rel = x - x_prev - disp  # particle motion relative to the shape point over the step [m]
-    f_n = ke * depth
-    k_n = ke
-    if barrier != 0:
-        de, dde = barrier_derivatives(gap, material[3], ke)  # one home for the law: self-contact's
-        f_n = -de
-        k_n = dde
-    force = f_n * normal - (kd / dt) * wp.dot(normal, rel) * normal
+    f_n = float(0.0)  # the elastic push [N]
+    k_n = float(0.0)
+    if depth > 0.0:
+        f_n = ke * depth
+        k_n = ke
+        if barrier != 0:
+            de, dde = barrier_derivatives(gap, material[3], ke)  # one home for the law: self-contact's
+            f_n = -de
+            k_n = dde
+    # Push and damper together, never a pull (see the module docstring): continuous in x, zero at the surface.
+    push = f_n - (kd / dt) * wp.dot(normal, rel)
+    if push <= 0.0:
+        return wp.vec3(0.0), wp.mat33(0.0)  # no friction without a normal force
+    force = push * normal
     hessian = (k_n + kd / dt) * nn
+    if depth <= 0.0:
+        return force, hessian
     if mu > 0.0:
         u = rel - wp.dot(normal, rel) * normal
         slip = wp.length(u)

@@ -47,8 +47,8 @@ What the formulation fixes (Newton 1.8.0's documented compliant path):
   row's force ``w λ + (1 - w)(ke (s - target) + kd (ṡ - target_qd))``, ``λ`` set to it after each sweep: the
   law ``F = ke (s - target) + kd ṡ`` is its fixed point. Measured on a loaded PRISMATIC slider (ke 1e3 N/m,
   kd 0 or 20 N·s/m) at 1 and 2 iterations: step by step within 5.6e-9 m of Newton's SolverVBD (the plain
-  drive: 4.7e-4 m at 1 iteration; the damper outside the row: 8.8e-5 m). A REVOLUTE drive at 1 iteration
-  still differs in its first steps through the structural rows (see the tests), and rests 0.011 % beyond
+  drive: 4.7e-4 m at 1 iteration; the damper outside the row: 8.8e-5 m). A loaded REVOLUTE drive follows it
+  within 4.9e-7 rad at 1 iteration, and rests 0.011 % beyond
   ``τ/ke`` as Newton's (the multiplier's decay by gamma; 5e-6 beyond at 2 iterations, on it at 10);
 * limits keep the penalty law ``limit_ke (s - bound) + limit_kd ṡ`` beyond a bound, which holds a load at the
   bound plus ``load / limit_ke`` as 1.8.0 documents. Newton's compliant path does not hold it (measured: a
