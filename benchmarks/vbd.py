@@ -446,7 +446,25 @@ def rigid_markdown_lines(entries: list[RigidEntry], steps: int) -> list[str]:
 
 
 def _cases(text: str) -> list[tuple[str, int]]:
-    return [(c.split("=")[0].strip(), int(c.split("=")[1])) for c in text.split(",") if c.strip()]
+    """``name=size`` items, comma-separated; a bare ``name`` takes every size :data:`CASES` lists for it."""
+    out: list[tuple[str, int]] = []
+    for item in (c.strip() for c in text.split(",")):
+        if not item:
+            continue
+        name, _, size = item.partition("=")
+        name = name.strip()
+        if size.strip():
+            try:
+                out.append((name, int(size)))
+            except ValueError:
+                raise ValueError(f"--cases: size of {name!r} must be an int, got {size.strip()!r}") from None
+            continue
+        sizes = [n for case, n in CASES if case == name]
+        if not sizes:
+            raise ValueError(f"--cases: {name!r} has no listed size; give name=size (listed: "
+                             f"{', '.join(sorted({case for case, _ in CASES}))})")
+        out.extend((name, n) for n in sizes)
+    return out
 
 
 def main(argv=None) -> int:
