@@ -46,6 +46,14 @@ import warp as wp
 
 from ...host_views import host_view, host_writable
 
+# The one spelling of "no bound" in the row pool and its families: a bilateral row's box |lambda| <= UNBOUNDED,
+# a gap speed of -UNBOUNDED (none), an internal row's sweep key UNBOUNDED (first), an island timer's identity.
+# A float32-representable stand-in for infinity (inf would turn 0 * inf products into NaN in the sweep's sums).
+UNBOUNDED = wp.constant(1.0e30)
+# A magnitude at least this large reads as UNBOUNDED: below it by a decade, so float32 rounding of UNBOUNDED
+# and sums with ordinary values stay above it.
+UNBOUNDED_AT_LEAST = wp.constant(1.0e29)
+
 ROW_CONTACT = wp.constant(0)
 ROW_FRICTION = wp.constant(1)
 ROW_LIMIT = wp.constant(2)
@@ -110,7 +118,7 @@ class RowBuffers:
     velocity_target: wp.array[float]  # target of the velocity-only sweeps (``velocity_iterations``): no
     #                                   position bias; a positive gap's allowance, a rebound, else 0  (row,)
     gap_speed: wp.array[float]  # -(1 - GAP_OPEN_FRACTION) phi / dt of a row with a positive gap: at or
-    #                             below this J qd its linearized end-of-step gap counts as closed; -1e30
+    #                             below this J qd its linearized end-of-step gap counts as closed; -UNBOUNDED
     #                             on every other row  (row,)
     mu: wp.array[float]  # friction coefficient of a contact's rows (non-dimensional); angular rows: the
     #                      bound per unit normal impulse [m]; boxed rows: the bound [N·s or N·m·s]  (row,)
@@ -119,7 +127,7 @@ class RowBuffers:
     #                             index of the region's first member; read only on contact normal rows  (row,)
     dir: wp.array[wp.vec3]  # row direction in world frame (contact normal or tangent), for forces  (row,)
     body: wp.array2d[wp.int32]  # the two bodies of a contact row (-1: static); -1, -1 on limit rows  (row, 2)
-    key: wp.array[float]  # sweep order, larger first: the pair's mean body height [m]; limits 1e30  (row,)
+    key: wp.array[float]  # sweep order, larger first: the pair's mean body height [m]; limits UNBOUNDED  (row,)
     # Solution, seeded by the row families (warm start) and solved by the sweep (pgs.py):
     impulse: wp.array[float]  # accumulated impulse lambda [N·s or N·m·s]  (row,)
     preload: wp.array[float]  # impulse applied before the sweep, outside the bounds [N·s]; 0 on most rows  (row,)
@@ -176,7 +184,7 @@ class SteelRows:
         b.J = wp.zeros(n * 2 * stride, dtype=float, device=device)
         b.target = wp.zeros(n, dtype=float, device=device)
         b.velocity_target = wp.zeros(n, dtype=float, device=device)
-        b.gap_speed = wp.full(n, -1.0e30, dtype=float, device=device)
+        b.gap_speed = wp.full(n, -UNBOUNDED, dtype=float, device=device)
         b.mu = wp.zeros(n, dtype=float, device=device)
         b.contact = wp.full(n, -1, dtype=wp.int32, device=device)
         b.region = wp.full(n, -1, dtype=wp.int32, device=device)

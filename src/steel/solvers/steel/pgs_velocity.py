@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from .data import ROW_DRIVE, ROW_FROZEN, RowBuffers
+from .data import ROW_DRIVE, ROW_FROZEN, UNBOUNDED_AT_LEAST, RowBuffers
 from .pgs import SCHEDULE_INDEX, _factor_inputs, _reset_gate, _run_passes, _warm_start
 from .pgs_order import family_rows as _family_rows
 from .pgs_order import is_unit as _is_unit
@@ -74,7 +74,7 @@ def _velocity_sweep(
             if _is_unit(rows, r):
                 if iterations != 0:
                     unit_count += 1
-                if rows.gap_speed[r] > -1.0e29 and _row_velocity(rows, r, joint_qd) <= rows.gap_speed[r]:
+                if rows.gap_speed[r] > -UNBOUNDED_AT_LEAST and _row_velocity(rows, r, joint_qd) <= rows.gap_speed[r]:
                     target = 0.0
             rows.target[r] = target
             rows.regularization[r] = 0.0  # the velocity sweeps stay rigid

@@ -74,13 +74,14 @@ import warp as wp
 
 import newton
 
+from .data import UNBOUNDED
 from .islands import label_islands, start_label
 from .sleep_state import SleepArrays, SleepState
 from ...launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
-BIG_TIME = 1.0e30  # [s] the island timer's identity for atomic_min
+BIG_TIME = UNBOUNDED  # [s] the island timer's identity for atomic_min
 
 
 # -- wake reasons, read from the input in the step's first kernel ------------------------------------

@@ -12,7 +12,7 @@ import warp as wp
 
 from ....articulation.factor import factor_solve
 from ....articulation.spatial import point_velocity
-from ..data import (FAMILY_FREE_BODY, ROW_BOX, ROW_CLAMP, ROW_DRIVE, ROW_FROZEN, ROW_LIMIT, ROW_SPEED_LIMIT,
+from ..data import (UNBOUNDED, FAMILY_FREE_BODY, ROW_BOX, ROW_CLAMP, ROW_DRIVE, ROW_FROZEN, ROW_LIMIT, ROW_SPEED_LIMIT,
                     RowBuffers)
 from .dof_loops import row_axpy, row_dot, row_dot_bounds
 from ....host_views import host_view
@@ -271,7 +271,7 @@ def write_dof_row(
     articulation. ``bound`` [N·s or N·m·s] goes to ``rows.mu``: the box ``|lambda| <= bound`` of a
     boxed row (``ROW_BOX``, ``ROW_DRIVE``); unilateral rows ignore it. ``compliance`` [1/kg or
     1/(kg·m²)] makes the row soft (``J qd = target - compliance lambda``, a drive's spring-damper).
-    Internal rows sort before every contact (key 1e30) and are never grouped (bodies -1, -1). A row
+    Internal rows sort before every contact (key ``UNBOUNDED``) and are never grouped (bodies -1, -1). A row
     that adds other DOFs to ``J`` afterwards (a mimic's leader) sets ``rows.dof_start[r, 1] = -1``.
     """
     offset = side_offset(rows, r, 0)
@@ -287,7 +287,7 @@ def write_dof_row(
     rows.inv_mass[r] = -1.0  # response formed lazily by the sweep
     rows.target[r] = target
     rows.velocity_target[r] = velocity_target
-    rows.gap_speed[r] = -1.0e30
+    rows.gap_speed[r] = -UNBOUNDED
     rows.regularization[r] = 0.0
     rows.compliance[r] = compliance
     rows.mu[r] = bound
@@ -295,7 +295,7 @@ def write_dof_row(
     rows.impulse[r] = 0.0  # cold start
     rows.preload[r] = 0.0
     rows.contact[r] = -1
-    rows.key[r] = 1.0e30  # internal rows first, before the contacts
+    rows.key[r] = UNBOUNDED  # internal rows first, before the contacts
     rows.body[r, 0] = -1  # never grouped with other rows
     rows.body[r, 1] = -1
 

@@ -93,7 +93,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..data import (FAMILY_ARTICULATED, FAMILY_FREE_BODY, GAP_OPEN_FRACTION, ROW_CONTACT, ROW_COUPLED, ROW_FRICTION,
+from ..data import (UNBOUNDED, FAMILY_ARTICULATED, FAMILY_FREE_BODY, GAP_OPEN_FRACTION, ROW_CONTACT, ROW_COUPLED, ROW_FRICTION,
                     ROW_PATCH, ROW_TORSION, RowBuffers)
 from .adhesion import adhesion_pull
 from .angular import angular_coefficients, angular_row, angular_row_count
@@ -455,7 +455,7 @@ def _contact_rows(
         # Velocity-only sweeps (velocity_iterations): no position bias. A positive gap keeps its
         # allowance while its linearized end-of-step gap stays open (the sweep tests gap_speed).
         velocity_target = float(0.0)
-        gap_speed = float(-1.0e30)
+        gap_speed = float(-UNBOUNDED)
         if phi > 0.0:
             velocity_target = target
             gap_speed = -(1.0 - GAP_OPEN_FRACTION) * phi / dt
@@ -471,14 +471,14 @@ def _contact_rows(
             target = law[0]
             softness = law[1]
             velocity_target = 0.0
-            gap_speed = -1.0e30
+            gap_speed = -UNBOUNDED
         elif restitution_enabled != 0 and -u0 >= restitution_threshold and reaches:
             e = wp.clamp(0.5 * (shape_restitution[s0] + shape_restitution[s1]), 0.0, 1.0)
             if e > 0.0:
                 row_regularization = 0.0
                 target = -e * u0
                 velocity_target = target  # an impact keeps its rebound target
-                gap_speed = -1.0e30
+                gap_speed = -UNBOUNDED
 
         # Sweep key: the mean height of the two bodies (a static side counts at its contact point).
         # Every contact of one body pair gets the same key, so the sweep finds them side by side and
@@ -548,7 +548,7 @@ def _contact_rows(
                 surface_target = -wp.dot(surface_t, d)
             rows.target[row] = surface_target
             rows.velocity_target[row] = surface_target  # friction: no anchor correction in the velocity sweeps
-            rows.gap_speed[row] = -1.0e30
+            rows.gap_speed[row] = -UNBOUNDED
             rows.preload[row] = 0.0
             rows.regularization[row] = 0.0
             rows.compliance[row] = 0.0
@@ -692,7 +692,7 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
     opts = solver.options
     core, rows, model = solver.core, solver.rows, solver.model
     gap_gate = -1.0 if opts.contact_gap_gate is None else opts.contact_gap_gate
-    friction_gap_max = 1.0e30 if opts.contact_friction_gap_max is None else opts.contact_friction_gap_max
+    friction_gap_max = UNBOUNDED if opts.contact_friction_gap_max is None else opts.contact_friction_gap_max
     threads = contact_threads(contacts)
     bias = (dt / solver.bias_dt) ** 2  # 1.0 but in a step far shorter than the one before (history.bias_time)
     launch(

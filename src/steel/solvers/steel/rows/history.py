@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..data import ROW_PATCH, RowBuffers
+from ..data import ROW_PATCH, UNBOUNDED, RowBuffers
 from .common import contact_slots, contact_threads, host_counted
 from ....launches import launch
 
@@ -549,7 +549,7 @@ def _forget_worlds(mask: wp.array[wp.bool], count: wp.array[wp.int32], world: wp
         if mask[world[c]]:
             # The record keeps its key (the sort order stays valid) but can no longer match, and
             # carries nothing to a warm start by contact identity.
-            point0[c] = wp.vec3(1.0e30)
+            point0[c] = wp.vec3(UNBOUNDED)  # no contact point lies there
             force_n[c] = 0.0
             force_t[c] = wp.vec3(0.0)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from ..data import RowBuffers
+from ..data import UNBOUNDED, RowBuffers
 from .common import JointRowModel, joint_row_model, joint_row_owner
 from .joint_friction import friction_rows_of_joint
 from .limits import limit_rows_of_joint
@@ -96,9 +96,9 @@ def build_joint_rows(solver, state_in, dt: float) -> None:
             int(mimic is not None),
             float(dt),
             float(opts.baumgarte),
-            float(min(opts.joint_limit_activation_gap, 1.0e30)),
+            float(min(opts.joint_limit_activation_gap, UNBOUNDED)),
             int(use_load),
-            float(min(opts.velocity_limit_activation_fraction, 1.0e30)),
+            float(min(opts.velocity_limit_activation_fraction, UNBOUNDED)),
             int(velocity_limits_fused(opts)),
             joint_row_model(solver),
             mimic.struct if mimic is not None else solver.no_mimic,

@@ -15,7 +15,7 @@ the closure), the rows are (Baumgarte position bias ``-baumgarte C / dt``; veloc
 * FIXED: the relative angular velocity along world x, y, z, ``C`` the rotation vector of
   ``q_wp^-1 q_wc`` (the short way) in world axes.
 
-Every row is an unbounded boxed row (``ROW_BOX``, ``|lambda| <= 1e30``) over the child's articulation:
+Every row is an unbounded boxed row (``ROW_BOX``, ``|lambda| <= UNBOUNDED``) over the child's articulation:
 ``J = J_child(p_c) - J_parent(p_p)``, the parent's part only when it is in that articulation; a world
 or kinematic parent outside it enters through its velocity in the target instead. The rows of one
 closure are reserved together (3, 5 or 6) and dropped together, flagging the world. A disabled
@@ -44,7 +44,7 @@ import newton
 from ....articulation.checks import joint_name
 from ....articulation.joint_model import JointModel
 from ....articulation.kinematics import JOINT_FIXED, JOINT_REVOLUTE
-from ..data import FAMILY_ARTICULATED, ROW_BOX, RowBuffers
+from ..data import FAMILY_ARTICULATED, ROW_BOX, UNBOUNDED, RowBuffers  # UNBOUNDED: a bilateral row's box
 from .common import (JointRowModel, add_point_jacobian, joint_row_model, reserve_rows, side_offset,
                      write_dof_row)
 from ....launches import launch
@@ -52,7 +52,6 @@ from ....launches import launch
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
 CLOSURE_TYPES = (newton.JointType.BALL, newton.JointType.REVOLUTE, newton.JointType.FIXED)
-UNBOUNDED = 1.0e30  # [N·s or N·m·s] the box of a bilateral row
 
 
 @wp.kernel

@@ -6,7 +6,7 @@ articulation, gets for each DOF ``k`` the row
     qd_f[k] - c1 qd_l[k] = -baumgarte (q_f[k] - c0 - c1 q_l[k]) / dt
 
 (no position bias in the velocity sweeps), solved as a boxed row with an unbounded box (``ROW_BOX``,
-``|lambda| <= 1e30``), so the coupling force takes either sign and the sweep solves it jointly with
+``|lambda| <= UNBOUNDED``), so the coupling force takes either sign and the sweep solves it jointly with
 drives, limits and contacts. The relation comes from the joint-owned mimic
 (``ModelBuilder.set_joint_mimic``: ``Model.joint_mimic_joint``, ``joint_mimic_coeffs``) or from a
 legacy mimic constraint (``add_constraint_mimic``: ``constraint_mimic_joint0`` follows
@@ -33,13 +33,12 @@ import warp as wp
 import newton
 
 from ....articulation.checks import joint_name
-from ..data import FAMILY_ARTICULATED, ROW_BOX, RowBuffers
+from ..data import FAMILY_ARTICULATED, ROW_BOX, UNBOUNDED, RowBuffers  # UNBOUNDED: a bilateral row's box
 from .common import JointRowModel, reserve_rows, write_dof_row
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
 MIMIC_TYPES = (newton.JointType.PRISMATIC, newton.JointType.REVOLUTE, newton.JointType.D6)
-UNBOUNDED = 1.0e30  # [N·s or N·m·s] the box of a bilateral row
 
 
 @wp.struct

@@ -37,13 +37,13 @@ import warp as wp
 
 import newton
 
-from ..data import ROW_BOX, RowBuffers
+from ..data import ROW_BOX, UNBOUNDED_AT_LEAST, RowBuffers
 from .common import apply_impulse, block_entry, ensure_response, response_size, row_velocity, side_offset
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
 BLOCK_CAPACITY = 8  # eliminated rows per articulation: a FIXED closure (6) and two mimic DOFs
-BILATERAL_BOX = 1.0e29  # [N·s or N·m·s] boxes at least this wide are bilateral rows (they use 1e30)
+BILATERAL_BOX = UNBOUNDED_AT_LEAST  # [N·s or N·m·s] boxes at least this wide are bilateral rows (UNBOUNDED)
 REGULARIZATION = 1.0e-3  # of each row's diagonal
 REGULARIZATION_FLOOR = 1.0e-7  # [1/kg or 1/(kg·m²)] lower bound of the diagonal shift, with cfm
 
