@@ -2,8 +2,8 @@
 
 Each case steps a scene (two worlds: ``steel.scenes``'s shipped ones, a pyramid, a ramp) with one of our solvers at its default options and
 the scene's ``dt``, Newton's ``CollisionPipeline`` colliding every step, for ``--steps`` steps (default 300),
-and hashes the final state's bytes (SHA-256 of ``joint_q``, ``joint_qd``, ``body_q``, ``body_qd`` in that
-order). Record the hashes before a change and check them after it, on the same machine:
+and hashes the final state's bytes (SHA-256 of ``joint_q``, ``joint_qd``, ``body_q``, ``body_qd``,
+``particle_q``, ``particle_qd`` in that order). Record the hashes before a change and check them after it, on the same machine:
 
     python -m benchmarks.behaviour_hashes --write /tmp/before.json
     python -m benchmarks.behaviour_hashes --check /tmp/before.json
@@ -33,10 +33,10 @@ RAMP_DT = 1.0 / 240.0  # [s] the ramp's step (the statics tests' dt)
 
 
 def _shipped(name: str, color: bool = False):
-    """A builder of ``steel.scenes``'s scene ``name``: ``device -> (model, dt)``."""
+    """A builder of ``steel.scenes``'s scene ``name``: ``device -> (model, dt, solver options)``."""
     def build(device: str):
         scene = scenes.build_scene(name, WORLDS, device, color=color)
-        return scene.model, scene.dt
+        return scene.model, scene.dt, {}
     return build
 
 
@@ -45,14 +45,23 @@ def _pyramid(device: str):
     from benchmarks import scenes as bench_scenes  # noqa: PLC0415 - benchmarks' own scene module
 
     scene = bench_scenes.build_pyramid(8, WORLDS, device)
-    return scene.model, scene.dt
+    return scene.model, scene.dt, {}
 
 
 def _ramp(device: str):
     """A box on a plane shape tilted 20 degrees (mu 0.5): an anchor holding a tangential load."""
     from benchmarks import statics  # noqa: PLC0415
 
-    return statics.ramp(20.0, 0.5, device=device).model, RAMP_DT
+    return statics.ramp(20.0, 0.5, device=device).model, RAMP_DT, {}
+
+
+def _cloth_boxes(device: str):
+    """The shipped cloth over free boxes at 8 quads a side (one world): particle elements, particle-shape contacts
+    and AVBD bodies in one SolverVBD step, with the scene's solver options."""
+    from steel.particle_scenes import build_particle_scene  # noqa: PLC0415
+
+    scene = build_particle_scene("cloth_boxes", 8, device)
+    return scene.model, scene.dt, dict(scene.solver_options)
 
 
 # (case name, solver class, builder): the scenes the redesign must keep bitwise. The shipped five are the
@@ -70,13 +79,15 @@ CASES = (
     ("featherstone/cartpole", SolverFeatherstone, _shipped("cartpole")),
     ("featherstone/humanoid", SolverFeatherstone, _shipped("humanoid")),
     ("vbd/tower", SolverVBD, _shipped("tower", color=True)),
+    ("vbd/cloth_boxes", SolverVBD, _cloth_boxes),
 )
 
 
 def state_hash(state) -> str:
-    """SHA-256 hex digest of the state's ``joint_q``, ``joint_qd``, ``body_q``, ``body_qd`` bytes (absent: skipped)."""
+    """SHA-256 hex digest of the state's ``joint_q``, ``joint_qd``, ``body_q``, ``body_qd``, ``particle_q``,
+    ``particle_qd`` bytes (absent: skipped)."""
     digest = hashlib.sha256()
-    for name in ("joint_q", "joint_qd", "body_q", "body_qd"):
+    for name in ("joint_q", "joint_qd", "body_q", "body_qd", "particle_q", "particle_qd"):
         array = getattr(state, name, None)
         if array is not None:
             digest.update(name.encode())
@@ -86,8 +97,8 @@ def state_hash(state) -> str:
 
 def run_case(solver_cls, build, steps: int, device: str) -> str:
     """Hash of the state after ``steps`` steps of the scene ``build`` makes, with ``solver_cls`` at its defaults."""
-    model, dt = build(device)
-    solver = solver_cls(model)
+    model, dt, options = build(device)
+    solver = solver_cls(model, **options)
     pipeline = newton.CollisionPipeline(model)
     contacts = pipeline.contacts()
     s0, s1, control = model.state(), model.state(), model.control()

@@ -27,7 +27,7 @@ from .particles.data import ParticleWork
 from .particles.finish import finish_particles
 from .particles.predict import predict_particles
 from .particles.self_contact import SelfContact
-from .particles.solve import solve_particles, sweep_particles
+from .particles.sweep import solve_particles, sweep_particles
 from .particles.solve_tile import active_families, tile_solve_pays_off
 from .reset import check_world_mask, reset_bodies
 from .rigid.attributes import JointSlot, check_joint_slot, register_vbd_attributes

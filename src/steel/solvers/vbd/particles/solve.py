@@ -1,4 +1,4 @@
-"""The VBD vertex block step: one copy and one launch per colour per iteration.
+"""The VBD vertex block step, one colour per launch (:func:`solve_color`; :mod:`.sweep` runs the colours).
 
 Vertex Block Descent (Chen, Liu, Yang, Yuksel, ACM TOG 43(4) 2024, sec. 3.2-3.4) minimizes the
 implicit-Euler energy ``G(x) = 1/(2 dt²) |x - y|²_M + E(x)`` one vertex at a time with everything
@@ -32,14 +32,12 @@ from __future__ import annotations
 import warp as wp
 
 from .attachments import particle_attachments
-from .contacts import ContactData, ramp_contacts, record_force_hessian, record_weight
+from .contacts import ContactData, record_force_hessian, record_weight
 from .elastic import bending_force_hessian, spring_force_hessian, tet_force_hessian
 from .elastic import triangle_snh_force_hessian as triangle_force_hessian  # the membrane law Newton uses
 from .predict import particle_is_free
-from .self_contact import disabled_self_contact
 from .self_contact_force import SelfContactData, self_contact_force_hessian, truncate_displacement
 from ..dat import truncate_rigid_soft
-from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -198,7 +196,7 @@ def finish_vertex_step(
 
 
 @wp.kernel
-def _solve_color(
+def solve_color(
     # Model:
     particle_flags: wp.array[wp.int32],
     particle_mass: wp.array[float],
@@ -222,36 +220,3 @@ def _solve_color(
     f, h = _element_force_hessian(i, elements, particle_q, particle_q_prev, dt)
     finish_vertex_step(i, f, h, particle_mass, contacts, self_contacts, dt, particle_q_prev, particle_inertia,
                        particle_q, particle_q_out)
-
-
-def solve_particles(model, state_out, work, iterations: int, dt: float, self_contact=None, tile_families=None) -> None:
-    """Run ``iterations`` Gauss-Seidel sweeps over the particle colours on ``state_out.particle_q``.
-
-    ``self_contact`` (a :class:`.self_contact.SelfContact` or None) detects before the iterations its
-    cadence names and adds its forces and truncation to every vertex step. ``tile_families`` (the
-    flags of :func:`.solve_tile.active_families`) selects the tile kernel, bitwise equal to this one.
-    """
-    for iteration in range(iterations):
-        sweep_particles(model, state_out, work, iteration, dt, self_contact, tile_families)
-
-
-def sweep_particles(model, state_out, work, iteration: int, dt: float, self_contact=None, tile_families=None) -> None:
-    """Iteration ``iteration`` of :func:`solve_particles`: one pass over every particle colour."""
-    dev = model.device
-    sc_data = self_contact.data if self_contact is not None else disabled_self_contact(dev)
-    if tile_families is not None:
-        from .solve_tile import launch_solve_colour_tile  # noqa: PLC0415 (it imports this module)
-    if self_contact is not None:
-        self_contact.before_iteration(state_out.particle_q, iteration)
-    ramp_contacts(model, state_out, work)
-    for group in model.particle_color_groups:
-        if group.shape[0] == 0:
-            continue
-        wp.copy(work.particle_q_colour, state_out.particle_q)
-        inputs = [model.particle_flags, model.particle_mass, model.particle_inv_mass, work.elements,
-                  work.contact_data, sc_data, group, float(dt), work.particle_q_prev, work.particle_inertia,
-                  work.particle_q_colour]
-        if tile_families is not None:
-            launch_solve_colour_tile(tile_families, inputs, state_out.particle_q, group, dev)
-        else:
-            launch(_solve_color, dim=group.shape[0], inputs=inputs, outputs=[state_out.particle_q], device=dev)
