@@ -290,6 +290,8 @@ def as_python_scalar(value):
     ``1e-3``, and leaves other objects (strings, arrays, ``None``) for the caller's own type check.
     """
     kind = type(value)
+    if kind is wp.bool:
+        return bool(value.value)
     if kind in _WARP_FLOATS:
         return float(value.value)
     if kind in _WARP_INTS:
@@ -301,6 +303,20 @@ def as_python_scalar(value):
     if isinstance(value, np.floating):
         return float(value)
     return value
+
+
+def check_bool(name: str, value) -> bool:
+    """``value`` as a Python ``bool``: the one check every solver's switches take.
+
+    Accepts ``True``/``False``, NumPy's ``np.bool_`` (and a 0-d bool array) and Warp's ``wp.bool``; refuses
+    everything else, integers included (``1`` is not a switch), with a ``TypeError`` naming ``name``.
+    """
+    flag = as_python_scalar(value)
+    if isinstance(flag, np.ndarray) and flag.ndim == 0 and flag.dtype == np.bool_:
+        flag = bool(flag)
+    if not isinstance(flag, bool):
+        raise TypeError(f"{name} must be a bool, got {value!r}")
+    return flag
 
 
 def check_dt(dt, *, allow_zero: bool = False) -> float:

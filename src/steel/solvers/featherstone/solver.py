@@ -43,7 +43,7 @@ from . import particles as particles_module
 from .particles import ParticleStepper
 from .tiles import TileMassMatrix
 from .validate import check_dof_inertia, check_joint_limits, warn_start_outside_limits
-from ..inputs import (as_python_scalar, check_control, check_dt, check_model_type, check_state,
+from ..inputs import (as_python_scalar, check_bool, check_control, check_dt, check_model_type, check_state,
                       warn_full_contact_buffers)
 
 from newton.solvers.experimental.coupled import CouplingInterface
@@ -241,10 +241,8 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
             raise TypeError(f"update_mass_matrix_interval must be an integer, got {update_mass_matrix_interval!r}")
         if interval < 1:
             raise ValueError(f"update_mass_matrix_interval must be an integer >= 1, got {interval!r}")
-        for name, value in (("use_tile_gemm", use_tile_gemm), ("fuse_cholesky", fuse_cholesky)):
-            if not isinstance(value, (bool, np.bool_)):
-                raise TypeError(f"{name} must be a bool, got {value!r}")
-        use_tile_gemm, fuse_cholesky = bool(use_tile_gemm), bool(fuse_cholesky)
+        use_tile_gemm = check_bool("use_tile_gemm", use_tile_gemm)
+        fuse_cholesky = check_bool("fuse_cholesky", fuse_cholesky)
         if deterministic is not None and not isinstance(deterministic, wp.DeterministicMode):
             raise TypeError(f"deterministic must be a warp.DeterministicMode or None, got {deterministic!r}")
         check_model_type(model, "SolverFeatherstone")

@@ -31,6 +31,7 @@ import warp as wp
 
 import newton
 
+from ..inputs import check_bool
 from .rows.compliance import check_compliance_options
 from .rows.friction_modes import check_friction_mode_options
 
@@ -186,11 +187,6 @@ def _int_at_least(name: str, value, low: int) -> int:
     return int(value)
 
 
-def _bool(name: str, value) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be a bool, got {value!r}")
-    return value
-
 
 def _either(choices) -> str:
     """``'a' or 'b'`` / ``'a', 'b' or 'c'``: the reference's wording of an enumeration in its errors."""
@@ -247,7 +243,7 @@ def validate_option(name: str, value):
         if value == wp.DeterministicMode.GPU_TO_GPU:
             raise ValueError("deterministic=GPU_TO_GPU is not supported; use RUN_TO_RUN")
         return value
-    return _bool(name, value)
+    return check_bool(name, value)
 
 
 def _replace_deprecated_spellings(kwargs: dict) -> dict:

@@ -26,6 +26,8 @@ import warp as wp
 
 import newton
 
+from ..inputs import check_bool
+
 INF = float("inf")
 
 
@@ -162,10 +164,6 @@ def _int(name: str, value, low: int) -> int:
     return int(value)
 
 
-def _bool(name: str, value) -> bool:
-    if not isinstance(value, (bool,)) and not (hasattr(value, "dtype") and value.dtype == bool and value.ndim == 0):
-        raise TypeError(f"{name} must be a bool, got {value!r}")
-    return bool(value)
 
 
 def _filtering_map(name: str, value):
@@ -225,7 +223,7 @@ def validate_option(name: str, value):
         if value is not None and not isinstance(value, wp.DeterministicMode):
             raise TypeError(f"deterministic must be a warp.DeterministicMode or None, got {value!r}")
         return value
-    return _bool(name, value)
+    return check_bool(name, value)
 
 
 def _validate_extra(name: str, value):
@@ -235,7 +233,7 @@ def _validate_extra(name: str, value):
         return _real(name, value, 0.0, open_low=True)
     if name in ("collision_pipeline", "collision_frequency", "collision_frequency_type"):
         return value
-    return _bool(name, value)
+    return check_bool(name, value)
 
 
 def build_options(**kwargs) -> tuple[VBDOptions, dict]:

@@ -52,6 +52,7 @@ from .rigid.contacts import ContactData as RigidContactData
 from .rigid.contacts import ContactHistory
 from .rigid.joints import JointData
 from .rigid.tendons import TendonData
+from ..inputs import check_bool
 from ...launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
@@ -311,8 +312,7 @@ def check_input_update(flags, dt) -> None:
 
 def check_iteration_restarts(enabled) -> None:
     """Validate a ``coupling_notify_iteration_restarts`` call."""
-    if not isinstance(enabled, bool):
-        raise TypeError(f"enabled must be a bool, got {enabled!r}")
+    check_bool("enabled", enabled)
 
 
 class StepRewind:

@@ -11,7 +11,7 @@ import newton
 from newton.solvers import SolverBase
 from newton.solvers.experimental.coupled import CouplingInterface
 
-from ..inputs import check_contacts, check_control, check_dt, check_soft_contacts, check_state
+from ..inputs import check_bool, check_contacts, check_control, check_dt, check_soft_contacts, check_state
 from .coupling import BodyParticleCoupling, coupled_bodies
 from .dat import RigidSoftDat, check_dat, check_dat_schedule
 from .features import check_joint_features, check_joint_properties, check_model_features, check_tendons_external
@@ -351,8 +351,7 @@ class SolverVBD(SolverBase, CouplingInterface):
 
     @particle_adaptive_init.setter
     def particle_adaptive_init(self, value: bool) -> None:
-        if not isinstance(value, bool):
-            raise TypeError(f"particle_adaptive_init must be a bool, got {value!r}")
+        value = check_bool("particle_adaptive_init", value)
         if self.work is not None:
             self.work.adaptive_init = value
 

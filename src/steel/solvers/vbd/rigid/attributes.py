@@ -15,6 +15,8 @@ import warp as wp
 
 import newton
 
+from ...inputs import check_bool
+
 NAMESPACE = "vbd"
 # Positive Dahl defaults of the deprecated compatibility mode: maximum persistent strain [rad] and
 # saturation bend [rad] (as the seed's revision of Newton's SolverVBD registers them); documented in
@@ -43,8 +45,7 @@ def register_vbd_attributes(builder, *, dahl_defaults_enabled: bool = True) -> N
     (``dahl_eps_max`` 0.5, ``dahl_tau`` 1.0), enabling Dahl friction on every cable; False leaves them
     0 so Dahl acts only where positive values are authored.
     """
-    if not isinstance(dahl_defaults_enabled, bool):
-        raise TypeError(f"dahl_defaults_enabled must be a bool, got {dahl_defaults_enabled!r}")
+    dahl_defaults_enabled = check_bool("dahl_defaults_enabled", dahl_defaults_enabled)
     if dahl_defaults_enabled:
         warnings.warn("SolverVBD.register_custom_attributes(dahl_defaults_enabled=True) is deprecated: it gives "
                       "every cable positive Dahl friction defaults. Pass dahl_defaults_enabled=False and author "
