@@ -2,7 +2,7 @@
 while they stay the same.
 
 Why. ``wp.launch`` converts every argument to its C form on every call. On the CPU that costs 40-400 µs
-for our kernels (the contact-row kernel takes 88 arguments), as much as the kernel's own work in a
+for our kernels (the contact-row kernel takes about a hundred arguments), as much as the kernel's own work in a
 one-world scene: measured on the four-tower scene in one world, replaying recorded launches took the
 SolverSteel step from 3.36 to 2.17 ms, bitwise the same result (humanoid x16: 5.53 to 5.10 ms).
 
