@@ -1,10 +1,10 @@
 """Replayed kernel launches: a launch's arguments are packed once and the packed launch is replayed
 while they stay the same.
 
-Why. ``wp.launch`` converts every argument to its C form on every call. On the CPU that costs 40-400 µs
-for our kernels (the contact-row kernel takes about a hundred arguments), as much as the kernel's own work in a
-one-world scene: measured on the four-tower scene in one world, replaying recorded launches took the
-SolverSteel step from 3.36 to 2.17 ms, bitwise the same result (humanoid x16: 5.53 to 5.10 ms).
+Why. ``wp.launch`` converts every argument to its C form on every call. On the CPU that costs as much
+as the kernel's own work in a one-world scene (the contact-row kernel takes about a hundred
+arguments); replaying recorded launches gives bitwise the same result (timings in benchmarks/README.md's
+performance log).
 
 How. :func:`launch` has ``wp.launch``'s signature for the arguments our solvers use. It keys a call by
 the kernel, its dimensions, the device and each argument: arrays and structs by identity, numbers and
@@ -15,21 +15,15 @@ same key it replays it. A struct is packed by reference, so a field assigned lat
 reaches the replay. Each kernel keeps its ``CACHE_PER_KERNEL`` most recent keys (input and output
 states swap every step, so a kernel typically sees two or four).
 
-Keying and replaying cost host time of their own, which decides small scenes: a SolverSteel step's 11
-launches passed 243 arguments, each keyed by a Python call (``_arg_key``), and Warp's replay rebuilds
-the kernel's argument block and sets each of its fields on every call (``invoke``): of the step's 2301
-Python function calls (cProfile), 243 were ``_arg_key`` and 243 ``setattr``. So the common call, which
-passes only arrays, structs, Python numbers and ``None``, is keyed by the argument tuple itself with
-the tuple of argument types (arrays and structs hash by identity, numbers by value; the types keep
+Keying and replaying cost host time of their own, which decides small scenes: keyed argument by argument
+in Python (``_arg_key``) and replayed through Warp's ``invoke`` (which rebuilds the kernel's argument block
+and sets each field on every call), those two were most of a step's Python function calls. So the common
+call, which passes only arrays, structs, Python numbers and ``None``, is keyed by the argument tuple itself
+with the tuple of argument types (arrays and structs hash by identity, numbers by value; the types keep
 ``1``, ``1.0`` and ``True`` apart): no per-argument Python code runs. Other calls (vectors, NumPy and
 Warp scalars) are keyed argument by argument. And a replay on the CPU calls the kernel's entry point
 with an argument block built once at recording; only struct arguments are copied into it again on
-each call, so a field assigned after recording still reaches the kernel. Host time per SolverSteel
-step (kernels stubbed, thread time, median of 3 rounds of 5 x 300 steps, 2-core CPU), before -> after
-together with the remembered input checks (``solvers/inputs.py``), on the fused 5-launch step: tower
-x1 0.19 -> 0.06 ms, cartpole x64 0.23 -> 0.09 ms, ant x64 0.21 -> 0.09 ms; Python function calls per
-step 1813 -> 155 (11-launch step: 0.27 -> 0.11, 0.31 -> 0.15, 0.32 -> 0.12 ms; 2301 -> 331 calls).
-Results are bitwise the same.
+each call, so a field assigned after recording still reaches the kernel. Results are bitwise the same.
 
 The direct call uses Warp internals (``Launch.hooks/params/bounds``; warp-lang is pinned in
 pyproject.toml). It is used only for a plain ``wp.Launch`` on the CPU with one thread per block and no

@@ -53,9 +53,8 @@ def body_spatial_inertia(joints: JointModel, body: int, X: wp.transform, origin:
 # byte stride on every access, which the pair loop below does three times per entry. The buffers are contiguous
 # (``wp.zeros``, the model's arrays), so pointer arithmetic gives the same addresses; each float operation is
 # the one Warp emitted for the Warp loop this replaced (``motion_dot_force`` as two ``wp::dot`` and an add, the
-# diagonal's ``+=`` as an add), one per statement, so H is bitwise the same. Measured (SolverSteel's fused
-# free-dynamics launch replayed on one step, median of 900, against the Warp loops): chain x64 0.164 -> 0.142 ms,
-# humanoid x16 0.115 -> 0.089, tower x16 0.235 -> 0.208.
+# diagonal's ``+=`` as an add), one per statement, so H is bitwise the same (timings in benchmarks/README.md's
+# performance log).
 _COMPOSITE_RIGID_BODY = """
 const int* qd_start = joint_qd_start.data;
 const wp::vec_t<6, float>* S = dof_S.data;

@@ -163,14 +163,11 @@ def solve_mass_matrix(
 # factor; the buffers are contiguous (``wp.zeros``), so pointer arithmetic gives the same addresses. Each
 # float operation is Warp's own (``wp::sqrt``, ``wp::max``, ``wp::div``, ``wp::mul``, ``wp::sub``), one per
 # statement as Warp emits them, in the order of the Warp loops it replaced, so the factor is bitwise the
-# same. Measured (fused free-dynamics launch replayed on one step, median of 900): chain x64 (10-DOF
-# chains) 0.188 -> 0.164 ms, humanoid x16 (27 DOFs, branched) 0.150 -> 0.115 ms, tower x16 (704 free
-# bodies, which went through a local-matrix 6-DOF factor before) 0.271 -> 0.235 ms. Rejected: walking
+# same; a free body goes through it too (rejected: a separate local-matrix 6-DOF factor). Rejected: walking
 # each ancestor path as runs of consecutive DOFs from a per-block table on the stack, instead of chasing
-# ``dof_parent`` (chain 0.171, humanoid 0.118 ms: the loads it spares were not the bottleneck).
-# The free dynamics' solve is native too (``tree_solve_native``; humanoid x16 0.089 -> 0.086 ms, chain x64
-# 0.142 -> 0.140, tower x16 unchanged against a 6-DOF solve in a local vector, which it replaces); the
-# sweep keeps the Warp :func:`tree_solve`, which its kernels inline.
+# ``dof_parent`` (slower: the loads it spares were not the bottleneck). The free dynamics' solve is native
+# too (``tree_solve_native``, replacing a 6-DOF solve in a local vector); the sweep keeps the Warp
+# :func:`tree_solve`, which its kernels inline. Timings in benchmarks/README.md's performance log.
 
 
 _TREE_FACTOR = """

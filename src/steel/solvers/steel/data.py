@@ -33,11 +33,11 @@ Every row kernel and ``wp.func`` takes the pool as one ``RowBuffers`` argument n
 families and the sweep read the same fields by the same names, and a new field is added in one
 place instead of in every signature and launch.
 
-Warp passes a struct by value, and ``RowBuffers`` holds about 20 array headers (~1 kB): a
-``wp.func`` taking it that the C++ compiler keeps out of line copies all of it on every call.
-Every ``wp.func`` that takes ``RowBuffers`` is therefore declared ``@wp.func(inline=True)``;
-measured on the 2-core CPU, the sweep of ``tower x16`` took 4.0 ms per step with the compiler's
-own inlining choices against 2.8 ms with the separate arrays it replaced, and 2.4 ms inlined.
+Warp passes a struct by value, and ``RowBuffers`` holds 30 array headers: a ``wp.func`` taking it
+that the C++ compiler keeps out of line copies all of it on every call. Every ``wp.func`` that takes
+``RowBuffers`` is therefore declared ``@wp.func(inline=True)``, except ``order_units`` (``pgs_order.py``),
+called once per world and sweep. Rejected: the compiler's own inlining choices, which made the sweep
+slower than the separate arrays the struct replaced (timings in benchmarks/README.md's performance log).
 """
 
 from __future__ import annotations

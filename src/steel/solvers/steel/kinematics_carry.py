@@ -3,7 +3,7 @@
 Why. A step runs the forward kinematics twice over the same numbers: the fused finish places the bodies of
 the new state (``finish.py``), and the next step's fused free dynamics places them again from that state's
 coordinates (``predict.py``), because a caller may hand ``step`` any state (a reset, a copy, an edited
-``joint_q``). The second pass is a tenth of the solver step on a 10-link chain.
+``joint_q``). The second pass is a visible share of the solver step on a chain.
 
 How. The fused finish keeps, per articulation, the coordinates and velocities it placed the bodies from and
 the poses and COM twists it wrote (:class:`KinematicsCarry`). The next fused free dynamics compares an
@@ -19,10 +19,9 @@ all on ``notify_model_changed``, ``reset`` and the separate (unfused) kinematics
 and body arrays are read by the kinematics; the carry relies on edits to them being announced with
 ``notify_model_changed``, as Newton's solvers require.
 
-Measured (per-launch time in the step loop, 300 steps, one run each, noisy machine): the fused free
-dynamics chain x64 0.155 -> 0.123-0.131 ms, cartpole x64 0.058 -> 0.043, tower x16 landed 0.21 -> 0.197; the
-fused finish pays for the copies, chain x64 0.064 -> 0.070, cartpole x64 0.027 -> 0.029, tower x16 0.09 ->
-0.10. 200-step joint_q/joint_qd hashes equal on chain, cartpole, tower, humanoid and ant.
+The fused free dynamics gains more than the fused finish pays for the copies (timings in
+benchmarks/README.md's performance log); 200-step joint_q/joint_qd hashes are equal on chain, cartpole, tower,
+humanoid and ant.
 """
 
 from __future__ import annotations

@@ -60,16 +60,13 @@ samples on the stalled load that read it back).
 DOF loops. The products over a row's DOFs (``J qd``, its gate bounds, ``qd += Y lambda``, a tail pair's
 two rows at once) run as native loops on the arrays' data (``rows/dof_loops.py``): a Warp array load wraps
 a negative index and multiplies by the byte stride, and a perf annotation of the tower's sweep put the
-hottest instructions of its 6-DOF sums on that address arithmetic (unrolling the Warp loops had measured
+hottest instructions of its 6-DOF sums on that address arithmetic (rejected: unrolling the Warp loops,
 within noise). Same float operations in the same order: joint_q/joint_qd after 300 steps bitwise equal on
 tower x1/x16, humanoid x16, ant x64, chain x64 (timings in benchmarks/README.md's performance log). What
 is left on the tower is row bookkeeping: each struct-array field a row visit reads is a pointer and stride
-reloaded from the stack, an index wrap and a multiply; forming the responses (``ensure_response``) is
-0.12-0.2 ms of it. A loaded row (impulse not 0) forms only ``J qd``, not its gate reference: the gate is
-read only while the impulse is 0, and the reference an earlier visit left stays a valid (looser) bound.
-Bitwise the same; ``_sweep`` replayed on one step (median of 300, two interleaved runs): tower x16 landed
-2.67 -> 2.63 ms, ant x64 0.687 -> 0.661, humanoid x16 0.552 -> 0.546, chain x64 0.182 -> 0.183 (once, on
-an older sweep, measured slower: 1.04 -> 1.17 ms).
+reloaded from the stack, an index wrap and a multiply, and forming the responses (``ensure_response``).
+A loaded row (impulse not 0) forms only ``J qd``, not its gate reference: the gate is read only while the
+impulse is 0, and the reference an earlier visit left stays a valid (looser) bound; bitwise the same.
 
 Responses are formed lazily: a row's ``Y = H^-1 J^T`` (a tree-sparse solve) is computed the first
 time the row must apply an impulse. A speculative contact that stays open, or a friction pair whose
@@ -92,19 +89,14 @@ of each step's sweep (rows are rebuilt every step) and stay valid into the veloc
 targets the test reads. A dormant contact (``rows/dormant.py``) arrives with a reference its build wrote
 against drift 0 and no ``J``: ``_reset_gate`` keeps that reference, and the row is materialized (its ``J``
 written, bitwise the build's) when its gate fails or when its group carries load, before the group's tails
-(a patch share can bound its friction pair away from 0). ``_sweep`` per step with dormant rows (launch
-timed in the step loop, median of 270 steps): chain x64 0.22 -> 0.20 ms, cartpole x64 0.022 -> 0.019,
-humanoid x16 0.58 and tower x16 1.24-1.26 either way. A group whose normal rows all carry no impulse also skips summing its patch
-anchors' shares (``patch_bound``), which are then 0. Every apply also moves the drift by at least
+(a patch share can bound its friction pair away from 0). A group whose normal rows all carry no impulse
+also skips summing its patch anchors' shares (``patch_bound``), which are then 0. Every apply also moves the drift by at least
 ``1e-30``, so a pass that leaves it where it was applied nothing: the velocities and impulses are as it
 found them, and the passes after it in the same friction phase would repeat it exactly, so an
-interleaved sweep skips them (``_run_passes``); a world whose rows all stay open runs one pass.
-Measured, ``_sweep`` per step without -> with both (the launch replayed 20 times on each of 5 saved
-steps, mean of the minima, two interleaved runs each): chain x64 2.1 -> 0.29-0.39 ms (48 speculative
-link pairs per world, none acting: gated after the first pass, which applies nothing), humanoid x16
-lying down 1.06 -> 0.82 ms (4 of 27 normal rows act; rows within ~1 m/s of their target are
-re-evaluated as the drift grows), tower x16 1.47 -> 1.41-1.47 ms (its rows act), ant x64 0.45 ->
-0.13-0.16 ms. The gate alone took chain x64 to 0.95 ms; the skipped passes, 0.95 -> 0.29.
+interleaved sweep skips them (``_run_passes``); a world whose rows all stay open runs one pass. The two
+pay where rows stay open (chain x64's speculative link pairs, which never act, are gated after the first
+pass) and cost nothing measurable where rows act (the tower); timings in benchmarks/README.md's
+performance log.
 
 Velocity sweeps (``velocity_iterations``) run the same passes from their own module, ``pgs_velocity.py``, so a
 step without them never compiles them: Warp builds every kernel of a module when the first one launches.

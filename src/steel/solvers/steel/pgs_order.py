@@ -6,11 +6,9 @@ body height), so a stack's weight travels down it within one iteration; a body p
 a key and end up side by side, as one *group* (``rows.span`` marks each group's ends).
 
 Each world's units are sorted once per sweep by a stable bottom-up merge sort, O(n log n) in the
-world's units: a world is one thread's work, and the insertion sort this replaced cost O(n^2),
-most of the sweep of a 465-box pyramid (8,600 units). Measured on the same rows, old and new sweep
-interleaved in one process: 10/20/30-level pyramids 2.35/22.0/75.4 ms before, 1.57/6.20/23.7 ms
-after (exponent against rows 1.53 -> 1.17; the growth left is not the order's: the 30-level
-pyramid's rows, ~180 bytes each that a pass reads, no longer fit the 1 MB L2 cache).
+world's units: a world is one thread's work, and the insertion sort it replaced (rejected) cost O(n^2),
+most of the sweep of a large pyramid. The sweep's growth with the rows that is left is not the order's
+but the cache's (timings in benchmarks/README.md's performance log).
 """
 
 from __future__ import annotations
@@ -97,9 +95,8 @@ def order_units(rows: RowBuffers, world: int, base: int):
 
     Compiled as a function of its own, called once per world and sweep (the row pool's struct is copied
     into the call, once): inlined into the sweep's kernel the merge took longer, as part of one large
-    function. ``_sweep`` replayed on one step (median of 300, two runs each): chain x64 0.182 -> 0.143 ms
-    (its sweep is mostly this sort and the gate), tower x16, humanoid x16 and ant x64 unchanged. A merge
-    picking its next unit by a select instead of a branch measured slower either way (0.181 ms).
+    function (chain x64, whose sweep is mostly this sort and the gate, gained; the other scenes did not
+    change). Rejected: a merge picking its next unit by a select instead of a branch (slower either way).
     """
     # Order the world's row units (a normal or limit row, with the friction pair that follows it)
     # by descending key, so a stack's weight travels down it within one iteration; a body pair's

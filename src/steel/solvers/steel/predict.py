@@ -45,35 +45,24 @@ One launch (``_free_dynamics``). When ``H`` is rebuilt this step (the default
 joint forces, RNEA + CRBA, factor and ``qd*`` run as one kernel, one thread per articulation, calling the
 same ``wp.func``s as the separate kernels in the same order per articulation: every stage reads only its
 own articulation's joints, DOFs and bodies, so the bits are those of the five launches and the diagonal
-copy it replaces (on the CPU a launch costs its fixed host and runtime overhead whatever its work, and
-these six were half of a one-world tower step's launches). A stale ``H`` between rebuilds (its
-``wp.capture_if`` on a gain edit) and models with loop closures or joints outside the articulations keep
-the separate launches. On the CPU the launch is one thread walking the articulations in order
-(``launches.serial_threads``): a thread per articulation copied the 3.1 KB argument block 704 times per
-tower x16 step. That, a free body's factor and solve in local storage, CRBA pairs computed once
-(``articulation/dynamics.py``) and the root pose placed once by the kinematics made the launch cheaper,
-bitwise the same (figures in benchmarks/README.md's performance log).
+copy it replaces (on the CPU a launch costs its fixed host and runtime overhead whatever its work). A stale
+``H`` between rebuilds (its ``wp.capture_if`` on a gain edit) and models with loop closures or joints outside
+the articulations keep the separate launches. On the CPU the launch is one thread walking the articulations
+in order (``launches.serial_threads``): a thread per articulation (rejected) copied the kernel's argument
+block once per articulation, 704 times per tower x16 step. That, a free body's factor and solve in local
+storage, CRBA pairs computed once (``articulation/dynamics.py``) and the root pose placed once by the
+kinematics made the launch cheaper, bitwise the same (figures in benchmarks/README.md's performance log).
 
-Measured (the launch replayed 900 times on one step's input after 150 steps, median, alternating with the
-code before twice; 2-core CPU with another process running): the tree-sparse factor, the CRBA and the
-predicted velocity's solve as native C++ on the arrays' data (``articulation/factor.py``,
-``articulation/dynamics.py``; Warp's float operations in Warp's order, bitwise the same) took chain x64
-(10-link chains) from 0.189 to 0.140 ms, humanoid x16 0.150 -> 0.086, tower x16 0.272 -> 0.208, cartpole
-x64 0.056 -> 0.051. What is left (chain x64, stages switched off in the replay): input kinematics 41 us,
-RNEA 41 (forward 29, backward 12), CRBA 16, factor 12, prediction 9, joint forces 8, path sums 4, launch
-6. The input kinematics and the RNEA forward pass are floating-point bound (about 400 float operations per
-link each at about two per cycle; a perf profile puts most samples on scalar multiplies and adds). Native
-code did not pay where the work is arithmetic, so these stay Warp code: RNEA backward pass chain 0.140 ->
-0.139, tower 0.208 -> 0.206 ms; joint forces chain unchanged, tower 0.208 -> 0.205. Also measured and not
-kept: the kinematics and the RNEA forward pass in one walk over the bodies (pose, COM, twist and ``c`` kept
-in registers, the COM transformed once; bitwise the same): chain 0.141 -> 0.139, humanoid 0.087 -> 0.086,
-tower 0.210 -> 0.211 ms; the factor and the prediction as loops of their own over all articulations after
-the rest, so that one articulation's division and square-root chains overlap the next one's: chain 0.142
--> 0.143, tower 0.210 -> 0.214, cartpole 0.052 -> 0.050. Would pay only with other arithmetic (not done):
-the two 6x6 spatial-inertia products of the forward pass are at most 10 us of chain x64 (both replaced by
-a mass times a vector: 0.140 -> 0.129 ms), so a structured ``I a`` saves about half that; a child frame
-``X_c`` taken as the identity saves 5-6 us (0.139 -> 0.133), but ``q * identity`` is not ``q`` when a
-component is a signed zero.
+Native loops. The tree-sparse factor, the CRBA and the predicted velocity's solve run as native C++ on the
+arrays' data (``articulation/factor.py``, ``articulation/dynamics.py``; Warp's float operations in Warp's
+order, bitwise the same): there the time went to address arithmetic. The input kinematics and the RNEA
+forward pass are floating-point bound (a perf profile puts most samples on scalar multiplies and adds), so
+they, the RNEA backward pass and the joint forces stay Warp code: native code did not pay where the work is
+arithmetic. Rejected: the kinematics and the RNEA forward pass in one walk over the bodies, and the factor
+and the prediction as loops of their own after the rest (both within noise). Would pay only with other
+arithmetic (not done, not bitwise): a structured ``I a`` for the forward pass's two 6x6 spatial-inertia
+products, and a child frame ``X_c`` taken as the identity (``q * identity`` is not ``q`` when a component is
+a signed zero). Timings and the per-stage split in benchmarks/README.md's performance log.
 """
 
 from __future__ import annotations

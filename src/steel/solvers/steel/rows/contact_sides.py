@@ -21,8 +21,7 @@ walked last (:func:`clear_side_jacobians`, :func:`add_contact_jacobians`), so a 
 (``rows/dormant.py``) skips both and the sweep repeats them, bitwise, only if it needs the rows. A side that
 one walk writes whole (the body's joint is the articulation's root and holds all its DOFs: a free body, a
 single hinged link) is neither cleared nor read back: each entry is stored as ``0.0 + term``, the bits the
-cleared walk gives. Measured (the contact-row launch replayed 300 times on one step's input, median):
-tower x16 after landing 0.753 -> 0.703 ms; chain x64 (links below the root) unchanged.
+cleared walk gives (free-body scenes gain; timings in benchmarks/README.md's performance log).
 """
 
 from __future__ import annotations

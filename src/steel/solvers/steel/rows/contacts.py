@@ -51,11 +51,8 @@ and shape 1 (normal ``n`` from 0 to 1):
   The friction pair of a settled anchor (``SETTLED_AGE``) is regularized by ``ANCHOR_REGULARIZATION``.
 * Sides (``rows/contact_sides.py``): a contact between two links of one articulation gets one side
   holding ``J0 + J1``, so the sweep runs ``J qd``, ``Y = H^-1 J^T`` and every impulse over the
-  articulation's DOFs once, with the row's true ``J H^-1 J^T`` (two sides missed the cross term).
-  Measured (in-process A/B against the two-sided kernel, thread CPU time, median of paired ratios over
-  300 rebuilds of one step, two runs): this kernel chain x64 -9/-12 %, humanoid x16 -15 %, ant x64 -8 %,
-  tower x16 (no self-contacts) -2 %, from the host side below (the kernel alone +1.6 %); the sweep on
-  chain x64 -2/-3 % (its gate already skips the rows that cannot act). The merge changes only a row's
+  articulation's DOFs once, with the row's true ``J H^-1 J^T`` (two sides missed the cross term), and
+  costs less than two sides (timings in benchmarks/README.md's performance log). The merge changes only a row's
   step size in the sweep, not what it converges to: 300 steps of chain x64, humanoid x16 and ant x64
   stay bitwise the same, and a 1 kg box on a prismatic joint resting on its 16 kg free parent
   (``tests/solvers/steel/test_self_contact_side.py``) keeps its trajectory bitwise over 480 steps, its
@@ -64,16 +61,14 @@ and shape 1 (normal ``n`` from 0 to 1):
 Cost. The normal row and the friction pair act at the contact's own points (unless an anchor is
 shared), so their Jacobians are written in one walk up each body's joint path, each DOF's point velocity
 formed once for the three rows (``rows/contact_sides.add_contact_jacobians``); the history's search for the
-next shape pair first looks where last step's record of the same slot landed (``guess_first_record``: chain
-x64 0.383 -> 0.367 ms, tower x16 landed 0.703 -> 0.678 ms, this launch replayed on one step), else gallops
-up from the last one, and a record's distance takes one square root, none beyond
+next shape pair first looks where last step's record of the same slot landed (``guess_first_record``), else
+gallops up from the last one, and a record's distance takes one square root, none beyond
 ``MATCH_DISTANCE`` (``rows/history.py``); a region's members are tested once (``rows/patches.py``); each
 body's world centre of mass is formed once for the closing speed and the sweep key. Every entry gets the
 same arithmetic as before: 300 steps of tower x1/x16, humanoid x16, ant x64, chain x64 and cartpole x64
-stay bitwise the same (timings in benchmarks/README.md's performance log). What is left on chain x64 (ablations, 2752 contacts, 6592 rows): the walk
-~90 us, clearing the sides' J ranges ~55 us, the patch regions ~70 us, everything before the reservation
-~190 us. Tried and not kept: clearing a contact's three J ranges in one loop (no change), reusing one
-region's farthest pair along its run (tower x16 -1 %).
+stay bitwise the same (timings, and where the rest of chain x64's rebuild goes, in benchmarks/README.md's
+performance log). Tried and not kept: clearing a contact's three J ranges in one loop (no change), reusing
+one region's farthest pair along its run (within noise).
 
 Dormant contacts (``rows/dormant.py``). A rigid speculative contact with only translational rows, no
 warm-start impulse and no preload, whose closing speed provably stays above its target at the start of the
@@ -86,7 +81,7 @@ then). Without the drift condition humanoid x16's sweep materialized most of the
 A contact where neither body responds (static, kinematic, or outside every articulation) gets no
 row. Bodies outside every articulation enter with their pose and zero velocity. The launch reads
 options from ``solver.options``: ``solver.<option>`` goes through ``SolverSteel.__getattr__``, which
-cost 18 us per step here, half the host side of this launch (42 -> 24 us on tower x16).
+cost about half the host side of this launch.
 """
 
 from __future__ import annotations

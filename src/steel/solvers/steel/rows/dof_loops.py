@@ -9,7 +9,7 @@ and ``Y``, and its DOF range is ``dof_start``/``dof_count`` entry ``2 r + s``.
 
 Each loop does the float operations of the Warp loop it replaced in the same order, one per statement,
 as Warp emits them: joint_q/joint_qd after 300 steps are bitwise what they were (tower x1/x16, humanoid
-x16, ant x64, chain x64); ``_sweep`` tower x16 1.45 -> 1.08 ms.
+x16, ant x64, chain x64). Timings in benchmarks/README.md's performance log.
 """
 
 from __future__ import annotations

@@ -22,8 +22,8 @@ paths) is below the float ``J qd*`` the sweep would form, and below the lower bo
 A contact is dormant when it is rigid and speculative (``phi > 0``), has only its normal row and possibly
 its translational friction pair, starts with no impulse and no preload, and
 ``L0 - norm drift_last > target``, ``drift_last`` being the drift its world's last sweep ended with (a row
-the sweep would materialize anyway costs more there than its build saved: humanoid x16's ``_sweep`` went
-0.57 -> 0.67 ms without this condition, 0.58 with it; any subset of the provable rows keeps the iterate);
+the sweep would materialize anyway costs more there than its build saved: without this condition humanoid
+x16's sweep got slower; any subset of the provable rows keeps the iterate);
 the rest of the conditions are the host's (:meth:`DormantRows.active`). Its normal row gets the gate reference
 ``(L0, norm, 0)`` (drift 0: the world's drift when the sweep starts), ``inv_mass`` -2 (normal row only) or
 -3 (with its friction pair), which :func:`~.common.ensure_response` reads as "not formed", and a

@@ -44,15 +44,12 @@ as if it had not happened. A constant or gradually changing ``dt`` is used as is
 The sort. On the CPU the recording kernel's single thread sorts the live records itself, a natural merge
 sort (:func:`sort_records`), where CUDA and CPU graph captures radix-sort the whole capacity. Both are
 stable sorts by the same key, so keys and indices come out the same. The pipeline writes each narrow
-phase's contacts in runs of ascending keys (cartpole x64: 256 keys already sorted; tower x1: 2 runs in
-108 keys; tower x16: about 164 runs in 1,728), and the radix sort cost at least ~25 us per call however few
-the keys. Record + sort per step (thread CPU time, minimum over 150-400 steps, old and new run
-alternately): cartpole x64 28.7 -> 3.9 us, humanoid x16 31.5 -> 9.7, ant x64 34.3 -> 18.8, tower x16
-68 -> 55, chain x64 85 -> 72; 300-step states bitwise equal. Keys in more than ``MERGE_RUNS_MAX`` runs (many
-worlds interleave their pairs: chain x64 writes ~240 runs in 1,920 keys) take a stable LSD radix sort in the
-same thread instead (:func:`radix_sort_records`, two passes of at most 11 bits for up to 2,048 shapes), whose
-cost does not grow with the runs: the recording launch replayed on one step (median of 900) chain x64 0.081
--> 0.060 ms, tower x16 landed 0.112 -> 0.075 ms, the same order.
+phase's contacts in runs of ascending keys (few runs for few worlds), and the whole-capacity radix sort
+(rejected on the CPU) had a fixed cost per call however few the keys; 300-step states are bitwise equal
+either way. Keys in more than ``MERGE_RUNS_MAX`` runs (many worlds interleave their pairs) take a stable LSD
+radix sort in the same thread instead (:func:`radix_sort_records`, two passes of at most 11 bits for up to
+2,048 shapes), whose cost does not grow with the runs and which gives the same order. Timings in
+benchmarks/README.md's performance log.
 """
 
 from __future__ import annotations

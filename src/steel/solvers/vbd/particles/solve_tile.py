@@ -28,11 +28,10 @@ vertex of the shipped cloth and tet scenes takes one round.
 
 On the CPU the general kernel runs instead (:func:`tile_solve_pays_off`; same positions, bitwise).
 Warp runs a tiled CPU launch with one lane per block unless ``wp.config.enable_cpu_blocks`` is set,
-so the tile kernel there is the general loop plus the cost of the tiles: 12-20 % slower, measured
-(``python -m benchmarks.vbd --steps 20 --cases cloth_hang=32,soft_cube=6``, 2 cores: 72 against 82
-steps/s on the cloth, 145 against 170 on the tet cube). With ``enable_cpu_blocks`` the lanes are
-real (fibers) and the tile kernel runs, which is how the tests exercise its gather on a CPU; it is
-~10x slower there (7 steps/s on that cloth), which only a test wants.
+so the tile kernel there is the general loop plus the cost of the tiles (slower; rejected). With
+``enable_cpu_blocks`` the lanes are real (fibers) and the tile kernel runs, which is how the tests exercise
+its gather on a CPU; it is far slower there, which only a test wants. Timings in benchmarks/README.md's
+performance log.
 
 Specialized at construction: the kernel is compiled only with the element families the
 model has active entries for (a tet-only model compiles without triangle, edge and spring code),
