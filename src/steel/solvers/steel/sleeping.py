@@ -41,9 +41,9 @@ A step with sleeping on (:func:`step_with_sleeping`), in order:
    ``JointModel.articulation_skip`` is ``articulation_asleep`` itself, so forward kinematics,
    RNEA/CRBA, the predicted and finished velocities, the integration and the joint-limit rows skip
    asleep articulations, and their contacts get no rows (an asleep island touches nothing awake: it
-   would have woken). Measured on the tower scene with three of four towers asleep: 0.38-0.50x the
-   cost of the same step with sleeping off at 16 worlds; at 1 world the step is launch-bound and
-   costs the same (0.93x).
+   would have woken). That is what makes a mostly asleep scene of many worlds cheaper than the same
+   step with sleeping off; at 1 world the step is launch-bound and costs about the same (timings in
+   benchmarks/README.md's performance log).
 
 Contact history (``rows/history.py``): a contact of an asleep articulation keeps the record it had
 when the island fell asleep (the contact-row kernel finds it and the recording copies it unchanged),
