@@ -32,7 +32,7 @@ import warp as wp
 # cores shared with other jobs; 19 modules, 408 s and 317 s in two runs), the modules that took 5 s or more in
 # the first; generic kernels by their name's prefix. The PGS module: 251 s and 198 s then, with the velocity sweeps'
 # kernel in it; without it (now ``pgs_velocity``, built only when ``velocity_iterations > 0``) about 60 % of that,
-# measured by loading each module alone into an empty cache, both versions at once: 34.5 -> 20.9 s, 39.5 -> 24.4 s.
+# measured by loading each module alone into an empty cache (figures in benchmarks/README.md's performance log).
 # A key names a module exactly, a generic kernel by its name's prefix (``KEY_...``), or one of Newton's modules by its
 # last dotted parts (``....KEY``), so no private package path is written here; the longest key that fits wins.
 MEASURED_S = {

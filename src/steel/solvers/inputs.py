@@ -12,8 +12,9 @@ model, the table and the arrays, and forgotten by a weak reference's callback as
 them is freed (before its id can be reused). An attribute reassigned to another array, a replaced
 model or a freed array is thus checked again. A ``wp.array``'s length and device never change, nor
 does a finalized model's entity count, so a remembered verdict stays true; other array-likes are
-checked every time. Likewise Python float ``dt`` values that passed :func:`check_dt`. Measured per
-SolverSteel step on cartpole x64 (``dt``, two states and a control): 12.2 -> 4.2 us.
+checked every time. Likewise Python float ``dt`` values that passed :func:`check_dt`. Why: re-checking
+``dt``, two states and a control every step was a visible part of a small scene's host time (timings in
+benchmarks/README.md's performance log).
 """
 
 from __future__ import annotations

@@ -52,10 +52,9 @@ block LCP (the corners of a face make ``A`` singular, rank 3, so the block solve
 ``w`` is ``relaxation``. Rows of worlds are disjoint in DOFs, so worlds never race.
 
 Order and tails. Each world's units are sorted once per sweep, top down (``pgs_order.py``, with the
-measured merge sort); a unit's tail rows are solved by ``pgs_tails.py``. Applies take the world from the
-sweep (``apply_world_impulse``) instead of dividing the row index for it, and ``_normal_step`` has a single
-return: with the gate's early return the C++ compiler kept its result in memory (4 % of the tower's
-samples on the stalled load that read it back).
+merge sort); a unit's tail rows are solved by ``pgs_tails.py``. Applies take the world from the sweep
+(``apply_world_impulse``) instead of dividing the row index for it, and ``_normal_step`` has a single
+return: with the gate's early return the C++ compiler kept its result in memory and stalled reading it back.
 
 DOF loops. The products over a row's DOFs (``J qd``, its gate bounds, ``qd += Y lambda``, a tail pair's
 two rows at once) run as native loops on the arrays' data (``rows/dof_loops.py``): a Warp array load wraps

@@ -103,9 +103,9 @@ OLD_RELAXATION = "particle_conservative_bound_relaxation"
 # Measured on newton's SolverVBD with margin 1 mm, gap 0.5 mm: a vertex 0.7 mm over a triangle is
 # pushed away, one 1.2 mm over it is not, and a free vertex moves at most 0.85 x 1.5 mm / 2 per
 # detection (the conservative bound of a 1.5 mm detection distance). Reading the gap as the seed's
-# radius instead (as this module did before) capped a free vertex at 0.85 x 1 mm / 2 per detection
+# radius instead (rejected) capped a free vertex at 0.85 x 1 mm / 2 per detection
 # there: cloth_poker_cards' falling cards at 0.51 m/s at 1/1200 s (newton's 0.77 m/s), and cloth_twist
-# folded a hinge flat through itself from frame 97 (none through 130 frames now). Newton's
+# folded a hinge flat through itself from frame 97 (none through 130 frames as read here). Newton's
 # cloth_rollers example calls its margin 0.3 + gap 0.3 "the 0.6 query radius".
 LATER_GAP = "particle_self_contact_gap"
 

@@ -9,7 +9,7 @@ chain folding onto each other), a row written as two sides over the same DOF ran
 ``J qd``, ``Y = H^-1 J^T`` and every impulse application twice over those DOFs, and formed ``J Y`` as
 ``J0 H^-1 J0^T + J1 H^-1 J1^T``: the cross term ``2 J0 H^-1 J1^T`` was missing, so the row's effective
 mass was wrong wherever the two bodies share ancestors (their common joints move both contact points
-together, which the relative velocity does not see). Such a contact now gets one side holding the
+together, which the relative velocity does not see). Such a contact gets one side holding the
 summed Jacobian ``J0 + J1`` (side 1 has ``dof_count`` 0), whose ``J Y`` is the row's true
 ``J H^-1 J^T``; ``rows.body`` still names both bodies, so grouping, islands and observables are
 unchanged. A prescribed (kinematic) body keeps its own side, which takes no impulse.

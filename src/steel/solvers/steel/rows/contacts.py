@@ -64,8 +64,8 @@ formed once for the three rows (``rows/contact_sides.add_contact_jacobians``); t
 next shape pair first looks where last step's record of the same slot landed (``guess_first_record``), else
 gallops up from the last one, and a record's distance takes one square root, none beyond
 ``MATCH_DISTANCE`` (``rows/history.py``); a region's members are tested once (``rows/patches.py``); each
-body's world centre of mass is formed once for the closing speed and the sweep key. Every entry gets the
-same arithmetic as before: 300 steps of tower x1/x16, humanoid x16, ant x64, chain x64 and cartpole x64
+body's world centre of mass is formed once for the closing speed and the sweep key. None of this changes an
+entry's arithmetic: 300 steps of tower x1/x16, humanoid x16, ant x64, chain x64 and cartpole x64
 stay bitwise the same (timings, and where the rest of chain x64's rebuild goes, in benchmarks/README.md's
 performance log). Tried and not kept: clearing a contact's three J ranges in one loop (no change), reusing
 one region's farthest pair along its run (within noise).

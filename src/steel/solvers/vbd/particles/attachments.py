@@ -49,8 +49,8 @@ error last. On a particle alone (a kinematic body) the hard row closes ``1 - 2^-
 iterations, Newton's figures to the printed digits. Rejected: the joints' ``ρ = max(9 k, m_eff/dt²)``, which
 puts 90 % of the force in the lagged term (1-D model: 1.4e-3 kg·m/s, no better than the spring); for hard rows
 the AVBD penalty ramp (``k`` from ``rigid_joint_linear_k_start`` growing by ``β |C|``, the seed's hard
-constraints), which lost 2.4e-4 kg·m/s across the arm and moved the pair's COM 1.1e-7 m in 10 steps (now
-2.05e-8 m; Newton's 2.3e-8 m), and a large finite penalty for ``inf`` (1e30 N/m next to masses of order
+constraints), which lost 2.4e-4 kg·m/s across the arm and moved the pair's COM 1.1e-7 m in 10 steps (this
+row: 2.05e-8 m; Newton's 2.3e-8 m), and a large finite penalty for ``inf`` (1e30 N/m next to masses of order
 1 kg/dt² loses the float32 block solve).
 
 Bodies VBD does not integrate (kinematic, zero mass, static): the anchor is where the body's pose in
