@@ -158,7 +158,7 @@ def serial_threads(count: int, device) -> int:
     ...``: one per item on CUDA, a single one walking them in order on the CPU.
 
     A CPU launch runs its threads one after another and copies the kernel's whole argument block into
-    each thread's frame (``_free_dynamics`` passes 49 arguments, 3.1 KB), so a thread per item pays
+    each thread's frame (``_free_dynamics`` passes over fifty arguments, kilobytes), so a thread per item pays
     that copy per item before any work. One thread pays it once and does the same work per item, so the
     result is bitwise the same.
     """

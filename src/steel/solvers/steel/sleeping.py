@@ -52,7 +52,7 @@ resumes from the same friction anchors and warm start either way, and both setti
 same trajectory bit for bit (tested through a wake in an all-asleep and in a partly awake world).
 
 Kernels take the arrays of sleeping as one :class:`.sleep_state.SleepArrays` struct built at construction, so
-a launch packs a few arguments rather than twenty: on the CPU a launch's cost is mostly argument
+a launch packs a few arguments rather than two dozen: on the CPU a launch's cost is mostly argument
 packing; an all-asleep step of the tower scene is five launches (begin, two island passes,
 collect, publish).
 

@@ -395,8 +395,8 @@ def contact_threads(contacts) -> int:
     below the live count: one per slot on CUDA, a single one on the CPU.
 
     A CPU launch runs its threads one after another and copies the kernel's whole argument block
-    for each (the contact-row kernel's 88 arguments are about 5 KB), so per-slot threads cost about
-    0.1 us each before any work: a third of the contact-row kernel on a tower x16 step. One thread
+    for each (the contact-row kernel takes nearly a hundred arguments, kilobytes of them), so per-slot
+    threads pay that copy per slot before any work (timings in benchmarks/README.md's performance log). One thread
     walking the slots in order pays it once and does the same work in the same order (reservations
     included), so the result is bitwise the same.
     """
