@@ -14,8 +14,8 @@ reference point in world orientation:
 3. CRBA: for each DOF ``k`` of joint ``i``, ``F = Ic_i S_k`` and ``H[k, l] = H[l, k] = S_l . F`` for
    every DOF ``l`` of ``i`` and of its ancestors; then ``H[k, k] += armature_k + extra_k``. Of ``i``'s own
    DOFs only ``l <= k`` are visited: the pair's other order was written first and then overwritten by
-   this one, so skipping it keeps the bits and halves a free body's products (tower x16 RNEA + CRBA
-   88 -> 63 us per step); a one-joint articulation writes its whole block, so it is not zeroed first.
+   this one, so skipping it keeps the bits and halves a free body's products; a one-joint articulation
+   writes its whole block, so it is not zeroed first.
 
 The two passes share the spatial inertias and the tree walk, so fusing them saves a launch and
 a second read of the model per step.
