@@ -62,7 +62,7 @@ share a colour there; the colour groups are split here so that no two bodies of 
 parallel pass. On CUDA a colour's bodies move at once, each against the others' poses from before the pass
 (or torn mid-write), so two bodies sharing one stiff row would each take the whole correction. On the CPU,
 where Warp runs a launch's threads in order, the split changes nothing (the tests' Atwood pair runs bitwise
-alike with and without it); there was no GPU to measure the CUDA case on.
+alike with and without it); the CUDA case is not measured.
 
 Rollers, static and dynamic (:func:`roller_contact`). A static roller stays in its route: a cable pulled off
 it winds back by a negative turn (down to -90 degrees), as the reference keeps static routes (it warns beyond
