@@ -8,7 +8,7 @@ import newton
 
 from .data import ArticulationData
 from .dynamics import eval_articulation_dynamics
-from .factor import factor_mass_matrix, solve_mass_matrix
+from .factor import factor_mass_matrix, factor_view, solve_mass_matrix
 from .kinematics import eval_articulation_kinematics
 from .topology import ArticulationPlan
 
@@ -27,6 +27,7 @@ class ArticulationCore:
         self.model = model
         self.plan = ArticulationPlan(model)
         self.data = ArticulationData(self.plan)
+        self.factor_view = factor_view(self.plan, self.data)  # what the impulse solves read (factor.py)
 
     def kinematics(self, joint_q: wp.array, joint_qd: wp.array, body_q: wp.array, body_qd: wp.array) -> None:
         """Forward kinematics and body twists (see :func:`eval_articulation_kinematics`)."""

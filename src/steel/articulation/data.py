@@ -49,6 +49,27 @@ class ArticulationData:
         self.dof_bias = wp.zeros(nd, dtype=float, device=dev)
         self.mass_matrix = wp.zeros(max(plan.mass_size, 1), dtype=float, device=dev)
         self.mass_factor = wp.zeros(max(plan.mass_size, 1), dtype=float, device=dev)
+        b = CoreBuffers()  # the same arrays as one struct, for kernels that take many of them
+        for name in CoreBuffers.vars:
+            setattr(b, name, getattr(self, name))
+        self.buffers = b
+
+
+@wp.struct
+class CoreBuffers:
+    """:class:`ArticulationData`'s arrays as one Warp struct (``data.buffers``); the table above gives
+    each field's meaning, units and shape. The arrays are never rebound, so the struct is built once."""
+
+    articulation_origin: wp.array[wp.vec3]
+    body_v: wp.array[wp.spatial_vector]
+    body_c: wp.array[wp.spatial_vector]
+    dof_S: wp.array[wp.spatial_vector]
+    body_a: wp.array[wp.spatial_vector]
+    body_f: wp.array[wp.spatial_vector]
+    body_Ic: wp.array[wp.spatial_matrix]
+    dof_bias: wp.array[float]
+    mass_matrix: wp.array[float]
+    mass_factor: wp.array[float]
 
 
 def padded_blocks(plan: ArticulationPlan, flat: wp.array):

@@ -358,6 +358,25 @@ def tree_solve_mass_matrix(plan: ArticulationPlan, data: ArticulationData, rhs: 
               outputs=[x], device=plan.device)
 
 
+@wp.struct
+class FactorView:
+    """The factor of every articulation's ``H`` as the impulse solves read it (``ArticulationCore.factor_view``):
+    which factor applies, the DOF parent chains and the factor entries. Built once per core; never rebound."""
+
+    use_tree: int  # 1: the tree-sparse H = L^T L (parents numbered before children), 0: the dense H = L L^T
+    dof_parent: wp.array[int]  # the DOF above each DOF in the tree-sparse factor, -1: a root  (dof,)
+    mass_factor: wp.array[float]  # the factor L, one block per articulation at plan.mass_start  (sum n_a²,)
+
+
+def factor_view(plan: ArticulationPlan, data: ArticulationData) -> FactorView:
+    """The :class:`FactorView` of ``plan`` and ``data``."""
+    f = FactorView()
+    f.use_tree = int(plan.tree_factor_ok)
+    f.dof_parent = plan.dof_parent
+    f.mass_factor = data.mass_factor
+    return f
+
+
 @wp.func
 def factor_solve(
     use_tree: int,

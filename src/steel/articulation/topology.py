@@ -214,7 +214,45 @@ class ArticulationPlan:
         self.body_articulation_np = body_articulation
         self.body_joint = wp.array(body_joint, dtype=wp.int32, device=dev)
         self.body_articulation = wp.array(body_articulation, dtype=wp.int32, device=dev)
+        self.arrays = plan_arrays(self)
 
     def articulation_joints(self, a: int) -> np.ndarray:
         """Joint indices of articulation ``a`` in tree order (host)."""
         return self.tree_joint_np[self.tree_start_np[a] : self.tree_start_np[a + 1]]
+
+
+@wp.struct
+class PlanArrays:
+    """The plan's device arrays as one struct, for kernels that read many of them (``plan.arrays``).
+
+    Comments: meaning (shape). The arrays are built once per plan and never rebound, so the struct is too.
+    """
+
+    tree_start: wp.array[int]  # first tree position of each articulation  (articulation + 1,)
+    tree_joint: wp.array[int]  # joints in tree order, parents first  (tree position,)
+    joint_parent_joint: wp.array[int]  # the joint above each joint in its tree, -1: the root  (joint,)
+    dof_start: wp.array[int]  # first DOF of each articulation  (articulation,)
+    dof_count: wp.array[int]  # DOFs of each articulation  (articulation,)
+    mass_start: wp.array[int]  # first entry of each articulation's mass-matrix block  (articulation + 1,)
+    gravity_index: wp.array[int]  # gravity slot of each articulation's world  (articulation,)
+    dof_parent: wp.array[int]  # the DOF above each DOF in the tree-sparse factor, -1: a root  (dof,)
+    use_tree: int  # 1: the tree-sparse factor applies (parents numbered before children), 0: dense
+    body_joint: wp.array[int]  # the joint whose child the body is, -1: outside every articulation  (body,)
+    body_articulation: wp.array[int]  # articulation of each body, -1: outside every articulation  (body,)
+
+
+def plan_arrays(plan: ArticulationPlan) -> PlanArrays:
+    """The :class:`PlanArrays` view of ``plan``'s device arrays."""
+    a = PlanArrays()
+    a.tree_start = plan.tree_start
+    a.tree_joint = plan.tree_joint
+    a.joint_parent_joint = plan.joint_parent_joint
+    a.dof_start = plan.dof_start
+    a.dof_count = plan.dof_count_per_articulation
+    a.mass_start = plan.mass_start
+    a.gravity_index = plan.gravity_index
+    a.dof_parent = plan.dof_parent
+    a.use_tree = int(plan.tree_factor_ok)
+    a.body_joint = plan.body_joint
+    a.body_articulation = plan.body_articulation
+    return a

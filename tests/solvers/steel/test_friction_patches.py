@@ -55,8 +55,8 @@ def test_a_face_carries_its_friction_at_two_diagonal_anchors_that_balance_the_sl
     _, solver, contacts, model = _incline(SolverSteel, 1.0)
     n = int(contacts.rigid_contact_count.numpy()[0])
     assert n == 4
-    row_count = solver.contact_row_count.numpy()[:n]
-    first_row = solver.contact_row.numpy()[:n]
+    row_count = solver.contact_slots.row_count.numpy()[:n]
+    first_row = solver.contact_slots.row.numpy()[:n]
     anchors = np.flatnonzero(row_count == 3)
     assert len(anchors) == 2 and (row_count[row_count != 3] == 1).all()
     points = contacts.rigid_contact_point0.numpy()[anchors]
@@ -74,7 +74,7 @@ def test_point_friction_gives_every_contact_its_own_friction_pair():
     """``friction_anchor_beta=0`` selects point friction: all four corners carry a friction pair."""
     _, solver, contacts, _ = _incline(SolverSteel, 0.25, friction_anchor_beta=0.0)
     n = int(contacts.rigid_contact_count.numpy()[0])
-    assert (solver.contact_row_count.numpy()[:n] == 3).all()
+    assert (solver.contact_slots.row_count.numpy()[:n] == 3).all()
 
 
 def test_newton_steel_patches_hold_the_same_incline():

@@ -85,8 +85,8 @@ def test_self_contact_rows_have_one_side_whose_jacobian_is_the_relative_velocity
         return np.array(wp.transform_point(wp.transform(wp.vec3(*x[:3]), wp.quat(*x[3:])), wp.vec3(*p)))
 
     shape_body = model.shape_body.numpy()
-    contact_row = solver.contact_row.numpy()
-    row_count = solver.contact_row_count.numpy()
+    contact_row = solver.contact_slots.row.numpy()
+    row_count = solver.contact_slots.row_count.numpy()
     dof_start, dof_count = rows.dof_start.numpy(), rows.dof_count.numpy()
     J, stride, directions = rows.J.numpy(), rows.stride, rows.dir.numpy()
     checked = 0

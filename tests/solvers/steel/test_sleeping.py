@@ -512,7 +512,7 @@ def test_partly_awake_world_skips_the_asleep_islands_and_matches_solving_them():
                 count = int(sim.contacts.rigid_contact_count.numpy()[0])
                 bodies = sim.model.shape_body.numpy()[sim.contacts.rigid_contact_shape0.numpy()[:count]]
                 bodies1 = sim.model.shape_body.numpy()[sim.contacts.rigid_contact_shape1.numpy()[:count]]
-                rows = sim.solver.contact_row.numpy()[:count]
+                rows = sim.solver.contact_slots.row.numpy()[:count]
                 tower1 = np.isin(bodies, [2, 3]) | np.isin(bodies1, [2, 3])
                 assert tower1.any() and (rows[tower1] == -1).all(), "an asleep contact got rows"
                 assert (rows[~tower1 & ((bodies >= 0) | (bodies1 >= 0))] >= 0).any()

@@ -156,6 +156,17 @@ class RowBuffers:
     #                          drift then [m/s or rad/s]); drift < 0: none this sweep  (row,)
 
 
+@wp.struct
+class DofBuffers:
+    """The solver's per-DOF step arrays as one struct (the fused stages write them). Comments: meaning [units]."""
+
+    qd: wp.array[float]  # the step's velocity: predicted qd*, then solved by the sweeps [m/s or rad/s]  (dof,)
+    f: wp.array[float]  # explicit joint forces (drives, passive terms, control) [N or N·m]  (dof,)
+    diag: wp.array[float]  # implicit terms dt kd + dt² ke (+ armature of prescribed DOFs) on H's diagonal
+    #                        [kg or kg·m²]  (dof,)
+    diag_factored: wp.array[float]  # the diagonal inside the current factor [kg or kg·m²]  (dof,)
+
+
 class SteelRows:
     """The row pool of one solver, allocated once at construction; ``buffers`` is what kernels take."""
 

@@ -29,11 +29,13 @@ from __future__ import annotations
 
 import warp as wp
 
+from ...articulation.data import CoreBuffers
 from ...articulation.integrate import integrate_joint, integrate_joints
 from ...articulation.joint_model import JointModel
 from ...articulation.kinematics import JOINT_DISTANCE, JOINT_FREE, articulation_forward_kinematics
+from ...articulation.topology import PlanArrays
 from ...launches import launch, serial_threads
-from .kinematics_carry import keep_kinematics, void_kept
+from .kinematics_carry import KeptPlacement, keep_kinematics, void_kept
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -126,8 +128,7 @@ def _finish_articulations(
     threads: int,
     dt: float,
     # Plan and model:
-    tree_start: wp.array[int],
-    tree_joint: wp.array[int],
+    plan: PlanArrays,
     joints: JointModel,
     joint_articulation: wp.array[int],
     # Solver tables and attributes:
@@ -142,25 +143,19 @@ def _finish_articulations(
     joint_q_in: wp.array[float],
     joint_qd_in: wp.array[float],
     qd_solved: wp.array[float],
-    # Data out:
+    # Data out (the output kinematics into the core's buffers, and the placement kept for the next step):
     joint_q_out: wp.array[float],
     joint_qd_out: wp.array[float],
     body_q_out: wp.array[wp.transform],
     body_qd_out: wp.array[wp.spatial_vector],
-    articulation_origin_out: wp.array[wp.vec3],
-    body_v_out: wp.array[wp.spatial_vector],
-    body_c_out: wp.array[wp.spatial_vector],
-    dof_S_out: wp.array[wp.spatial_vector],
-    kept_q: wp.array[float],
-    kept_qd: wp.array[float],
-    kept_body_q: wp.array[wp.transform],
-    kept_body_qd: wp.array[wp.spatial_vector],
+    core: CoreBuffers,
+    kept: KeptPlacement,
 ):
     # One thread per articulation on CUDA; on the CPU one thread walks them in order (serial_threads).
     for art in range(wp.tid(), articulation_count, threads):
         # Each joint's stages read only its own DOFs and coordinates.
-        for t in range(tree_start[art], tree_start[art + 1]):
-            j = tree_joint[t]
+        for t in range(plan.tree_start[art], plan.tree_start[art + 1]):
+            j = plan.tree_joint[t]
             finish_joint_velocity(j, dt, joints, joint_articulation, dof_is_kinematic, body_is_free, angular_damping,
                                   linear_damping, max_linear_velocity, max_angular_velocity, joint_qd_in, qd_solved,
                                   joint_qd_out)
@@ -168,13 +163,14 @@ def _finish_articulations(
             integrate_joint(j, joints, joint_articulation, joint_q_in, joint_qd_out, zero_dof, dt, joint_q_out,
                             joint_qd_out)
         if joints.articulation_skip[art] == 0:
-            articulation_forward_kinematics(art, tree_start, tree_joint, joints, joint_q_out, joint_qd_out, body_q_out,
-                                            body_qd_out, articulation_origin_out, body_v_out, body_c_out, dof_S_out)
+            articulation_forward_kinematics(art, plan.tree_start, plan.tree_joint, joints, joint_q_out, joint_qd_out,
+                                            body_q_out, body_qd_out, core.articulation_origin, core.body_v,
+                                            core.body_c, core.dof_S)
             # The next step's input kinematics, if it starts from these numbers (kinematics_carry.py).
-            keep_kinematics(art, tree_start, tree_joint, joints, joint_q_out, joint_qd_out, body_q_out, body_qd_out,
-                            kept_q, kept_qd, kept_body_q, kept_body_qd)
+            keep_kinematics(art, plan.tree_start, plan.tree_joint, joints, joint_q_out, joint_qd_out, body_q_out,
+                            body_qd_out, kept.q, kept.qd, kept.body_q, kept.body_qd)
         else:
-            void_kept(art, tree_start, tree_joint, joints, kept_q)
+            void_kept(art, plan.tree_start, plan.tree_joint, joints, kept.q)
 
 
 def _finish(solver, state_in, dt: float, qd_solved, qd_out) -> None:
@@ -246,8 +242,7 @@ def finish_and_publish(solver, state_in, state_out, dt: float) -> None:
             plan.articulation_count,
             threads,
             float(dt),
-            plan.tree_start,
-            plan.tree_joint,
+            plan.arrays,
             plan.joints,
             model.joint_articulation,
             solver.tables.dof_is_kinematic,
@@ -261,8 +256,7 @@ def finish_and_publish(solver, state_in, state_out, dt: float) -> None:
             state_in.joint_qd,
             solver.qd,
         ],
-        outputs=[state_out.joint_q, state_out.joint_qd, state_out.body_q, state_out.body_qd,
-                 data.articulation_origin, data.body_v, data.body_c, data.dof_S, solver.kinematics_carry.q,
-                 solver.kinematics_carry.qd, solver.kinematics_carry.body_q, solver.kinematics_carry.body_qd],
+        outputs=[state_out.joint_q, state_out.joint_qd, state_out.body_q, state_out.body_qd, data.buffers,
+                 solver.kinematics_carry.arrays],
         device=model.device,
     )

@@ -111,6 +111,16 @@ def void_kept(art: int, tree_start: wp.array[int], tree_joint: wp.array[int], jo
             kept_q[i] = wp.nan
 
 
+@wp.struct
+class KeptPlacement:
+    """The last fused finish's placement, kept for the next step's input kinematics (module docstring)."""
+
+    q: wp.array[float]  # the coordinates the bodies were placed from; NaN: nothing kept  (joint_coord,)
+    qd: wp.array[float]  # the velocities they were placed from [m/s or rad/s]  (dof,)
+    body_q: wp.array[wp.transform]  # the placed poses [m, quaternion]  (body,)
+    body_qd: wp.array[wp.spatial_vector]  # the placed twists (v_com, w) [m/s, rad/s]  (body,)
+
+
 class KinematicsCarry:
     """The kept copies (see the module docstring); NaN coordinates until a fused finish keeps some."""
 
@@ -119,6 +129,9 @@ class KinematicsCarry:
         self.qd = wp.zeros(max(model.joint_dof_count, 1), dtype=float, device=device)
         self.body_q = wp.zeros(max(model.body_count, 1), dtype=wp.transform, device=device)
         self.body_qd = wp.zeros(max(model.body_count, 1), dtype=wp.spatial_vector, device=device)
+        self.arrays = KeptPlacement()  # the same arrays as the fused kernels take them (never rebound)
+        for name in KeptPlacement.vars:
+            setattr(self.arrays, name, getattr(self, name))
 
     def void(self) -> None:
         """Void every kept copy: the next input kinematics run in full."""

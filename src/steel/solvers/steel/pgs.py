@@ -105,6 +105,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from ...articulation.factor import FactorView
 from .data import ROW_CLAMP, ROW_CONTACT, ROW_FROZEN, ROW_LIMIT, ROW_SPEED_LIMIT, RowBuffers
 from .pgs_order import is_sliding_friction as _is_sliding_friction
 from .pgs_order import order_units as _order_units
@@ -172,9 +173,7 @@ def _normal_step(
     r: int,
     relaxation: float,
     cfm: float,
-    use_tree: int,
-    dof_parent: wp.array[int],
-    mass_factor: wp.array[float],
+    factor: FactorView,
     joint_qd: wp.array[float],
     walk: DormantWalk,
 ):
@@ -214,7 +213,7 @@ def _normal_step(
     # An untouched row that is satisfied needs no response: most speculative rows never do.
     inert = rows.kind[r] == ROW_FROZEN or rows.kind[r] == ROW_CLAMP  # hold their impulse / act after the pass
     if (old != 0.0 or v < rows.target[r] or (boxed and v > rows.target[r])) and not inert and not stays_open:
-        _ensure_response(rows, r, cfm, use_tree, dof_parent, mass_factor)
+        _ensure_response(rows, r, cfm, factor)
         g = _softness(rows, r)
         # A rigid row (g = 0, the default) skips the divisions by 1 + g, which return their operand, and the
         # residual's zero term: the same bits without two divisions per visit.
@@ -246,9 +245,7 @@ def _warm_start(
     unit_count: int,
     friction: int,
     cfm: float,
-    use_tree: int,
-    dof_parent: wp.array[int],
-    mass_factor: wp.array[float],
+    factor: FactorView,
     joint_qd: wp.array[float],
 ):
     """Apply the impulses the rows start from and their preloads (zero rows are skipped)."""
@@ -261,7 +258,7 @@ def _warm_start(
                 rows.impulse[k] = 0.0  # held at zero until the friction iterations begin
             start = rows.impulse[k] + rows.preload[k]
             if start != 0.0:
-                _ensure_response(rows, k, cfm, use_tree, dof_parent, mass_factor)
+                _ensure_response(rows, k, cfm, factor)
                 _apply(rows, k, start, joint_qd)
             k += 1
 
@@ -285,9 +282,7 @@ def _iterate(
     friction_mode: int,
     relaxation: float,
     cfm: float,
-    use_tree: int,
-    dof_parent: wp.array[int],
-    mass_factor: wp.array[float],
+    factor: FactorView,
     joint_qd: wp.array[float],
     walk: DormantWalk,
 ):
@@ -315,7 +310,7 @@ def _iterate(
             # An internal row (limit, joint friction, drive, velocity limit) is a group of one without a
             # tail: its projected step alone (the line search and the tail pass would be no-ops).
             r = rows.order[base + first]
-            step = _normal_step(rows, world, r, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd,
+            step = _normal_step(rows, world, r, relaxation, cfm, factor, joint_qd,
                                 walk)
             if step[0] != 0.0:
                 _apply_in(rows, world, r, step[0], joint_qd)
@@ -331,7 +326,7 @@ def _iterate(
             step = wp.vec3(0.0)
             # A coupled unit is solved with its tail; only a coupled friction_mode writes them.
             if friction == 0 or friction_mode == 0 or not _is_coupled(rows, ends, r):
-                step = _normal_step(rows, world, r, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd,
+                step = _normal_step(rows, world, r, relaxation, cfm, factor, joint_qd,
                                     walk)
             rows.step[r] = step[0]
             gain += step[0] * step[1]
@@ -380,7 +375,7 @@ def _iterate(
         for pass_index in range(1 + rows.late_rows):
             for g in range(first, last + 1):
                 _solve_tail(rows, ends, world, rows.order[base + g], base, first, last, loaded, group_load, pass_index,
-                            friction, friction_mode, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+                            friction, friction_mode, relaxation, cfm, factor, joint_qd)
 
 
 @wp.func(inline=True)
@@ -388,9 +383,7 @@ def _clamp_velocities(
     rows: RowBuffers,
     base: int,
     cfm: float,
-    use_tree: int,
-    dof_parent: wp.array[int],
-    mass_factor: wp.array[float],
+    factor: FactorView,
     joint_qd: wp.array[float],
 ):
     """Fused velocity limits: each ``ROW_CLAMP`` entry's DOF velocity into ``[-mu, mu]`` (rows/velocity_limits.py).
@@ -407,7 +400,7 @@ def _clamp_velocities(
             v = joint_qd[d]
             bound = wp.clamp(v, -rows.mu[r], rows.mu[r])
             if bound != v:
-                _ensure_response(rows, r, cfm, use_tree, dof_parent, mass_factor)
+                _ensure_response(rows, r, cfm, factor)
                 y = rows.Y[side_offset(rows, r, 0) + d - rows.dof_start[r, 0]]
                 if y > 0.0:
                     _apply(rows, r, (bound - v) / y, joint_qd)
@@ -426,9 +419,7 @@ def _run_passes(
     friction_mode: int,
     relaxation: float,
     cfm: float,
-    use_tree: int,
-    dof_parent: wp.array[int],
-    mass_factor: wp.array[float],
+    factor: FactorView,
     joint_qd: wp.array[float],
     walk: DormantWalk,
 ):
@@ -466,10 +457,9 @@ def _run_passes(
         if friction == quiet_phase:
             continue
         drift = rows.world_drift[world]
-        _iterate(rows, ends, base, unit_count, it0 + k, units, friction, friction_mode, relaxation, cfm, use_tree,
-                 dof_parent, mass_factor, joint_qd, walk)
+        _iterate(rows, ends, base, unit_count, it0 + k, units, friction, friction_mode, relaxation, cfm, factor, joint_qd, walk)
         if rows.clamp_rows != 0:
-            _clamp_velocities(rows, base, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+            _clamp_velocities(rows, base, cfm, factor, joint_qd)
         if schedule == 0 and rows.world_drift[world] == drift and rows.gate_rounding < 1.0:
             quiet_phase = friction
 
@@ -485,9 +475,7 @@ def _sweep(
     relaxation: float,
     cfm: float,
     # Factor of the core:
-    use_tree: int,
-    dof_parent: wp.array[int],
-    mass_factor: wp.array[float],
+    factor: FactorView,
     # enable_bilateral_preelimination in effect, bilateral_preelimination_include_mimics:
     bilateral: int,
     include_mimics: int,
@@ -504,12 +492,12 @@ def _sweep(
     ends = _world_ends(rows, world, base)
     # contact_friction_position_iterations: sliding friction is solved from iteration friction_start
     # on, and held at zero (its warm start too) before it.
-    _warm_start(rows, ends, base, unit_count, int(friction_start == 0), cfm, use_tree, dof_parent, mass_factor,
+    _warm_start(rows, ends, base, unit_count, int(friction_start == 0), cfm, factor,
                 joint_qd)
     if bilateral != 0:
-        preeliminate(rows, world, base, include_mimics, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+        preeliminate(rows, world, base, include_mimics, cfm, factor, joint_qd)
     _run_passes(rows, ends, base, unit_count, 0, iterations, schedule, friction_start, friction_mode, relaxation, cfm,
-                use_tree, dof_parent, mass_factor, joint_qd, walk)
+                factor, joint_qd, walk)
 
 
 def _factor_inputs(solver) -> list:
@@ -517,9 +505,7 @@ def _factor_inputs(solver) -> list:
     return [
         float(solver.options.relaxation),
         float(solver.options.cfm),
-        int(solver.core.plan.tree_factor_ok),
-        solver.core.plan.dof_parent,
-        solver.core.data.mass_factor,
+        solver.core.factor_view,
     ]
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from ...articulation.factor import FactorView
 from .data import ROW_COUPLED, ROW_PATCH, ROW_TORSION, RowBuffers
 from .pgs_order import is_pair, is_sliding_friction, is_unit
 from .rows.common import add_world_drift
@@ -93,9 +94,7 @@ def _solve_disk(
     bound: float,
     relaxation: float,
     cfm: float,
-    use_tree: int,
-    dof_parent: wp.array[int],
-    mass_factor: wp.array[float],
+    factor: FactorView,
     joint_qd: wp.array[float],
 ):
     """Tail pair ``f``, ``f + 1`` on the disk ``|lambda| <= bound`` (``mu lambda_r``, or a patch share).
@@ -108,8 +107,8 @@ def _solve_disk(
     rows.bound[f] = bound
     if bound == 0.0 and rows.impulse[f] == 0.0 and rows.impulse[f + 1] == 0.0:
         return
-    _ensure_response(rows, f, cfm, use_tree, dof_parent, mass_factor)
-    _ensure_response(rows, f + 1, cfm, use_tree, dof_parent, mass_factor)
+    _ensure_response(rows, f, cfm, factor)
+    _ensure_response(rows, f + 1, cfm, factor)
     v = _pair_velocity(rows, f, joint_qd)
     v1 = v[0]
     v2 = v[1]
@@ -141,16 +140,14 @@ def _solve_interval(
     bound: float,
     relaxation: float,
     cfm: float,
-    use_tree: int,
-    dof_parent: wp.array[int],
-    mass_factor: wp.array[float],
+    factor: FactorView,
     joint_qd: wp.array[float],
 ):
     """Single tail row ``f`` on ``|lambda| <= bound``: ``mu lambda_r`` (condim 4's spin row) or a torsion budget."""
     rows.bound[f] = bound
     if bound == 0.0 and rows.impulse[f] == 0.0:
         return
-    _ensure_response(rows, f, cfm, use_tree, dof_parent, mass_factor)
+    _ensure_response(rows, f, cfm, factor)
     old = rows.impulse[f]
     new = old + relaxation * (rows.target[f] - _row_velocity(rows, f, joint_qd)) * rows.inv_mass[f]
     new = wp.clamp(new, -bound, bound)
@@ -165,9 +162,7 @@ def _solve_coupled(
     f: int,
     friction_mode: int,
     cfm: float,
-    use_tree: int,
-    dof_parent: wp.array[int],
-    mass_factor: wp.array[float],
+    factor: FactorView,
     joint_qd: wp.array[float],
 ):
     """Unit row ``r`` and its tail pair ``f``, ``f + 1`` replaced by their coupled solution (unrelaxed).
@@ -175,9 +170,9 @@ def _solve_coupled(
     The sweep assembles the 3x3 block and the rows' velocities; the update itself is the row family's
     (``rows/friction_modes.py``).
     """
-    _ensure_response(rows, r, cfm, use_tree, dof_parent, mass_factor)
-    _ensure_response(rows, f, cfm, use_tree, dof_parent, mass_factor)
-    _ensure_response(rows, f + 1, cfm, use_tree, dof_parent, mass_factor)
+    _ensure_response(rows, r, cfm, factor)
+    _ensure_response(rows, f, cfm, factor)
+    _ensure_response(rows, f + 1, cfm, factor)
     ids = wp.vec3i(r, f, f + 1)
     w = wp.mat33()
     c = wp.vec3()
@@ -213,9 +208,7 @@ def solve_tail(
     friction_mode: int,
     relaxation: float,
     cfm: float,
-    use_tree: int,
-    dof_parent: wp.array[int],
-    mass_factor: wp.array[float],
+    factor: FactorView,
     joint_qd: wp.array[float],
 ):
     """The tail of unit ``r`` in order (friction pair, spin row, rolling pair), on the updated ``lambda_r``;
@@ -239,7 +232,7 @@ def solve_tail(
         elif is_pair(rows, f) and friction == 0 and is_sliding_friction(rows, f):
             f += 2  # held at zero (contact_friction_position_iterations)
         elif rows.kind[f] == ROW_COUPLED:
-            _solve_coupled(rows, r, f, friction_mode, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+            _solve_coupled(rows, r, f, friction_mode, cfm, factor, joint_qd)
             f += 2
         elif is_pair(rows, f):
             bound = rows.mu[f] * rows.impulse[r]
@@ -250,11 +243,11 @@ def solve_tail(
                         bound = rows.mu[f] * group_load[0] / float(wp.max(int(group_load[1]), 1))
                     else:
                         bound = patch_bound(rows, r, f, first, last, base, end)
-            _solve_disk(rows, world, f, bound, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+            _solve_disk(rows, world, f, bound, relaxation, cfm, factor, joint_qd)
             f += 2
         else:
             bound = rows.mu[f] * rows.impulse[r]
             if late != 0:
                 bound = torsion_bound(rows, f, first, last, base)
-            _solve_interval(rows, world, f, bound, relaxation, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+            _solve_interval(rows, world, f, bound, relaxation, cfm, factor, joint_qd)
             f += 1

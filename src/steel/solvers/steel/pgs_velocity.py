@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from ...articulation.factor import FactorView
 from .data import ROW_DRIVE, ROW_FROZEN, UNBOUNDED_AT_LEAST, RowBuffers
 from .pgs import SCHEDULE_INDEX, _factor_inputs, _reset_gate, _run_passes, _warm_start
 from .pgs_order import family_rows as _family_rows
@@ -45,9 +46,7 @@ def _velocity_sweep(
     relaxation: float,
     cfm: float,
     # Factor of the core:
-    use_tree: int,
-    dof_parent: wp.array[int],
-    mass_factor: wp.array[float],
+    factor: FactorView,
     walk: DormantWalk,
     # Data in/out: the rows (targets replaced, impulses refined), then the velocities.
     rows: RowBuffers,
@@ -61,7 +60,7 @@ def _velocity_sweep(
         # No position sweep ran: order and warm-start here.
         unit_count = _order_units(rows, world, base)
         _reset_gate(rows, world, base, unit_count)
-        _warm_start(rows, ends, base, unit_count, 1, cfm, use_tree, dof_parent, mass_factor, joint_qd)
+        _warm_start(rows, ends, base, unit_count, 1, cfm, factor, joint_qd)
     # Replace every target by its velocity target. A positive gap whose linearized end-of-step gap
     # closes under the position-solve velocity (J qd <= -phi / dt) is arrested (target 0).
     for family in range(2):
@@ -79,7 +78,7 @@ def _velocity_sweep(
             rows.target[r] = target
             rows.regularization[r] = 0.0  # the velocity sweeps stay rigid
     _run_passes(rows, ends, base, unit_count, iterations, velocity_iterations, schedule, 0, friction_mode, relaxation,
-                cfm, use_tree, dof_parent, mass_factor, joint_qd, walk)
+                cfm, factor, joint_qd, walk)
 
 
 def velocity_sweep(solver, joint_qd: wp.array) -> None:

@@ -71,6 +71,7 @@ import warp as wp
 
 from ...articulation.dynamics import articulation_bias_and_mass_matrix
 from ...articulation.factor import factor_articulation, factor_solve, tree_solve_native
+from ...articulation.data import CoreBuffers
 from ...articulation.joint_model import JointModel
 from ...articulation.kinematics import (
     JOINT_D6,
@@ -80,14 +81,56 @@ from ...articulation.kinematics import (
     JOINT_REVOLUTE,
     articulation_forward_kinematics,
 )
+from ...articulation.topology import PlanArrays
 from ...articulation.spatial import skew
 from ...launches import launch, serial_threads
-from .kinematics_carry import carry_matches, restore_bodies, void_kept
+from .data import DofBuffers
+from .kinematics_carry import KeptPlacement, carry_matches, restore_bodies, void_kept
 from .rows.dormant import joint_path_sums, velocity_spread
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
 KINEMATIC_ARMATURE = wp.constant(1.0e10)
+
+
+@wp.struct
+class DriveModel:
+    """The model arrays and solver tables the joint forces and the free dynamics read, as one struct.
+
+    Comments: meaning [units] (shape). Built by :func:`drive_model`; the solver builds it again after a model
+    change notice, as its tables re-upload their arrays then.
+    """
+
+    joint_articulation: wp.array[int]  # articulation of each joint, -1: none  (joint,)
+    joint_target_q_start: wp.array[int]  # first control.joint_target_q entry of each joint  (joint + 1,)
+    joint_target_ke: wp.array[float]  # drive stiffness [N/m or N·m/rad]  (dof,)
+    joint_target_kd: wp.array[float]  # drive damping [N·s/m or N·m·s/rad]  (dof,)
+    joint_effort_limit: wp.array[float]  # bound on the explicit drive force [N or N·m]  (dof,)
+    joint_damping: wp.array[float]  # passive damping [N·s/m or N·m·s/rad]  (dof,)
+    joint_stiffness: wp.array[float]  # passive spring toward joint_rest_q [N/m or N·m/rad]  (dof,)
+    joint_rest_q: wp.array[float]  # the passive spring's rest coordinate [m or rad]  (dof,)
+    joint_armature: wp.array[float]  # added diagonal inertia [kg or kg·m²]  (dof,)
+    gravity: wp.array[wp.vec3]  # gravity of each world [m/s²]  (world,)
+    dof_is_kinematic: wp.array[wp.int32]  # 1: a prescribed DOF (tables.py)  (dof,)
+    articulation_is_free_body: wp.array[wp.int32]  # 1: one dynamic free single body (tables.py)  (articulation,)
+
+
+def drive_model(model, tables) -> DriveModel:
+    """The :class:`DriveModel` of ``model`` and the solver's ``SteelTables``."""
+    d = DriveModel()
+    d.joint_articulation = model.joint_articulation
+    d.joint_target_q_start = model.joint_target_q_start
+    d.joint_target_ke = model.joint_target_ke
+    d.joint_target_kd = model.joint_target_kd
+    d.joint_effort_limit = model.joint_effort_limit
+    d.joint_damping = model.joint_damping
+    d.joint_stiffness = model.joint_stiffness
+    d.joint_rest_q = model.joint_rest_q
+    d.joint_armature = model.joint_armature
+    d.gravity = model.gravity
+    d.dof_is_kinematic = tables.dof_is_kinematic
+    d.articulation_is_free_body = tables.articulation_is_free_body
+    return d
 
 
 @wp.func
@@ -343,31 +386,9 @@ def _free_dynamics(
     dt: float,
     drive_rows: int,
     with_kinematics: int,
-    use_tree: int,
-    # Plan:
-    tree_start: wp.array[int],
-    tree_joint: wp.array[int],
-    joint_parent_joint: wp.array[int],
-    dof_start: wp.array[int],
-    dof_count: wp.array[int],
-    mass_start: wp.array[int],
-    gravity_index: wp.array[int],
-    dof_parent: wp.array[int],
-    # Model:
+    plan: PlanArrays,
     joints: JointModel,
-    joint_articulation: wp.array[int],
-    joint_target_q_start: wp.array[int],
-    joint_target_ke: wp.array[float],
-    joint_target_kd: wp.array[float],
-    joint_effort_limit: wp.array[float],
-    joint_damping: wp.array[float],
-    joint_stiffness: wp.array[float],
-    joint_rest_q: wp.array[float],
-    joint_armature: wp.array[float],
-    gravity: wp.array[wp.vec3],
-    # Solver tables:
-    dof_is_kinematic: wp.array[wp.int32],
-    articulation_is_free_body: wp.array[wp.int32],
+    drives: DriveModel,
     # Data in:
     joint_q: wp.array[float],
     joint_qd: wp.array[float],
@@ -378,62 +399,51 @@ def _free_dynamics(
     # Data out (the kinematics' only with with_kinematics):
     body_q_out: wp.array[wp.transform],
     body_qd_out: wp.array[wp.spatial_vector],
-    articulation_origin_out: wp.array[wp.vec3],
-    body_v_out: wp.array[wp.spatial_vector],
-    body_c_out: wp.array[wp.spatial_vector],
-    dof_S_out: wp.array[wp.spatial_vector],
-    dof_f_out: wp.array[float],
-    dof_diag_out: wp.array[float],
-    dof_diag_factored_out: wp.array[float],
-    body_a_out: wp.array[wp.spatial_vector],
-    body_f_out: wp.array[wp.spatial_vector],
-    body_Ic_out: wp.array[wp.spatial_matrix],
-    dof_bias_out: wp.array[float],
-    mass_matrix_out: wp.array[float],
-    mass_factor_out: wp.array[float],
-    qd_pred_out: wp.array[float],
+    core: CoreBuffers,
+    dofs: DofBuffers,
     path_sums_out: wp.array[wp.vec2],
     spread_out: wp.array[wp.vec2],
     # The last fused finish's placement (kinematics_carry.py), voided here where the kinematics run:
-    kept_q: wp.array[float],
-    kept_qd: wp.array[float],
-    kept_body_q: wp.array[wp.transform],
-    kept_body_qd: wp.array[wp.spatial_vector],
+    kept: KeptPlacement,
 ):
     # One thread per articulation on CUDA; on the CPU one thread walks them in order (serial_threads).
     for art in range(wp.tid(), articulation_count, threads):
         # Every stage below reads only this articulation's entries.
         if with_kinematics != 0 and joints.articulation_skip[art] == 0:
-            if carry_matches(art, tree_start, tree_joint, joints, joint_q, joint_qd, kept_q, kept_qd):
+            if carry_matches(art, plan.tree_start, plan.tree_joint, joints, joint_q, joint_qd, kept.q, kept.qd):
                 # The finish placed these bodies from the same numbers (kinematics_carry.py).
-                restore_bodies(art, tree_start, tree_joint, joints, kept_body_q, kept_body_qd, body_q_out, body_qd_out)
+                restore_bodies(art, plan.tree_start, plan.tree_joint, joints, kept.body_q, kept.body_qd, body_q_out,
+                               body_qd_out)
             else:
-                articulation_forward_kinematics(art, tree_start, tree_joint, joints, joint_q, joint_qd, body_q_out,
-                                                body_qd_out, articulation_origin_out, body_v_out, body_c_out,
-                                                dof_S_out)
-                void_kept(art, tree_start, tree_joint, joints, kept_q)
+                articulation_forward_kinematics(art, plan.tree_start, plan.tree_joint, joints, joint_q, joint_qd,
+                                                body_q_out, body_qd_out, core.articulation_origin, core.body_v,
+                                                core.body_c, core.dof_S)
+                void_kept(art, plan.tree_start, plan.tree_joint, joints, kept.q)
             # The dormant contact rows' bound on |J| (rows/dormant.py): the subspaces are this step's.
-            joint_path_sums(art, tree_start, tree_joint, joint_parent_joint, joints.qd_start, dof_S_out,
-                            path_sums_out)
-        for t in range(tree_start[art], tree_start[art + 1]):
-            j = tree_joint[t]
-            joint_forces(j, dt, drive_rows, joints, joint_articulation, joint_target_q_start, joint_target_ke,
-                         joint_target_kd, joint_effort_limit, joint_damping, joint_stiffness, joint_rest_q,
-                         dof_is_kinematic, joint_q, joint_qd, control_joint_f, control_target_q, control_target_qd,
-                         dof_f_out, dof_diag_out)
+            joint_path_sums(art, plan.tree_start, plan.tree_joint, plan.joint_parent_joint, joints.qd_start,
+                            core.dof_S, path_sums_out)
+        for t in range(plan.tree_start[art], plan.tree_start[art + 1]):
+            j = plan.tree_joint[t]
+            joint_forces(j, dt, drive_rows, joints, drives.joint_articulation, drives.joint_target_q_start,
+                         drives.joint_target_ke, drives.joint_target_kd, drives.joint_effort_limit,
+                         drives.joint_damping, drives.joint_stiffness, drives.joint_rest_q, drives.dof_is_kinematic,
+                         joint_q, joint_qd, control_joint_f, control_target_q, control_target_qd, dofs.f, dofs.diag)
             for d in range(joints.qd_start[j], joints.qd_start[j + 1]):
-                dof_diag_factored_out[d] = dof_diag_out[d]
+                dofs.diag_factored[d] = dofs.diag[d]
         articulation_bias_and_mass_matrix(
-            art, tree_start, tree_joint, joint_parent_joint, dof_start, dof_count, mass_start, gravity_index, joints,
-            joint_armature, gravity, body_q_out, articulation_origin_out, body_v_out, body_c_out, dof_S_out, body_f_ext,
-            dof_f_out, dof_diag_out, 1, body_a_out, body_f_out, body_Ic_out, dof_bias_out, mass_matrix_out)
+            art, plan.tree_start, plan.tree_joint, plan.joint_parent_joint, plan.dof_start, plan.dof_count,
+            plan.mass_start, plan.gravity_index, joints, drives.joint_armature, drives.gravity, body_q_out,
+            core.articulation_origin, core.body_v, core.body_c, core.dof_S, body_f_ext, dofs.f, dofs.diag, 1,
+            core.body_a, core.body_f, core.body_Ic, core.dof_bias, core.mass_matrix)
         # The separate path factors asleep articulations' (stale) H as well; so does this one, bit for bit.
-        factor_articulation(use_tree, dof_count[art], mass_start[art], dof_start[art], dof_parent, mass_matrix_out,
-                            mass_factor_out)
-        predict_articulation_velocity(art, dt, dof_start, dof_count, mass_start, articulation_is_free_body, use_tree,
-                                      dof_parent, joints.articulation_skip, mass_matrix_out, mass_factor_out,
-                                      dof_bias_out, joint_qd, qd_pred_out)
-        velocity_spread(art, joints.articulation_skip[art], dof_start, dof_count, joint_qd, qd_pred_out, spread_out)
+        factor_articulation(plan.use_tree, plan.dof_count[art], plan.mass_start[art], plan.dof_start[art],
+                            plan.dof_parent, core.mass_matrix, core.mass_factor)
+        predict_articulation_velocity(art, dt, plan.dof_start, plan.dof_count, plan.mass_start,
+                                      drives.articulation_is_free_body, plan.use_tree, plan.dof_parent,
+                                      joints.articulation_skip, core.mass_matrix, core.mass_factor, core.dof_bias,
+                                      joint_qd, dofs.qd)
+        velocity_spread(art, joints.articulation_skip[art], plan.dof_start, plan.dof_count, joint_qd, dofs.qd,
+                        spread_out)
 
 
 def free_dynamics_fuses(solver, rebuild_mass_matrix: bool) -> bool:
@@ -464,28 +474,9 @@ def eval_free_dynamics(solver, state, control, dt: float, joint_qd: wp.array, wi
             float(dt),
             int(solver.options.drive_mode == "rows"),
             int(with_kinematics),
-            int(plan.tree_factor_ok),
-            plan.tree_start,
-            plan.tree_joint,
-            plan.joint_parent_joint,
-            plan.dof_start,
-            plan.dof_count_per_articulation,
-            plan.mass_start,
-            plan.gravity_index,
-            plan.dof_parent,
+            plan.arrays,
             plan.joints,
-            model.joint_articulation,
-            model.joint_target_q_start,
-            model.joint_target_ke,
-            model.joint_target_kd,
-            model.joint_effort_limit,
-            model.joint_damping,
-            model.joint_stiffness,
-            model.joint_rest_q,
-            model.joint_armature,
-            model.gravity,
-            solver.tables.dof_is_kinematic,
-            solver.tables.articulation_is_free_body,
+            solver.drive_model,
             state.joint_q,
             joint_qd,
             state.body_f,
@@ -493,11 +484,8 @@ def eval_free_dynamics(solver, state, control, dt: float, joint_qd: wp.array, wi
             control.joint_target_q,
             control.joint_target_qd,
         ],
-        outputs=[state.body_q, solver.body_qd_in, data.articulation_origin, data.body_v, data.body_c, data.dof_S,
-                 solver.dof_f, solver.dof_diag, solver.dof_diag_factored, data.body_a, data.body_f, data.body_Ic,
-                 data.dof_bias, data.mass_matrix, data.mass_factor, solver.qd, solver.dormant.path_sums,
-                 solver.dormant.spread, solver.kinematics_carry.q, solver.kinematics_carry.qd,
-                 solver.kinematics_carry.body_q, solver.kinematics_carry.body_qd],
+        outputs=[state.body_q, solver.body_qd_in, data.buffers, solver.dofs, solver.dormant.path_sums,
+                 solver.dormant.spread, solver.kinematics_carry.arrays],
         device=model.device,
     )
 

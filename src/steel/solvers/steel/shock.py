@@ -56,6 +56,7 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
+from ...articulation.factor import FactorView
 from .data import ROW_CONTACT, RowBuffers
 from .mass_ratio import candidate_ratios
 from .pgs_order import family_rows, is_unit
@@ -134,9 +135,7 @@ def _shock_pass(
     cfm: float,
     up: wp.vec3,
     # Factor of the core:
-    use_tree: int,
-    dof_parent: wp.array[int],
-    mass_factor: wp.array[float],
+    factor: FactorView,
     # Data in/out: the rows (impulses added), then the velocities.
     rows: RowBuffers,
     joint_qd: wp.array[float],
@@ -197,7 +196,7 @@ def _shock_pass(
                     v = row_velocity(rows, r, joint_qd)
                     old = rows.impulse[r]
                     if v < rows.target[r] or old != 0.0:
-                        ensure_response(rows, r, cfm, use_tree, dof_parent, mass_factor)
+                        ensure_response(rows, r, cfm, factor)
                         w = 1.0 / rows.inv_mass[r]  # J Y + cfm, both sides
                         if moving >= 0:
                             w = _side_weight(rows, r, moving) + cfm
@@ -262,8 +261,8 @@ def shock_pass(solver, joint_qd: wp.array) -> None:
     launch(
         _shock_pass,
         dim=rows.world_count,
-        inputs=[float(SHOCK_RATIO), float(solver.options.cfm), solver.shock_up, int(solver.core.plan.tree_factor_ok),
-                solver.core.plan.dof_parent, solver.core.data.mass_factor],
+        inputs=[float(SHOCK_RATIO), float(solver.options.cfm), solver.shock_up,
+                solver.core.factor_view],
         outputs=[rows.buffers, joint_qd],
         device=solver.model.device,
     )

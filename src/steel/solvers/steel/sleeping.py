@@ -595,15 +595,6 @@ def step_with_sleeping(solver, sleep: SleepState, state_in, state_out, control, 
     write_sleep_observables(solver, sleep, observables, contacts)
 
 
-def contact_sleep_inputs(solver) -> list:
-    """The contact-row kernel's sleeping inputs: the asleep flags and the mode (0: no sleeping; 1:
-    contacts of asleep articulations carry their history record; 2: they also get no rows)."""
-    sleep = solver.sleep
-    if sleep is None:
-        return [solver.core.plan.joints.articulation_skip, 0]  # all zeros, never read
-    return [sleep.articulation_asleep, 2 if sleep.skip_constraints else 1]
-
-
 @contextmanager
 def skipping_asleep(solver):
     """Within the block the articulation kernels skip asleep articulations, also with

@@ -19,7 +19,7 @@ from ...articulation.factor import tree_factor_mass_matrix
 from ..inputs import as_python_scalar, check_contacts, check_control, check_dt, check_model_type, check_state
 from . import attributes as _attributes
 from .coupling import SteelCoupling
-from .data import SteelRows
+from .data import DofBuffers, SteelRows
 from .finish import finish_and_publish, finish_fuses, finish_step
 from .mass_ratio import warn_mass_ratio
 from .observables import SteelObservableKind, SteelObservables, write_observables
@@ -34,13 +34,14 @@ from .options import (
 from .pgs import sweep
 from .pgs_velocity import velocity_sweep
 from .shock import shock_pass, shock_setup
-from .predict import (eval_free_dynamics, eval_joint_forces, flag_changed_diagonal, free_dynamics_fuses,
+from .predict import (drive_model, eval_free_dynamics, eval_joint_forces, flag_changed_diagonal, free_dynamics_fuses,
                       predict_velocity)
 from .rows.adhesion import check_adhesion_options
 from .rows.capacity import resolved_rigid_contact_max, row_capacities
 from .rows.compliance import (COMPLIANT, SKIPPED, ComplianceCounters, check_compliance_contacts,
                               warn_point_friction)
 from .kinematics_carry import KinematicsCarry
+from .rows.contact_data import ContactInputCache, ContactParamsCache, allocate_contact_slots, contact_model
 from .rows.contacts import build_contact_rows
 from .rows.history import ContactHistory, bias_time, forget_worlds, record_contacts
 from .rows.dormant import DormantRows
@@ -175,24 +176,27 @@ class SolverSteel(SolverBase, SteelCoupling):
         self.dof_f = wp.zeros(nd, dtype=float, device=dev)
         self.dof_diag = wp.zeros(nd, dtype=float, device=dev)
         self.dof_diag_factored = wp.zeros(nd, dtype=float, device=dev)  # the diagonal inside the current factor
+        self.dofs = DofBuffers()  # the four arrays above as the fused stages take them (never rebound)
+        self.dofs.qd, self.dofs.f, self.dofs.diag, self.dofs.diag_factored = (self.qd, self.dof_f, self.dof_diag,
+                                                                              self.dof_diag_factored)
         self.diag_changed = wp.zeros(1, dtype=wp.int32, device=dev)
         self.body_contact_f = wp.zeros(max(model.body_count, 1), dtype=wp.spatial_vector, device=dev)
         # body_parent_f with sleeping: asleep bodies keep their last awake value here (observables.py)
         self.parent_f_kept = wp.zeros(max(model.body_count, 1), dtype=wp.spatial_vector, device=dev)
         self.rigid_contact_capacity = resolved_rigid_contact_max(model)
         rigid_max = max(self.rigid_contact_capacity, 1)
-        self.contact_row = wp.full(rigid_max, -1, dtype=wp.int32, device=dev)
-        self.contact_row_count = wp.zeros(rigid_max, dtype=wp.int32, device=dev)
-        self.contact_world = wp.zeros(rigid_max, dtype=wp.int32, device=dev)
-        self.contact_impact = wp.zeros(rigid_max, dtype=wp.int32, device=dev)
-        self.contact_anchor0 = wp.zeros(rigid_max, dtype=wp.vec3, device=dev)
-        self.contact_anchor1 = wp.zeros(rigid_max, dtype=wp.vec3, device=dev)
-        self.contact_release1 = wp.zeros(rigid_max, dtype=wp.vec3, device=dev)  # rows/surface_velocity.py
-        self.contact_age = wp.zeros(rigid_max, dtype=wp.int32, device=dev)
+        self.contact_slots = allocate_contact_slots(rigid_max, dev)  # per-slot results (rows/contact_data.py)
         self.history = ContactHistory(rigid_max, dev)
         self.kinematics_carry = KinematicsCarry(model, dev)  # kinematics_carry.py: output -> next input
         self.compliance = ComplianceCounters(dev)
         self.no_surface_velocity = wp.zeros(1, dtype=wp.vec3, device=dev)  # contacts without moving surfaces
+        # The contact stages' argument groups (rows/contact_data.py): the model's, rebuilt on a model change
+        # notice; the options', refilled when a value changes; the Contacts buffer's, when another arrives.
+        self.contact_model = contact_model(model, self.core.plan, self.tables, self.attributes, self.shape_attributes)
+        self.drive_model = drive_model(model, self.tables)  # predict.py
+        self.contact_params = ContactParamsCache()
+        self.contact_input = ContactInputCache(self.compliance.no_material, self.no_surface_velocity,
+                                               self.history.no_match)
         self.warm_start_contacts = True  # friction history; see rows/history.py
         self._default_control = model.control()
         self._step_count = 0
@@ -613,6 +617,10 @@ class SolverSteel(SolverBase, SteelCoupling):
             self.joint_friction.check()
         if self.sleep is not None:
             self.sleep.refresh(self)
+        # Tables and attributes re-upload their arrays: the contact rows' struct names the new ones.
+        self.contact_model = contact_model(self.model, self.core.plan, self.tables, self.attributes,
+                                           self.shape_attributes)
+        self.drive_model = drive_model(self.model, self.tables)
         self.kinematics_carry.void()  # joint frames, axes or COMs may have changed: place the bodies in full
         self._refresh_mass_matrix = True
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from ....articulation.factor import factor_solve
+from ....articulation.factor import FactorView, factor_solve
 from ....articulation.spatial import point_velocity
 from ..data import (UNBOUNDED, FAMILY_FREE_BODY, ROW_BOX, ROW_CLAMP, ROW_DRIVE, ROW_FROZEN, ROW_LIMIT, ROW_SPEED_LIMIT,
                     RowBuffers)
@@ -124,15 +124,13 @@ def side_response(
     rows: RowBuffers,
     r: int,
     s: int,
-    use_tree: int,
-    dof_parent: wp.array[int],
-    mass_factor: wp.array[float],
+    factor: FactorView,
 ):
     """``Y = H^-1 J^T`` for side ``s`` of row ``r``; returns ``J Y``, that side's share of the row's inverse mass."""
     offset = side_offset(rows, r, s)
     n = rows.dof_count[r, s]
-    factor_solve(use_tree, n, rows.mass_start[r, s], rows.dof_start[r, s], offset, dof_parent, mass_factor, rows.J,
-                 1.0, rows.Y)
+    factor_solve(factor.use_tree, n, rows.mass_start[r, s], rows.dof_start[r, s], offset, factor.dof_parent,
+                 factor.mass_factor, rows.J, 1.0, rows.Y)
     jy = float(0.0)
     for k in range(n):
         jy += rows.J[offset + k] * rows.Y[offset + k]
@@ -217,9 +215,7 @@ def ensure_response(
     rows: RowBuffers,
     r: int,
     cfm: float,
-    use_tree: int,
-    dof_parent: wp.array[int],
-    mass_factor: wp.array[float],
+    factor: FactorView,
 ):
     """Form ``Y = H^-1 J^T`` and ``1 / (J Y + cfm)`` of row ``r`` the first time it needs them."""
     if rows.inv_mass[r] >= 0.0:
@@ -229,7 +225,7 @@ def ensure_response(
         n = rows.dof_count[r, s]
         if n > 0:
             if rows.mass_start[r, s] >= 0:
-                jy += side_response(rows, r, s, use_tree, dof_parent, mass_factor)
+                jy += side_response(rows, r, s, factor)
             else:
                 offset = side_offset(rows, r, s)
                 for k in range(n):

@@ -204,7 +204,7 @@ class ComplianceCounters:
             dim=contacts.rigid_contact_max,
             inputs=[int(solver.options.enable_restitution), int(capturing), contacts.rigid_contact_count,
                     contacts.rigid_contact_shape0, contacts.rigid_contact_shape1, contacts.rigid_contact_stiffness,
-                    contacts.rigid_contact_damping, solver.model.shape_material_restitution, solver.contact_row],
+                    contacts.rigid_contact_damping, solver.model.shape_material_restitution, solver.contact_slots.row],
             outputs=[self.counts, self.errors, self.first_invalid],
             device=device,
         )

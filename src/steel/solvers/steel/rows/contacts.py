@@ -98,14 +98,14 @@ from .contact_sides import (clear_side_jacobians, contact_side, set_side_range, 
                             write_contact_jacobians)
 from .dormant import (DORMANT_NORMAL, DORMANT_PAIR, DormantRecord, contact_spread, dormant_bound, dormant_record,
                       side_norm)
-from .friction_modes import MODE_INDEX, coupled_contact
-from .history import CarriedRecord, find_record, guess_first_record, next_first_record
-from ..sleeping import contact_sleep_inputs
+from .contact_data import ContactInput, ContactModel, ContactParams, ContactSlots
+from .friction_modes import coupled_contact
+from .history import CarriedRecord, HistoryArrays, find_record, guess_first_record, next_first_record
 from .patches import region_roles
 from .shared_anchor import row_points
-from .surface_velocity import surface_tangent_velocity, surface_velocity_arrays
+from .surface_velocity import surface_tangent_velocity
 from .torsion import torsion_radius
-from .warmstart import carried_impulses, predecessor, warm_start_arrays
+from .warmstart import carried_impulses, predecessor
 from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
@@ -179,85 +179,12 @@ def _point_velocity(body: int, point: wp.vec3, com: wp.vec3, body_qd: wp.array[w
 
 @wp.kernel
 def _contact_rows(
-    # Options:
     dt: float,
-    baumgarte: float,
-    regularization: float,
-    speculative_scale: float,
-    gap_gate: float,
-    friction_gap_max: float,
-    friction_scale: float,
-    restitution_enabled: int,
-    restitution_threshold: float,
-    torsion_enabled: int,
-    patch_torsion_enabled: int,
-    adhesion_enabled: int,
-    friction_mode: int,
-    compliance_enabled: int,
-    shared_anchor: int,
-    friction_shared_anchor: int,
-    # Model:
-    shape_body: wp.array[int],
-    shape_mu: wp.array[float],
-    shape_mu_torsional: wp.array[float],
-    shape_mu_rolling: wp.array[float],
-    shape_condim: wp.array[wp.int32],
-    shape_torsion_radius: wp.array[float],
-    shape_adhesion: wp.array[float],
-    shape_restitution: wp.array[float],
-    body_com: wp.array[wp.vec3],
-    joint_qd_start: wp.array[int],
-    # Plan and solver tables:
-    body_articulation: wp.array[int],
-    body_joint: wp.array[int],
-    joint_parent_joint: wp.array[int],
-    art_dof_start: wp.array[int],
-    art_dof_count: wp.array[int],
-    art_mass_start: wp.array[int],
-    body_row_world: wp.array[wp.int32],
-    body_is_global: wp.array[wp.int32],
-    body_responds: wp.array[wp.int32],
-    body_is_free: wp.array[wp.int32],
-    body_max_depenetration: wp.array[float],
-    # Contacts:
-    contact_count: wp.array[wp.int32],
-    contact_normal: wp.array[wp.vec3],
-    contact_shape0: wp.array[wp.int32],
-    contact_point0: wp.array[wp.vec3],
-    contact_offset0: wp.array[wp.vec3],
-    contact_margin0: wp.array[float],
-    contact_shape1: wp.array[wp.int32],
-    contact_point1: wp.array[wp.vec3],
-    contact_offset1: wp.array[wp.vec3],
-    contact_margin1: wp.array[float],
-    contact_stiffness: wp.array[float],
-    contact_damping: wp.array[float],
-    contact_friction_weight: wp.array[float],
-    surface_velocity_enabled: int,
-    contact_surface_velocity: wp.array[wp.vec3],
-    gravity: wp.array[wp.vec3],
-    # History of the previous step:
-    warm_start: int,
-    shape_count: int,
-    history_count: wp.array[wp.int32],
-    history_key: wp.array[wp.int32],
-    history_index: wp.array[wp.int32],
-    history_point0: wp.array[wp.vec3],
-    history_point1: wp.array[wp.vec3],
-    history_force_n: wp.array[float],
-    history_force_t: wp.array[wp.vec3],
-    history_anchor0: wp.array[wp.vec3],
-    history_anchor1: wp.array[wp.vec3],
-    history_age: wp.array[wp.int32],
-    history_position: wp.array[wp.int32],
-    anchor_beta: float,
-    # Warm start by contact identity (rows/warmstart.py):
-    contact_warmstart: int,
-    same_buffer: int,
-    warmstart_decay: float,
-    match_index: wp.array[wp.int32],
-    match_generation: wp.array[wp.int32],
-    solved_generation: wp.array[wp.int32],
+    opt: ContactParams,
+    cm: ContactModel,
+    ci: ContactInput,
+    hist: HistoryArrays,
+    same_buffer: int,  # 1: ci is the buffer the history last recorded (rows/warmstart.py)
     # Sleeping (sleeping.py): asleep articulations; mode 0 off, 1 carry their history, 2 also skip their rows:
     articulation_asleep: wp.array[wp.int32],
     sleep_mode: int,
@@ -272,50 +199,42 @@ def _contact_rows(
     dormant_allowance: float,
     path_sums: wp.array[wp.vec2],
     spread: wp.array[wp.vec2],
-    # Data out (reserved rows and their accounting, then per contact):
+    # Data out (reserved rows and their accounting, per contact slot, per row):
     rows: RowBuffers,
-    contact_row_out: wp.array[wp.int32],
-    contact_row_count_out: wp.array[wp.int32],
-    contact_world_out: wp.array[wp.int32],
-    contact_impact_out: wp.array[wp.int32],
-    contact_anchor0_out: wp.array[wp.vec3],
-    contact_anchor1_out: wp.array[wp.vec3],
-    contact_release1_out: wp.array[wp.vec3],
-    contact_age_out: wp.array[wp.int32],
-    contact_carried_out: wp.array[CarriedRecord],
+    slots: ContactSlots,
     dormant_record_out: wp.array[DormantRecord],
 ):
     # One thread per slot on CUDA; on the CPU one thread walks every slot in order (contact_threads).
     # The history's first record of the last shape pair looked up: a pair's contacts lie side by side.
     searched_key = int(-1)
     key_start = int(0)
-    up = -wp.normalize(gravity[0])  # the sweep key's height axis (below)
-    for c in range(wp.tid(), wp.min(contact_count[0], contact_normal.shape[0]), threads):
-        contact_row_out[c] = -1
-        contact_row_count_out[c] = 0
+    up = -wp.normalize(cm.gravity[0])  # the sweep key's height axis (below)
+    for c in range(wp.tid(), wp.min(ci.count[0], ci.normal.shape[0]), threads):
+        slots.row[c] = -1
+        slots.row_count[c] = 0
         carry = CarriedRecord()  # inactive unless this contact carries a record (rows/history.py)
-        contact_carried_out[c] = carry
-        s0 = contact_shape0[c]
-        s1 = contact_shape1[c]
-        if s0 < 0 or s1 < 0 or s0 >= shape_count or s1 >= shape_count:  # none, or not a shape (inputs.py)
+        hist.carried[c] = carry
+        s0 = ci.shape0[c]
+        s1 = ci.shape1[c]
+        if s0 < 0 or s1 < 0 or s0 >= cm.shape_count or s1 >= cm.shape_count:  # none, or not a shape (inputs.py)
             continue
-        pair_key = s0 * shape_count + s1  # the history's key (rows/history.py)
-        b0 = shape_body[s0]
-        b1 = shape_body[s1]
-        moves0 = b0 >= 0 and body_responds[b0] != 0
-        moves1 = b1 >= 0 and body_responds[b1] != 0
+        pair_key = s0 * cm.shape_count + s1  # the history's key (rows/history.py)
+        b0 = cm.shape_body[s0]
+        b1 = cm.shape_body[s1]
+        moves0 = b0 >= 0 and cm.body_responds[b0] != 0
+        moves1 = b1 >= 0 and cm.body_responds[b1] != 0
         if not moves0 and not moves1:
             continue
         world = int(0)
         if moves1:
-            world = body_row_world[b1]
+            world = cm.body_row_world[b1]
         else:
-            world = body_row_world[b0]
+            world = cm.body_row_world[b0]
         # Rows of a moving global body (solved with world 0) also flag the global entry when lost.
         global_entry = int(-1)
-        if (moves0 and body_is_global[b0] != 0) or (moves1 and body_is_global[b1] != 0):
+        if (moves0 and cm.body_is_global[b0] != 0) or (moves1 and cm.body_is_global[b1] != 0):
             global_entry = rows.constraint_overflow.shape[0] - 1
-        if moves0 and moves1 and body_row_world[b0] != body_row_world[b1]:
+        if moves0 and moves1 and cm.body_row_world[b0] != cm.body_row_world[b1]:
             # A moving global body touching a moving body of another world would couple two worlds'
             # sweeps: no capacity can solve it, so the contact is dropped, counted and flagged.
             # Each side flags its own entry: the global entry for the global body, the world's otherwise.
@@ -323,8 +242,8 @@ def _contact_rows(
                 b = b0
                 if side == 1:
                     b = b1
-                entry = body_row_world[b]
-                if body_is_global[b] != 0:
+                entry = cm.body_row_world[b]
+                if cm.body_is_global[b] != 0:
                     entry = rows.constraint_overflow.shape[0] - 1
                 else:
                     wp.atomic_add(rows.world_rows_dropped, entry, FAMILY_ARTICULATED, 1)
@@ -333,62 +252,62 @@ def _contact_rows(
         # A contact of an asleep island (which touches nothing awake: it would have woken) keeps its
         # history record unchanged (rows/history.py) and, when its rows are skipped, gets none.
         asleep = int(0)
-        if sleep_mode != 0 and ((moves0 and articulation_asleep[body_articulation[b0]] != 0)
-                                or (moves1 and articulation_asleep[body_articulation[b1]] != 0)):
+        if sleep_mode != 0 and ((moves0 and articulation_asleep[cm.body_articulation[b0]] != 0)
+                                or (moves1 and articulation_asleep[cm.body_articulation[b1]] != 0)):
             asleep = 1
         # Last step's record of this contact: carried by an asleep one, the warm start's seeds otherwise.
         found = int(-1)
-        if warm_start != 0 or asleep != 0:
+        if opt.warm_start != 0 or asleep != 0:
             if pair_key != searched_key:
-                guess = guess_first_record(c, pair_key, history_count[0], history_key, history_position)
+                guess = guess_first_record(c, pair_key, hist.count[0], hist.key, hist.position)
                 if guess >= 0:
                     key_start = guess
                 else:
-                    key_start = next_first_record(pair_key, searched_key, key_start, history_count[0], history_key)
+                    key_start = next_first_record(pair_key, searched_key, key_start, hist.count[0], hist.key)
                 searched_key = pair_key
-            found = find_record(key_start, pair_key, contact_point0[c], contact_point1[c], history_count[0],
-                                history_key, history_index, history_point0, history_point1)
+            found = find_record(key_start, pair_key, ci.point0[c], ci.point1[c], hist.count[0],
+                                hist.key, hist.index, hist.point0, hist.point1)
         if asleep != 0:
             if found >= 0:
                 carry.active = 1
-                carry.point0 = history_point0[found]
-                carry.point1 = history_point1[found]
-                carry.force_n = history_force_n[found]
-                carry.force_t = history_force_t[found]
-                contact_anchor0_out[c] = history_anchor0[found]
-                contact_anchor1_out[c] = history_anchor1[found]
-                contact_age_out[c] = history_age[found]
-                contact_world_out[c] = world
-                contact_carried_out[c] = carry
+                carry.point0 = hist.point0[found]
+                carry.point1 = hist.point1[found]
+                carry.force_n = hist.force_n[found]
+                carry.force_t = hist.force_t[found]
+                slots.anchor0[c] = hist.anchor0[found]
+                slots.anchor1[c] = hist.anchor1[found]
+                slots.age[c] = hist.age[found]
+                slots.world[c] = world
+                hist.carried[c] = carry
             if sleep_mode == 2:
                 continue
 
         X0 = _body_pose(b0, body_q)
         X1 = _body_pose(b1, body_q)
-        n = contact_normal[c]
-        phi = wp.dot(n, wp.transform_point(X1, contact_point1[c]) - wp.transform_point(X0, contact_point0[c]))
-        phi -= contact_margin0[c] + contact_margin1[c]
-        if gap_gate >= 0.0 and phi > gap_gate:
+        n = ci.normal[c]
+        phi = wp.dot(n, wp.transform_point(X1, ci.point1[c]) - wp.transform_point(X0, ci.point0[c]))
+        phi -= ci.margin0[c] + ci.margin1[c]
+        if opt.gap_gate >= 0.0 and phi > opt.gap_gate:
             continue
-        a0 = wp.transform_point(X0, contact_point0[c] + contact_offset0[c])
-        a1 = wp.transform_point(X1, contact_point1[c] + contact_offset1[c])
+        a0 = wp.transform_point(X0, ci.point0[c] + ci.offset0[c])
+        a1 = wp.transform_point(X1, ci.point1[c] + ci.offset1[c])
 
-        mu = (0.5 * shape_mu[s0] + 0.5 * shape_mu[s1]) * friction_scale  # halves first: no overflow to inf
+        mu = (0.5 * cm.shape_mu[s0] + 0.5 * cm.shape_mu[s1]) * opt.friction_scale  # halves first: no overflow to inf
         stiffness = float(0.0)  # contact_compliance (rows/compliance.py): positive for a compliant contact
-        if compliance_enabled != 0:
-            stiffness = contact_stiffness[c]
-            if stiffness > 0.0 and contact_friction_weight[c] > 0.0:
-                mu *= contact_friction_weight[c]
+        if opt.compliance_enabled != 0:
+            stiffness = ci.stiffness[c]
+            if stiffness > 0.0 and ci.friction_weight[c] > 0.0:
+                mu *= ci.friction_weight[c]
             if wp.isinf(stiffness):
                 stiffness = 0.0  # infinitely stiff: the rigid law (rows/compliance.py)
-        friction = mu > 0.0 and phi <= friction_gap_max
+        friction = mu > 0.0 and phi <= opt.friction_gap_max
         friction_kind = ROW_FRICTION
         # The contact's role in its region (rows/patches.py): a patch anchor, and the torsion row's host.
         roles = wp.vec3i(1, 1, c)
-        if (anchor_beta > 0.0 and friction) or patch_torsion_enabled != 0:
-            roles = region_roles(c, contact_count[0], shape_body, contact_shape0, contact_shape1, contact_normal,
-                                 contact_point1, body_q)
-        if anchor_beta > 0.0:
+        if (opt.anchor_beta > 0.0 and friction) or opt.patch_torsion_enabled != 0:
+            roles = region_roles(c, ci.count[0], cm.shape_body, ci.shape0, ci.shape1, ci.normal,
+                                 ci.point1, body_q)
+        if opt.anchor_beta > 0.0:
             # Friction patches: only a region's anchors carry the friction pair.
             friction_kind = ROW_PATCH
             if friction:
@@ -397,56 +316,56 @@ def _contact_rows(
         if friction:
             count = 3
         family = FAMILY_FREE_BODY
-        if (moves0 and body_is_free[b0] == 0) or (moves1 and body_is_free[b1] == 0):
+        if (moves0 and cm.body_is_free[b0] == 0) or (moves1 and cm.body_is_free[b1] == 0):
             family = FAMILY_ARTICULATED
-        if friction and coupled_contact(friction_mode, int(family == FAMILY_FREE_BODY)):
+        if friction and coupled_contact(opt.friction_mode, int(family == FAMILY_FREE_BODY)):
             friction_kind = ROW_COUPLED  # solved with its normal row (rows/friction_modes.py)
         # Spin and rolling rows (steel:condim 4/6, rows/angular.py), on free-body contacts only. They need
         # no sliding friction: they follow the normal row directly when mu is zero.
         mu_angular = wp.vec2(0.0)
-        if torsion_enabled != 0 and family == FAMILY_FREE_BODY and phi <= friction_gap_max:
-            mu_angular = angular_coefficients(s0, s1, shape_condim, shape_mu_torsional, shape_mu_rolling)
+        if opt.torsion_enabled != 0 and family == FAMILY_FREE_BODY and phi <= opt.friction_gap_max:
+            mu_angular = angular_coefficients(s0, s1, cm.shape_condim, cm.shape_mu_torsional, cm.shape_mu_rolling)
         first_angular = count
         count += angular_row_count(mu_angular)
         # Patch torsion (rows/torsion.py): the first contact of each region of an articulated body whose
         # shapes carry a radius ends with one torsion row, bounded by r (mu N - sliding) in the sweep.
         torsion_mu = float(0.0)
-        if patch_torsion_enabled != 0 and family == FAMILY_ARTICULATED and mu > 0.0 and phi <= friction_gap_max:
-            radius = torsion_radius(s0, s1, shape_torsion_radius)
+        if opt.patch_torsion_enabled != 0 and family == FAMILY_ARTICULATED and mu > 0.0 and phi <= opt.friction_gap_max:
+            radius = torsion_radius(s0, s1, cm.shape_torsion_radius)
             if radius > 0.0 and roles[1] != 0:
                 torsion_mu = radius * mu
                 count += 1
         r = reserve_rows(rows, world, family, count, global_entry)
         if r < 0:
-            contact_row_out[c] = -2  # lost to the capacity (not excluded on purpose: rows/compliance.py counts it)
+            slots.row[c] = -2  # lost to the capacity (not excluded on purpose: rows/compliance.py counts it)
             continue
-        contact_row_out[c] = r
-        contact_row_count_out[c] = count
-        contact_world_out[c] = world
+        slots.row[c] = r
+        slots.row_count[c] = count
+        slots.world[c] = world
 
         # Normal row target.
         target = float(0.0)
         if phi > 0.0:
-            target = -speculative_scale * phi / dt
+            target = -opt.speculative_scale * phi / dt
         else:
-            target = -baumgarte * phi / dt
+            target = -opt.baumgarte * phi / dt
             max_push = _DEPENETRATION_SPEED_MAX
-            if moves0 and body_is_free[b0] != 0:
-                max_push = wp.min(max_push, body_max_depenetration[b0])
-            if moves1 and body_is_free[b1] != 0:
-                max_push = wp.min(max_push, body_max_depenetration[b1])
+            if moves0 and cm.body_is_free[b0] != 0:
+                max_push = wp.min(max_push, cm.body_max_depenetration[b0])
+            if moves1 and cm.body_is_free[b1] != 0:
+                max_push = wp.min(max_push, cm.body_max_depenetration[b1])
             target = wp.min(target, max_push)
-        # Closing speed at the start of the step, at the normal row's points (rows/shared_anchor.py):
+        # Closing speed at the start of the step, at the normal row's points (rows/opt.shared_anchor.py):
         # decides rebounds, and marks impacts, whose impulse is a one-off and must not seed the next step
         # (see rows/history.py).
-        pn0, pn1 = row_points(0, ROW_CONTACT, a0, a1, shared_anchor, friction_shared_anchor)
+        pn0, pn1 = row_points(0, ROW_CONTACT, a0, a1, opt.shared_anchor, opt.friction_shared_anchor)
         # The centres of mass serve the closing speed and the sweep key below (formed once each).
-        com0 = _body_com(b0, X0, body_com)
-        com1 = _body_com(b1, X1, body_com)
-        u0 = wp.dot(n, _point_velocity(b1, pn1, com1, body_qd, body_articulation)
-                    - _point_velocity(b0, pn0, com0, body_qd, body_articulation))
+        com0 = _body_com(b0, X0, cm.body_com)
+        com1 = _body_com(b1, X1, cm.body_com)
+        u0 = wp.dot(n, _point_velocity(b1, pn1, com1, body_qd, cm.body_articulation)
+                    - _point_velocity(b0, pn0, com0, body_qd, cm.body_articulation))
         reaches = phi + dt * u0 <= 0.0
-        contact_impact_out[c] = int(-u0 >= wp.min(restitution_threshold, IMPACT_SPEED) and reaches)
+        slots.impact[c] = int(-u0 >= wp.min(opt.restitution_threshold, IMPACT_SPEED) and reaches)
         # Velocity-only sweeps (velocity_iterations): no position bias. A positive gap keeps its
         # allowance while its linearized end-of-step gap stays open (the sweep tests gap_speed).
         velocity_target = float(0.0)
@@ -457,18 +376,18 @@ def _contact_rows(
         # contact_regularization acts on penetrating rows only: speculative rows and rebounds stay rigid.
         row_regularization = float(0.0)
         if phi <= 0.0:
-            row_regularization = regularization
+            row_regularization = opt.regularization
         softness = float(0.0)
         if stiffness > 0.0:
             # The spring-damper law replaces the rigid one; a compliant contact never rebounds (a positive
             # restitution is rejected at step, rows/compliance.py).
-            law = compliant_law(phi, stiffness, contact_damping[c], dt)
+            law = compliant_law(phi, stiffness, ci.damping[c], dt)
             target = law[0]
             softness = law[1]
             velocity_target = 0.0
             gap_speed = -UNBOUNDED
-        elif restitution_enabled != 0 and -u0 >= restitution_threshold and reaches:
-            e = wp.clamp(0.5 * (shape_restitution[s0] + shape_restitution[s1]), 0.0, 1.0)
+        elif opt.restitution_enabled != 0 and -u0 >= opt.restitution_threshold and reaches:
+            e = wp.clamp(0.5 * (cm.shape_restitution[s0] + cm.shape_restitution[s1]), 0.0, 1.0)
             if e > 0.0:
                 row_regularization = 0.0
                 target = -e * u0
@@ -488,20 +407,22 @@ def _contact_rows(
         t1 = _tangent(n)
         t2 = wp.cross(n, t1)
         # A moving surface (rows/surface_velocity.py): friction drives (v1 - v0)_t toward -s_t.
-        surface_t = surface_tangent_velocity(c, surface_velocity_enabled, contact_surface_velocity, n)
+        surface_t = surface_tangent_velocity(c, ci.surface_velocity_enabled, ci.surface_velocity, n)
         # The sides' DOF ranges; a self-contact's rows get one side holding J0 + J1 (rows/contact_sides.py).
-        side0 = contact_side(b0, body_articulation, body_responds, art_dof_start, art_dof_count, art_mass_start)
-        side1 = contact_side(b1, body_articulation, body_responds, art_dof_start, art_dof_count, art_mass_start)
+        side0 = contact_side(b0, cm.body_articulation, cm.body_responds, cm.art_dof_start, cm.art_dof_count,
+                             cm.art_mass_start)
+        side1 = contact_side(b1, cm.body_articulation, cm.body_responds, cm.art_dof_start, cm.art_dof_count,
+                             cm.art_mass_start)
         side_of_1 = int(1)  # the side body 1's Jacobian goes to
         range1 = side1
         if shares_side(side0, side1):
             side_of_1 = 0
             range1 = wp.vec4i(0, 0, -1, -1)
         # The normal row and the friction pair act at the contact's own points unless an anchor is shared
-        # (rows/shared_anchor.py): their Jacobians are then written together, after the loop (the sides'
+        # (rows/opt.shared_anchor.py): their Jacobians are then written together, after the loop (the sides'
         # ranges are cleared first, in the loop, so every entry sums as a row-by-row walk would).
         translational = int(0)
-        if shared_anchor == 0 and friction_shared_anchor == 0:
+        if opt.shared_anchor == 0 and opt.friction_shared_anchor == 0:
             translational = wp.min(first_angular, 3)
         for k in range(count):
             row = r + k
@@ -528,14 +449,15 @@ def _contact_rows(
             set_side_range(rows, row, 1, range1)
             if k >= translational:
                 clear_side_jacobians(rows, row)
-                p0, p1 = row_points(k, kind, a0, a1, shared_anchor, friction_shared_anchor)
+                p0, p1 = row_points(k, kind, a0, a1, opt.shared_anchor, opt.friction_shared_anchor)
                 if side0[3] >= 0:
                     add_point_jacobian(rows, side_offset(rows, row, 0), b0, p0 - articulation_origin[side0[3]], d,
-                                       -1.0, angular, side0[0], body_joint, joint_parent_joint, joint_qd_start, dof_S)
+                                       -1.0, angular, side0[0], cm.body_joint, cm.joint_parent_joint,
+                                       cm.joint_qd_start, dof_S)
                 if side1[3] >= 0:
                     add_point_jacobian(rows, side_offset(rows, row, side_of_1), b1,
-                                       p1 - articulation_origin[side1[3]], d, 1.0, angular, side1[0], body_joint,
-                                       joint_parent_joint, joint_qd_start, dof_S)
+                                       p1 - articulation_origin[side1[3]], d, 1.0, angular, side1[0], cm.body_joint,
+                                       cm.joint_parent_joint, cm.joint_qd_start, dof_S)
             rows.kind[row] = kind
             rows.inv_mass[row] = -1.0  # response not formed yet (see pgs.py)
             surface_target = float(0.0)
@@ -562,42 +484,42 @@ def _contact_rows(
         rows.compliance[r] = softness
         rows.velocity_target[r] = velocity_target
         rows.gap_speed[r] = gap_speed
-        rows.preload[r] = -adhesion_pull(s0, s1, adhesion_enabled, shape_adhesion) * dt  # rows/adhesion.py
+        rows.preload[r] = -adhesion_pull(s0, s1, opt.adhesion_enabled, cm.shape_adhesion) * dt  # rows/adhesion.py
 
         # Friction history: warm start and anchors (see rows/history.py).
-        anchor0 = contact_point0[c] + contact_offset0[c]
-        anchor1 = contact_point1[c] + contact_offset1[c]
+        anchor0 = ci.point0[c] + ci.offset0[c]
+        anchor1 = ci.point1[c] + ci.offset1[c]
         # Ahead by the surface's displacement over this step, so a contact riding a moving surface reads
         # no slip next step (rows/surface_velocity.py).
         surface_shift = surface_t * dt
-        if surface_velocity_enabled != 0:
+        if ci.surface_velocity_enabled != 0:
             anchor1 += wp.quat_rotate_inv(wp.transform_get_rotation(X1), surface_shift)
-        contact_release1_out[c] = anchor1  # where the history re-anchors a released (sliding) contact
+        slots.release1[c] = anchor1  # where the history re-anchors a released (sliding) contact
         rec = int(-1)
-        if warm_start != 0:
+        if opt.warm_start != 0:
             rec = found
         age = int(0)
         if rec >= 0:
-            age = history_age[rec] + 1
+            age = hist.age[rec] + 1
             if age >= SETTLED_AGE:
-                rows.impulse[r] = WARM_NORMAL * history_force_n[rec] * dt
+                rows.impulse[r] = WARM_NORMAL * hist.force_n[rec] * dt
         if asleep == 0:
-            contact_age_out[c] = age
-        if friction and anchor_beta > 0.0 and age >= SETTLED_AGE:
+            slots.age[c] = age
+        if friction and opt.anchor_beta > 0.0 and age >= SETTLED_AGE:
             rows.regularization[r + 1] = ANCHOR_REGULARIZATION  # see ANCHOR_REGULARIZATION; fresh: rigid
             rows.regularization[r + 2] = ANCHOR_REGULARIZATION
         if rec >= 0 and friction:
-            ft = history_force_t[rec] * dt
+            ft = hist.force_t[rec] * dt
             rows.impulse[r + 1] = wp.dot(ft, t1)  # clamped to the disk by the sweep's first pass
             rows.impulse[r + 2] = wp.dot(ft, t2)
-            if anchor_beta > 0.0:
+            if opt.anchor_beta > 0.0:
                 # The anchors are last step's contact points (material points of each body) offset by
                 # the slip carried so far; their separation under the current poses is that slip plus
                 # what the contact slid during the last step. Only its tangential part is slip.
-                sep = wp.transform_point(X1, history_anchor1[rec]) - wp.transform_point(X0, history_anchor0[rec])
+                sep = wp.transform_point(X1, hist.anchor1[rec]) - wp.transform_point(X0, hist.anchor0[rec])
                 slip = sep - wp.dot(sep, n) * n
-                rows.target[r + 1] += -anchor_beta * wp.dot(slip, t1) / dt
-                rows.target[r + 2] += -anchor_beta * wp.dot(slip, t2) / dt
+                rows.target[r + 1] += -opt.anchor_beta * wp.dot(slip, t1) / dt
+                rows.target[r + 2] += -opt.anchor_beta * wp.dot(slip, t2) / dt
                 # A contact whose point on body 0 still lies where its anchor was placed, and whose anchor on
                 # body 1 would be re-placed where it is (both within ANCHOR_KEEP_DISTANCE), keeps them as they
                 # are: material points, whose separation is read afresh from the poses each step, so float32
@@ -610,18 +532,18 @@ def _contact_rows(
                 # anchors, that sum only grew: a box resting on a 20-degree plane shape stretched its anchor
                 # pair by ~0.005 um per step, the sweep built an internal friction force against the stretch
                 # until one anchor's disk saturated, and the box crept (0.5 um over 9 s; with the conjugate
-                # round trip below, 7 um/s). A tilted gravity hid it: identity quaternions, exact rounding.
+                # round trip below, 7 um/s). A tilted cm.gravity hid it: identity quaternions, exact rounding.
                 # Rejected: projecting the stretch out of each patch's anchor pair, which leaves it between the
                 # regions of one body pair (a box bridging two supports).
                 offset1 = a0 - a1 + slip + wp.dot(a1 - a0, n) * n  # = slip - (a1 - a0) tangential [m]
-                placed1 = contact_point1[c] + contact_offset1[c] + wp.quat_rotate_inv(
+                placed1 = ci.point1[c] + ci.offset1[c] + wp.quat_rotate_inv(
                     wp.transform_get_rotation(X1), offset1 + surface_shift)
-                keep = surface_velocity_enabled == 0 \
-                    and wp.length(anchor0 - history_anchor0[rec]) <= ANCHOR_KEEP_DISTANCE \
-                    and wp.length(placed1 - history_anchor1[rec]) <= ANCHOR_KEEP_DISTANCE
+                keep = ci.surface_velocity_enabled == 0 \
+                    and wp.length(anchor0 - hist.anchor0[rec]) <= ANCHOR_KEEP_DISTANCE \
+                    and wp.length(placed1 - hist.anchor1[rec]) <= ANCHOR_KEEP_DISTANCE
                 if keep:
-                    anchor0 = history_anchor0[rec]
-                    anchor1 = history_anchor1[rec]
+                    anchor0 = hist.anchor0[rec]
+                    anchor1 = hist.anchor1[rec]
                 else:
                     # Re-anchor at this step's contact points, carrying the slip: a rolling contact moves
                     # over both surfaces without slipping, and anchors left on the material points it
@@ -633,19 +555,19 @@ def _contact_rows(
                     # point back (transform_inverse, the conjugate) and forward next step scaled the anchor's
                     # lever about the centre of mass by |q|^4 each step.
                     anchor1 = placed1
-        if contact_warmstart != 0:
+        if opt.contact_warmstart != 0:
             # The matched predecessor's impulses replace the shape-pair history's seeds; unmatched: cold.
-            prev = predecessor(c, same_buffer, match_generation, solved_generation, history_count, match_index)
+            prev = predecessor(c, same_buffer, ci.match_generation, hist.solved_generation, hist.count, ci.match_index)
             carried = wp.vec3(0.0)
             if prev >= 0:
-                carried = carried_impulses(prev, dt, warmstart_decay, mu, t1, t2, history_force_n, history_force_t)
+                carried = carried_impulses(prev, dt, opt.warmstart_decay, mu, t1, t2, hist.force_n, hist.force_t)
             rows.impulse[r] = carried[0]
             if friction:
                 rows.impulse[r + 1] = carried[1]
                 rows.impulse[r + 2] = carried[2]
         if asleep == 0:
-            contact_anchor0_out[c] = anchor0
-            contact_anchor1_out[c] = anchor1
+            slots.anchor0[c] = anchor0
+            slots.anchor1[c] = anchor1
         if translational > 0:
             # The rows' impulses are known now: a contact that provably cannot act at the start of the sweep
             # keeps only the gate reference and what its walk needs (rows/dormant.py).
@@ -662,8 +584,8 @@ def _contact_rows(
                     if rows.impulse[r + k] != 0.0:
                         dormant = 0
             if dormant != 0:
-                norm = side_norm(b0, int(side0[3] >= 0), arm0, body_joint, path_sums)
-                norm += side_norm(b1, int(side1[3] >= 0), arm1, body_joint, path_sums)
+                norm = side_norm(b0, int(side0[3] >= 0), arm0, cm.body_joint, path_sums)
+                norm += side_norm(b1, int(side1[3] >= 0), arm1, cm.body_joint, path_sums)
                 bound = dormant_bound(u0, norm, contact_spread(side0[3], side1[3], spread), dormant_allowance)
                 # Only a row whose margin outlasts the drift its world's last sweep reached: a row the sweep would
                 # materialize anyway costs more there than its build saved (any choice keeps the bound valid).
@@ -678,91 +600,32 @@ def _contact_rows(
             if dormant == 0:
                 walked = dormant_record(arm0, arm1, side0, side1, side_of_1)  # the sides as a dormant walk reads them
                 write_contact_jacobians(rows, r, translational, b0, int(walked.start0), arm0, b1, int(walked.start1),
-                                        side_of_1, arm1, n, t1, t2, body_joint, joint_parent_joint, joint_qd_start,
-                                        dof_S)
+                                        side_of_1, arm1, n, t1, t2, cm.body_joint, cm.joint_parent_joint,
+                                        cm.joint_qd_start, dof_S)
 
 
 def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float) -> None:
     """Launch :func:`_contact_rows` over the contact slots (:func:`~.common.contact_threads` threads)."""
     opts = solver.options
-    core, rows, model = solver.core, solver.rows, solver.model
-    gap_gate = -1.0 if opts.contact_gap_gate is None else opts.contact_gap_gate
-    friction_gap_max = UNBOUNDED if opts.contact_friction_gap_max is None else opts.contact_friction_gap_max
+    core = solver.core
     threads = contact_threads(contacts)
     bias = (dt / solver.bias_dt) ** 2  # 1.0 but in a step far shorter than the one before (history.bias_time)
+    # The options come from solver.options, not solver.<option>: SolverSteel.__getattr__ costs per read.
+    params = solver.contact_params.update(opts, solver.shape_attributes, solver.warm_start_contacts, bias)
+    inputs = solver.contact_input.update(contacts, opts.contact_compliance, opts.contact_warmstart)
+    sleep = solver.sleep
     launch(
         _contact_rows,
         dim=threads,
         inputs=[
             float(dt),
-            float(opts.baumgarte * bias),
-            float(opts.contact_regularization),
-            float(opts.contact_speculative_scale),
-            float(gap_gate),
-            float(friction_gap_max),
-            float(opts.contact_friction_scale),
-            int(opts.enable_restitution),
-            float(opts.restitution_velocity_threshold),
-            int(solver.shape_attributes.torsion_enabled),
-            int(solver.shape_attributes.patch_torsion_enabled),
-            int(solver.shape_attributes.adhesion_enabled),
-            MODE_INDEX[opts.friction_mode],
-            int(opts.contact_compliance),
-            int(opts.contact_shared_anchor),
-            int(opts.contact_friction_shared_anchor),
-            model.shape_body,
-            model.shape_material_mu,
-            model.shape_material_mu_torsional,
-            model.shape_material_mu_rolling,
-            solver.shape_attributes.condim,
-            solver.shape_attributes.torsion_radius,
-            solver.shape_attributes.adhesion,
-            model.shape_material_restitution,
-            model.body_com,
-            model.joint_qd_start,
-            core.plan.body_articulation,
-            core.plan.body_joint,
-            core.plan.joint_parent_joint,
-            core.plan.dof_start,
-            core.plan.dof_count_per_articulation,
-            core.plan.mass_start,
-            solver.tables.body_row_world,
-            solver.tables.body_is_global,
-            solver.tables.body_responds,
-            solver.tables.body_is_free,
-            solver.attributes.max_depenetration_velocity,
-            contacts.rigid_contact_count,
-            contacts.rigid_contact_normal,
-            contacts.rigid_contact_shape0,
-            contacts.rigid_contact_point0,
-            contacts.rigid_contact_offset0,
-            contacts.rigid_contact_margin0,
-            contacts.rigid_contact_shape1,
-            contacts.rigid_contact_point1,
-            contacts.rigid_contact_offset1,
-            contacts.rigid_contact_margin1,
-            *_material_arrays(solver, contacts),
-            *surface_velocity_arrays(solver, contacts),
-            model.gravity,
-            int(solver.warm_start_contacts),
-            int(model.shape_count),
-            solver.history.count,
-            solver.history.key,
-            solver.history.index,
-            solver.history.point0,
-            solver.history.point1,
-            solver.history.force_n,
-            solver.history.force_t,
-            solver.history.anchor0,
-            solver.history.anchor1,
-            solver.history.age,
-            solver.history.position,
-            float(opts.friction_anchor_beta * bias),  # the resolved value (module docstring: not solver.<option>)
-            int(opts.contact_warmstart),
+            params,
+            solver.contact_model,
+            inputs,
+            solver.history.arrays,
             int(contacts is solver.history.solved_contacts),
-            float(opts.contact_warmstart_decay),
-            *warm_start_arrays(solver, contacts),
-            *contact_sleep_inputs(solver),
+            core.plan.joints.articulation_skip if sleep is None else sleep.articulation_asleep,  # none: never read
+            0 if sleep is None else (2 if sleep.skip_constraints else 1),
             state_body_q,
             state_body_qd,
             core.data.articulation_origin,
@@ -773,25 +636,6 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             solver.dormant.path_sums,
             solver.dormant.spread,
         ],
-        outputs=[
-            rows.buffers,
-            solver.contact_row,
-            solver.contact_row_count,
-            solver.contact_world,
-            solver.contact_impact,
-            solver.contact_anchor0,
-            solver.contact_anchor1,
-            solver.contact_release1,
-            solver.contact_age,
-            solver.history.carried,
-            solver.dormant.record,
-        ],
-        device=model.device,
+        outputs=[solver.rows.buffers, solver.contact_slots, solver.dormant.record],
+        device=solver.model.device,
     )
-
-
-def _material_arrays(solver, contacts) -> list:
-    """The contacts' stiffness, damping and friction weight with ``contact_compliance``, else empty arrays."""
-    if solver.options.contact_compliance:
-        return [contacts.rigid_contact_stiffness, contacts.rigid_contact_damping, contacts.rigid_contact_friction]
-    return [solver.compliance.no_material] * 3

@@ -58,6 +58,7 @@ import warp as wp
 
 from ..data import ROW_PATCH, UNBOUNDED, RowBuffers
 from .common import contact_slots, contact_threads, host_counted
+from .contact_data import ContactInput, ContactSlots
 from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
@@ -92,6 +93,29 @@ class CarriedRecord:
     active: wp.int32  # 1: the slot carries this record; the anchors and age are in the per-contact arrays
 
 
+@wp.struct
+class HistoryArrays:
+    """The history's device arrays as one struct: what the contact-row kernel reads and the recording kernel
+    writes. Comments: meaning [units] (shape); ``record`` is a sorted position, ``slot`` a contact slot."""
+
+    count: wp.array[wp.int32]  # records  (1,)
+    key: wp.array[wp.int32]  # sorted shape-pair keys s0 * shape_count + s1, NO_KEY past the count; second half:
+    #                          the sorts' scratch  (2 record,)
+    index: wp.array[wp.int32]  # the slot each sorted record came from; second half: scratch  (2 record,)
+    point0: wp.array[wp.vec3]  # contact point on body 0, body frame [m]  (slot,)
+    point1: wp.array[wp.vec3]  # contact point on body 1, body frame [m]  (slot,)
+    force_n: wp.array[float]  # normal force [N]  (slot,)
+    force_t: wp.array[wp.vec3]  # tangential force, world frame [N]  (slot,)
+    anchor0: wp.array[wp.vec3]  # friction anchor on body 0, body frame [m]  (slot,)
+    anchor1: wp.array[wp.vec3]  # friction anchor on body 1, body frame [m]  (slot,)
+    world: wp.array[wp.int32]  # world of the record (reset forgets by world)  (slot,)
+    age: wp.array[wp.int32]  # steps the contact has persisted  (slot,)
+    position: wp.array[wp.int32]  # sorted position of each slot's record (guess_first_record)  (slot,)
+    sort_counts: wp.array[wp.int32]  # the CPU radix sort's digit counters  (2^RADIX_DIGIT_BITS,)
+    solved_generation: wp.array[wp.int32]  # match generation of the solved set (rows/warmstart.py)  (1,)
+    carried: wp.array[CarriedRecord]  # records carried unchanged through this step (sleeping)  (slot,)
+
+
 class ContactHistory:
     """Sorted records of last step's contact forces (see the module docstring)."""
 
@@ -123,6 +147,10 @@ class ContactHistory:
         # asleep articulations (sleeping.py) keep the record they had when they fell asleep, whether
         # their rows are skipped or solved, so a woken island resumes from the same history either way.
         self.carried = wp.zeros(n, dtype=CarriedRecord, device=device)
+        a = HistoryArrays()  # the same arrays, as the kernels take them (never rebound: clear() fills in place)
+        for name in HistoryArrays.vars:
+            setattr(a, name, getattr(self, name))
+        self.arrays = a
 
     def count_view(self):
         """A NumPy view of ``count`` (CPU only, outside captures), made once per ``count`` array."""
@@ -382,101 +410,75 @@ def sort_live_records(n: int, scratch: int, bits: int, key: wp.array[wp.int32], 
 def _record_contacts(
     dt: float,
     shape_count: int,
-    contact_count: wp.array[wp.int32],
-    contact_shape0: wp.array[wp.int32],
-    contact_shape1: wp.array[wp.int32],
-    contact_point0: wp.array[wp.vec3],
-    contact_point1: wp.array[wp.vec3],
-    contact_row: wp.array[wp.int32],
-    contact_row_count: wp.array[wp.int32],
-    contact_world: wp.array[wp.int32],
-    contact_impact: wp.array[wp.int32],
-    contact_offset0: wp.array[wp.vec3],
-    contact_offset1: wp.array[wp.vec3],
-    contact_anchor0: wp.array[wp.vec3],
-    contact_anchor1: wp.array[wp.vec3],
-    contact_release1: wp.array[wp.vec3],
-    contact_age: wp.array[wp.int32],
+    ci: ContactInput,
+    slots: ContactSlots,
     rows: RowBuffers,
-    carried: wp.array[CarriedRecord],
     live_only: int,
     threads: int,
     sort_here: int,
     key_bits: int,
-    # Data out:
-    key_out: wp.array[wp.int32],
-    index_out: wp.array[wp.int32],
-    point0_out: wp.array[wp.vec3],
-    point1_out: wp.array[wp.vec3],
-    force_n_out: wp.array[float],
-    force_t_out: wp.array[wp.vec3],
-    anchor0_out: wp.array[wp.vec3],
-    anchor1_out: wp.array[wp.vec3],
-    world_out: wp.array[wp.int32],
-    age_out: wp.array[wp.int32],
-    sort_counts: wp.array[wp.int32],
-    position_out: wp.array[wp.int32],
+    hist: HistoryArrays,  # out: the records, sorted
 ):
-    # One thread per slot on CUDA, one walking the slots in order on the CPU (contact_threads). Every
+    # One thread per slot on CUDA, one walking the slot_end in order on the CPU (contact_threads). Every
     # slot is written when the whole capacity is sorted (CUDA, CPU captures), else the live ones.
-    slots = contact_shape0.shape[0]
+    slot_end = ci.shape0.shape[0]
     if live_only != 0:
-        slots = wp.min(contact_count[0], slots)
-    for c in range(wp.tid(), slots, threads):
-        index_out[c] = c
+        slot_end = wp.min(ci.count[0], slot_end)
+    for c in range(wp.tid(), slot_end, threads):
+        hist.index[c] = c
         r = int(-1)
-        if c < contact_count[0]:
-            r = contact_row[c]
-            carry = carried[c]
+        if c < ci.count[0]:
+            r = slots.row[c]
+            carry = hist.carried[c]
             if carry.active != 0:
                 # A contact of an asleep articulation: its record as found this step (contacts.py), unchanged.
-                key_out[c] = contact_shape0[c] * shape_count + contact_shape1[c]
-                point0_out[c] = carry.point0
-                point1_out[c] = carry.point1
-                force_n_out[c] = carry.force_n
-                force_t_out[c] = carry.force_t
-                anchor0_out[c] = contact_anchor0[c]
-                anchor1_out[c] = contact_anchor1[c]
-                world_out[c] = contact_world[c]
-                age_out[c] = contact_age[c]
+                hist.key[c] = ci.shape0[c] * shape_count + ci.shape1[c]
+                hist.point0[c] = carry.point0
+                hist.point1[c] = carry.point1
+                hist.force_n[c] = carry.force_n
+                hist.force_t[c] = carry.force_t
+                hist.anchor0[c] = slots.anchor0[c]
+                hist.anchor1[c] = slots.anchor1[c]
+                hist.world[c] = slots.world[c]
+                hist.age[c] = slots.age[c]
                 continue
-        if r < 0 or contact_impact[c] != 0:
-            key_out[c] = NO_KEY
-            # Read by slot for the warm start by contact identity: nothing carried (an impact's
+        if r < 0 or slots.impact[c] != 0:
+            hist.key[c] = NO_KEY
+            # Read by slot for the warm start by contact identity: nothing hist.carried (an impact's
             # impulse must not repeat its rebound).
-            force_n_out[c] = 0.0
-            force_t_out[c] = wp.vec3(0.0)
+            hist.force_n[c] = 0.0
+            hist.force_t[c] = wp.vec3(0.0)
             continue
-        key_out[c] = contact_shape0[c] * shape_count + contact_shape1[c]
-        point0_out[c] = contact_point0[c]
-        point1_out[c] = contact_point1[c]
-        force_n_out[c] = rows.impulse[r] / dt
+        hist.key[c] = ci.shape0[c] * shape_count + ci.shape1[c]
+        hist.point0[c] = ci.point0[c]
+        hist.point1[c] = ci.point1[c]
+        hist.force_n[c] = rows.impulse[r] / dt
         ft = wp.vec3(0.0)
-        for k in range(r + 1, r + contact_row_count[c]):
+        for k in range(r + 1, r + slots.row_count[c]):
             ft += rows.dir[k] * (rows.impulse[k] / dt)
-        force_t_out[c] = ft
-        world_out[c] = contact_world[c]
-        age_out[c] = contact_age[c]
+        hist.force_t[c] = ft
+        hist.world[c] = slots.world[c]
+        hist.age[c] = slots.age[c]
         # A sticking contact keeps its anchors; one that slides at the Coulomb limit or carries no
         # load releases them to where it is now.
         # The disk is the one the sweep last projected on: a patch anchor's share of its region's load.
         bound = rows.mu[r] * rows.impulse[r]
-        if contact_row_count[c] >= 3 and rows.kind[r + 1] == ROW_PATCH:
+        if slots.row_count[c] >= 3 and rows.kind[r + 1] == ROW_PATCH:
             bound = rows.bound[r + 1]
         sticking = bound > 0.0 and wp.length(ft) * dt < 0.999 * bound
         if sticking:
-            anchor0_out[c] = contact_anchor0[c]
-            anchor1_out[c] = contact_anchor1[c]
+            hist.anchor0[c] = slots.anchor0[c]
+            hist.anchor1[c] = slots.anchor1[c]
         else:
-            anchor0_out[c] = contact_point0[c] + contact_offset0[c]
-            anchor1_out[c] = contact_release1[c]  # its current point, ahead by a moving surface's step (contacts.py)
+            hist.anchor0[c] = ci.point0[c] + ci.offset0[c]
+            hist.anchor1[c] = slots.release1[c]  # its current point, ahead by a moving surface's step (contacts.py)
     if sort_here != 0:
         # The CPU's single thread has recorded every live slot: sort them here rather than pay a radix
         # sort's fixed cost for keys that mostly arrive in ascending runs.
-        sort_live_records(slots, key_out.shape[0] // 2, key_bits, key_out, index_out, sort_counts)
+        sort_live_records(slot_end, hist.key.shape[0] // 2, key_bits, hist.key, hist.index, hist.sort_counts)
         # Where each slot's record landed, for the next step's lookup (guess_first_record).
-        for i in range(slots):
-            position_out[index_out[i]] = i
+        for i in range(slot_end):
+            hist.position[hist.index[i]] = i
 
 
 def record_contacts(solver, contacts, dt: float) -> None:
@@ -492,34 +494,11 @@ def record_contacts(solver, contacts, dt: float) -> None:
         launch(
             _record_contacts,
             dim=threads,
-            inputs=[
-                float(dt),
-                int(model.shape_count),
-                contacts.rigid_contact_count,
-                contacts.rigid_contact_shape0,
-                contacts.rigid_contact_shape1,
-                contacts.rigid_contact_point0,
-                contacts.rigid_contact_point1,
-                solver.contact_row,
-                solver.contact_row_count,
-                solver.contact_world,
-                solver.contact_impact,
-                contacts.rigid_contact_offset0,
-                contacts.rigid_contact_offset1,
-                solver.contact_anchor0,
-                solver.contact_anchor1,
-                solver.contact_release1,
-                solver.contact_age,
-                solver.rows.buffers,
-                hist.carried,
-                int(live_only),
-                threads,
-                int(sort_here),
-                key_bits,
-            ],
-            outputs=[hist.key, hist.index, hist.point0, hist.point1, hist.force_n, hist.force_t, hist.anchor0,
-                     hist.anchor1, hist.world, hist.age, hist.sort_counts,
-                     hist.position],
+            inputs=[float(dt), int(model.shape_count),
+                    solver.contact_input.update(contacts, solver.options.contact_compliance,
+                                                solver.options.contact_warmstart),
+                    solver.contact_slots, solver.rows.buffers, int(live_only), threads, int(sort_here), key_bits],
+            outputs=[hist.arrays],
             device=model.device,
         )
         # On the CPU's live path the kernel has sorted the records (sort_live_records). Over the capacity

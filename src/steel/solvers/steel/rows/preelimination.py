@@ -37,6 +37,7 @@ import warp as wp
 
 import newton
 
+from ....articulation.factor import FactorView
 from ..data import ROW_BOX, UNBOUNDED_AT_LEAST, RowBuffers
 from .common import apply_impulse, block_entry, ensure_response, response_size, row_velocity, side_offset
 
@@ -71,9 +72,7 @@ def preeliminate(
     base: int,
     include_mimics: int,
     cfm: float,
-    use_tree: int,
-    dof_parent: wp.array[int],
-    mass_factor: wp.array[float],
+    factor: FactorView,
     joint_qd: wp.array[float],
 ):
     """Solve each articulation's eliminated rows of ``world`` as one regularized block on ``joint_qd`` (in place)."""
@@ -102,7 +101,7 @@ def preeliminate(
         a = _block_mat()
         b = _block_vec()
         for x in range(n):
-            ensure_response(rows, ids[x], cfm, use_tree, dof_parent, mass_factor)
+            ensure_response(rows, ids[x], cfm, factor)
         for x in range(n):
             b[x] = rows.target[ids[x]] - row_velocity(rows, ids[x], joint_qd)
             for y in range(x + 1):
@@ -122,7 +121,7 @@ def preeliminate(
                 continue
             for s in range(2):
                 if rows.mass_start[q, s] == rows.mass_start[r, 0] and rows.dof_count[q, s] == rows.dof_count[r, 0]:
-                    _project_response(rows, q, s, ids, n, a, cfm, use_tree, dof_parent, mass_factor)
+                    _project_response(rows, q, s, ids, n, a, cfm, factor)
 
 
 @wp.func(inline=True)
@@ -132,18 +131,16 @@ def _project_response(
     s: int,
     ids: _block_ids,
     n: int,
-    factor: _block_mat,
+    block_factor: _block_mat,
     cfm: float,
-    use_tree: int,
-    dof_parent: wp.array[int],
-    mass_factor: wp.array[float],
+    factor: FactorView,
 ):
     """``Y_q <- Y_q - Y_B (S + R)^-1 J_B Y_q`` on side ``s`` of row ``q``, and its ``1 / (J Y + cfm)`` anew.
 
     An impulse of row ``q`` then moves the articulation (up to the regularization) without breaking its
     eliminated rows: the row sees the articulation's effective mass with the closures and mimics held.
     """
-    ensure_response(rows, q, cfm, use_tree, dof_parent, mass_factor)
+    ensure_response(rows, q, cfm, factor)
     oq = side_offset(rows, q, s)
     c = _block_vec()
     for x in range(n):
@@ -152,7 +149,7 @@ def _project_response(
         for i in range(rows.dof_count[q, s]):
             v += rows.J[ox + i] * rows.Y[oq + i]
         c[x] = v
-    z = _solve(factor, c, n)
+    z = _solve(block_factor, c, n)
     for x in range(n):
         ox = side_offset(rows, ids[x], 0)
         for i in range(rows.dof_count[q, s]):

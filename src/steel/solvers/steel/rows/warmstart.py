@@ -92,11 +92,3 @@ def check_contacts(solver, contacts) -> None:
             "Contacts.rigid_contact_match_index: build the CollisionPipeline with "
             "contact_matching='latest' or 'sticky'"
         )
-
-
-def warm_start_arrays(solver, contacts) -> tuple:
-    """``(match_index, match_generation, solved_generation)`` for the contact-row kernel (placeholders when off)."""
-    hist = solver.history
-    if not solver.options.contact_warmstart:
-        return hist.no_match, hist.no_match, hist.solved_generation
-    return contacts.rigid_contact_match_index, contacts.rigid_contact_match_generation, hist.solved_generation
