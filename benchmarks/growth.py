@@ -146,8 +146,8 @@ def measure(case: str, series: str, worlds: int, which: str, device: str, steps:
         sanity = sc.outcome(scene.metric, pos, quat, start, finite)
         rows = dropped = None
         if which == "ours":
-            rows = int(solver.rows.world_row_count.numpy().sum())
-            dropped = int(solver.rows.world_rows_dropped.numpy().sum())
+            rows = int(solver.steel_data.rows.world_row_count.numpy().sum())
+            dropped = int(solver.steel_data.rows.world_rows_dropped.numpy().sum())
         n_contacts = int(contacts.rigid_contact_count.numpy()[0])
     n = max(steps, 1)
     return GrowthEntry(case, series, worlds, scene.bodies_per_world * worlds, which, 1e3 * t_step / n,
@@ -236,7 +236,7 @@ def stand(levels: int, seconds: float, device: str, which: str = "ours", report_
                   f"({time.perf_counter() - t0:.0f} s wall)", flush=True)
             if res["nan"]:
                 break
-    dropped = int(solver.rows.world_rows_dropped.numpy().sum()) if which == "ours" else None
+    dropped = int(solver.steel_data.rows.world_rows_dropped.numpy().sum()) if which == "ours" else None
     res.update(levels=levels, boxes=scene.bodies_per_world, seconds=seconds, wall_s=time.perf_counter() - t0,
                solver=which, dropped_rows=dropped)
     return res

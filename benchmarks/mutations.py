@@ -99,7 +99,7 @@ CORE = (
     Mutation(
         "core", "SolverSteel never rebuilds the mass matrix after the first step",
         "solvers/steel/solver.py",
-        "refresh = self._refresh_mass_matrix or self._step_count % self.options.update_mass_matrix_interval == 0",
+        "refresh = self._refresh_mass_matrix or self._step_count % opts.update_mass_matrix_interval == 0",
         "refresh = self._step_count == 0",
         ("tests/solvers/test_joint_types_stepped.py::test_the_cartpole_steps_like_newtons_featherstone",
          "tests/solvers/test_joint_types_stepped.py::test_a_swinging_double_pendulum_rebuilds_its_mass_matrix",

@@ -115,11 +115,11 @@ def test_state_out_none_raises_before_the_solver_records_anything():
     """
     model, solver, pipeline, contacts, state = _resting_box_stepped(SolverSteel)
     last_dt = solver._last_dt
-    history = {k: v.numpy().copy() for k, v in vars(solver.history).items() if isinstance(v, wp.array)}
+    history = {k: v.numpy().copy() for k, v in vars(solver.steel_data.history).items() if isinstance(v, wp.array)}
     with pytest.raises(TypeError, match="state_out"):
         solver.step(state, None, None, contacts, 2 * DT)
     assert solver._last_dt == last_dt
-    for k, v in vars(solver.history).items():
+    for k, v in vars(solver.steel_data.history).items():
         if isinstance(v, wp.array):
             np.testing.assert_array_equal(v.numpy(), history[k], err_msg=k)
 

@@ -11,6 +11,7 @@ from .dynamics import eval_articulation_dynamics
 from .factor import factor_mass_matrix, factor_view, solve_mass_matrix
 from .kinematics import eval_articulation_kinematics
 from .topology import ArticulationPlan
+from ..structs import require_contiguous
 
 
 class ArticulationCore:
@@ -28,6 +29,10 @@ class ArticulationCore:
         self.plan = ArticulationPlan(model)
         self.data = ArticulationData(self.plan)
         self.factor_view = factor_view(self.plan, self.data)  # what the impulse solves read (factor.py)
+        # Read by the native snippets of factor.py and dynamics.py through .data (structs.py).
+        require_contiguous("ArticulationCore", joint_qd_start=model.joint_qd_start, joint_child=model.joint_child,
+                           joint_armature=model.joint_armature, dof_parent=self.plan.dof_parent,
+                           mass_matrix=self.data.mass_matrix, mass_factor=self.data.mass_factor)
 
     def kinematics(self, joint_q: wp.array, joint_qd: wp.array, body_q: wp.array, body_qd: wp.array) -> None:
         """Forward kinematics and body twists (see :func:`eval_articulation_kinematics`)."""

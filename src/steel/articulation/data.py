@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import warp as wp
 
+from ..structs import struct_of
 from .topology import ArticulationPlan
 
 
@@ -49,10 +50,7 @@ class ArticulationData:
         self.dof_bias = wp.zeros(nd, dtype=float, device=dev)
         self.mass_matrix = wp.zeros(max(plan.mass_size, 1), dtype=float, device=dev)
         self.mass_factor = wp.zeros(max(plan.mass_size, 1), dtype=float, device=dev)
-        b = CoreBuffers()  # the same arrays as one struct, for kernels that take many of them
-        for name in CoreBuffers.vars:
-            setattr(b, name, getattr(self, name))
-        self.buffers = b
+        self.buffers = struct_of(CoreBuffers, self)  # the same arrays as one struct, for kernels that take many
 
 
 @wp.struct

@@ -18,6 +18,7 @@ import warp as wp
 from .data import ArticulationData
 from .topology import ArticulationPlan
 from ..launches import launch
+from ..structs import struct_of
 
 MIN_PIVOT = wp.constant(1.0e-12)
 
@@ -370,11 +371,7 @@ class FactorView:
 
 def factor_view(plan: ArticulationPlan, data: ArticulationData) -> FactorView:
     """The :class:`FactorView` of ``plan`` and ``data``."""
-    f = FactorView()
-    f.use_tree = int(plan.tree_factor_ok)
-    f.dof_parent = plan.dof_parent
-    f.mass_factor = data.mass_factor
-    return f
+    return struct_of(FactorView, plan, data, use_tree=int(plan.tree_factor_ok))
 
 
 @wp.func

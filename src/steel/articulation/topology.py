@@ -33,6 +33,7 @@ import warp as wp
 
 import newton
 
+from ..structs import struct_of
 from .joint_model import joint_model
 
 SUPPORTED_JOINT_TYPES = (
@@ -243,16 +244,4 @@ class PlanArrays:
 
 def plan_arrays(plan: ArticulationPlan) -> PlanArrays:
     """The :class:`PlanArrays` view of ``plan``'s device arrays."""
-    a = PlanArrays()
-    a.tree_start = plan.tree_start
-    a.tree_joint = plan.tree_joint
-    a.joint_parent_joint = plan.joint_parent_joint
-    a.dof_start = plan.dof_start
-    a.dof_count = plan.dof_count_per_articulation
-    a.mass_start = plan.mass_start
-    a.gravity_index = plan.gravity_index
-    a.dof_parent = plan.dof_parent
-    a.use_tree = int(plan.tree_factor_ok)
-    a.body_joint = plan.body_joint
-    a.body_articulation = plan.body_articulation
-    return a
+    return struct_of(PlanArrays, plan, dof_count=plan.dof_count_per_articulation, use_tree=int(plan.tree_factor_ok))

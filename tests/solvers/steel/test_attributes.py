@@ -30,15 +30,15 @@ def test_usd_physx_rigid_body_attributes_import_with_units_converted():
     assert float(ns.rigid_body_max_angular_velocity.numpy()[0]) == pytest.approx(math.pi / 2, rel=1e-6)
     assert float(ns.rigid_body_max_depenetration_velocity.numpy()[0]) == pytest.approx(2.0)
     solver = SolverSteel(model)
-    assert float(solver.attributes.angular_damping.numpy()[0]) == pytest.approx(0.3)
+    assert float(solver.steel_model.attributes.angular_damping.numpy()[0]) == pytest.approx(0.3)
 
 
 def test_unregistered_attributes_take_the_seed_defaults():
     """Without registration every body gets angular damping 0.05 and unbounded velocities."""
     solver = SolverSteel(single_box())
-    assert float(solver.attributes.angular_damping.numpy()[0]) == pytest.approx(0.05)
-    assert float(solver.attributes.linear_damping.numpy()[0]) == 0.0
-    assert np.isinf(solver.attributes.max_linear_velocity.numpy()[0])
+    assert float(solver.steel_model.attributes.angular_damping.numpy()[0]) == pytest.approx(0.05)
+    assert float(solver.steel_model.attributes.linear_damping.numpy()[0]) == 0.0
+    assert np.isinf(solver.steel_model.attributes.max_linear_velocity.numpy()[0])
 
 
 @pytest.mark.parametrize("name, value", [("steel:rigid_body_angular_damping", -0.1),
@@ -166,4 +166,4 @@ def test_a_replaced_attribute_array_is_checked_when_first_read():
     model.steel.rigid_body_linear_damping = wp.zeros(1, dtype=wp.float32, device="cpu")
     new = model.steel.rigid_body_max_depenetration_velocity = wp.full(1, 0.5, dtype=wp.float32, device="cpu")
     solver.step(s0, s1, None, None, 0.01)
-    assert solver.attributes.max_depenetration_velocity is new
+    assert solver.steel_model.attributes.max_depenetration_velocity is new

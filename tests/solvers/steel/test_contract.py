@@ -141,8 +141,8 @@ def test_reset_with_a_world_mask_clears_only_the_selected_worlds_flags_and_conta
         pipeline.collide(state, contacts)
         solver.step(state, state, None, contacts, DT)
         n = int(contacts.rigid_contact_count.numpy()[0])
-        rows = solver.contact_slots.row.numpy()[:n] >= 0
-        world, age = solver.contact_slots.world.numpy()[:n][rows], solver.contact_slots.age.numpy()[:n][rows]
+        rows = solver.steel_data.contact_slots.row.numpy()[:n] >= 0
+        world, age = solver.steel_data.contact_slots.world.numpy()[:n][rows], solver.steel_data.contact_slots.age.numpy()[:n][rows]
         return {w: age[world == w] for w in range(4)}
 
     before = contact_ages()

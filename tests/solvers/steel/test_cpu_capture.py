@@ -43,7 +43,7 @@ def _stepped(captured: bool, rounds: int = 12):
     else:
         for _ in range(rounds):
             two_steps()
-    return s0.body_q.numpy(), contacts.rigid_contact_count.numpy()[0], solver.rows.world_row_count.numpy()
+    return s0.body_q.numpy(), contacts.rigid_contact_count.numpy()[0], solver.steel_data.rows.world_row_count.numpy()
 
 
 def test_captured_steps_replay_the_eager_steps_bitwise():

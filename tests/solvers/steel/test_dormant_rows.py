@@ -1,7 +1,7 @@
 """Dormant speculative contact rows (rows/dormant.py): no Jacobian until the sweep's gate says the row might act.
 
 Dormancy must never change the iterate: every test compares against the same solver with it switched off
-(``solver.dormant.enabled``), bitwise. The benchmark scenes cover self-contacts of one articulation (chain,
+(``solver.steel_data.dormant.enabled``), bitwise. The benchmark scenes cover self-contacts of one articulation (chain,
 humanoid, ant), free bodies (tower) and no contacts that stay open (cartpole); a stack thrown at the ground
 makes a contact that its build left dormant close within the step, so the sweep must materialize it.
 """
@@ -22,7 +22,7 @@ def _run(model, dt: float, enabled: bool, steps: int, qd=None, sweep_counts=None
     """``steps`` steps; joint_q and joint_qd after each, and the solver. ``sweep_counts`` collects, per step,
     the dormant normal rows before and after the sweep."""
     solver = SolverSteel(model)
-    solver.dormant.enabled = enabled
+    solver.steel_data.dormant.enabled = enabled
     pipeline = newton.CollisionPipeline(model)
     contacts = pipeline.contacts()
     s0, s1 = model.state(), model.state()
@@ -37,8 +37,9 @@ def _run(model, dt: float, enabled: bool, steps: int, qd=None, sweep_counts=None
     return np.array(out), solver, s0
 
 
-def _dormant(solver) -> int:
-    return int((solver.rows.buffers.inv_mass.numpy() < -1.5).sum())
+def _dormant(sd) -> int:
+    """Rows marked dormant in ``sd`` (a solver's ``SteelData``)."""
+    return int((sd.rows.buffers.inv_mass.numpy() < -1.5).sum())
 
 
 @pytest.fixture
@@ -47,10 +48,10 @@ def count_sweeps(monkeypatch):
     counts = []
     real = solver_module.sweep
 
-    def counting(solver, joint_qd):
-        before = _dormant(solver)
-        real(solver, joint_qd)
-        counts.append((before, _dormant(solver)))
+    def counting(sm, sd, joint_qd):
+        before = _dormant(sd)
+        real(sm, sd, joint_qd)
+        counts.append((before, _dormant(sd)))
 
     monkeypatch.setattr(solver_module, "sweep", counting)
     return counts
@@ -69,13 +70,13 @@ def test_most_chain_contacts_are_dormant(count_sweeps):
     """The chain's self-contacts are speculative and never act: most of them are built dormant and stay so."""
     scene = build_scene("chain", 4, "cpu")
     _, solver, _ = _run(scene.model, scene.dt, True, 3)
-    rows = solver.rows.buffers
-    kind, counts = rows.kind.numpy(), solver.rows.world_row_count.numpy()
+    rows = solver.steel_data.rows.buffers
+    kind, counts = rows.kind.numpy(), solver.steel_data.rows.world_row_count.numpy()
     normal = 0
-    for world in range(solver.rows.world_count):
-        base = world * solver.rows.world_row_capacity
+    for world in range(solver.steel_data.rows.world_count):
+        base = world * solver.steel_data.rows.world_row_capacity
         normal += int((kind[base:base + counts[world, 0]] == 0).sum())
-        start = base + solver.rows.articulation_capacity
+        start = base + solver.steel_data.rows.articulation_capacity
         normal += int((kind[start:start + counts[world, 1]] == 0).sum())
     before, after = count_sweeps[-1]
     assert normal > 0 and before > 0.8 * normal

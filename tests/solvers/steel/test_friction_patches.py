@@ -55,14 +55,14 @@ def test_a_face_carries_its_friction_at_two_diagonal_anchors_that_balance_the_sl
     _, solver, contacts, model = _incline(SolverSteel, 1.0)
     n = int(contacts.rigid_contact_count.numpy()[0])
     assert n == 4
-    row_count = solver.contact_slots.row_count.numpy()[:n]
-    first_row = solver.contact_slots.row.numpy()[:n]
+    row_count = solver.steel_data.contact_slots.row_count.numpy()[:n]
+    first_row = solver.steel_data.contact_slots.row.numpy()[:n]
     anchors = np.flatnonzero(row_count == 3)
     assert len(anchors) == 2 and (row_count[row_count != 3] == 1).all()
     points = contacts.rigid_contact_point0.numpy()[anchors]
     assert np.linalg.norm(points[0] - points[1]) == pytest.approx(0.2 * np.sqrt(2.0), rel=1e-3)  # a diagonal
-    impulse = solver.rows.buffers.impulse.numpy()
-    direction = solver.rows.buffers.dir.numpy()
+    impulse = solver.steel_data.rows.buffers.impulse.numpy()
+    direction = solver.steel_data.rows.buffers.dir.numpy()
     weight = float(model.body_mass.numpy()[0]) * G
     normal = impulse[first_row].sum() / DT
     friction = sum(impulse[r + k] * direction[r + k] for r in first_row[anchors] for k in (1, 2)) / DT
@@ -74,7 +74,7 @@ def test_point_friction_gives_every_contact_its_own_friction_pair():
     """``friction_anchor_beta=0`` selects point friction: all four corners carry a friction pair."""
     _, solver, contacts, _ = _incline(SolverSteel, 0.25, friction_anchor_beta=0.0)
     n = int(contacts.rigid_contact_count.numpy()[0])
-    assert (solver.contact_slots.row_count.numpy()[:n] == 3).all()
+    assert (solver.steel_data.contact_slots.row_count.numpy()[:n] == 3).all()
 
 
 def test_newton_steel_patches_hold_the_same_incline():

@@ -73,7 +73,7 @@ def test_recorded_history_is_sorted_stably_by_shape_pair():
         pipeline.collide(s0, contacts)
         solver.step(s0, s1, control, contacts, 1.0 / 240.0)
         s0, s1 = s1, s0
-    hist = solver.history
+    hist = solver.steel_data.history
     n = int(hist.count.numpy()[0])
     assert n > 8
     key, index = hist.key.numpy()[:n], hist.index.numpy()[:n]

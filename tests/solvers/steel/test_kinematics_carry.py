@@ -96,7 +96,7 @@ def test_the_carry_is_taken_on_a_plain_step(monkeypatch):
     for run, on_full in ((carried, False), (full, True)):
         _step(run, on_full, 5, monkeypatch)
     for run in (carried, full):
-        run[0].core.data.dof_S.fill_(wp.nan)
+        run[0].steel_model.core.data.dof_S.fill_(wp.nan)
     _step(carried, False, 1, monkeypatch)
     _step(full, True, 1, monkeypatch)
     assert np.isnan(carried[3][0].joint_qd.numpy()).any()

@@ -37,7 +37,7 @@ def sink_and_hop(masses, shock=True, steps=240, offset=0.0):
         warnings.simplefilter("ignore", newton.NewtonWarning)
         solver = SolverSteel(model)
     if not shock:
-        solver.shock_up = None  # the pass off: the sweep alone
+        solver.steel_model.shock_up = None  # the pass off: the sweep alone
     z0 = model.body_q.numpy()[:, 2].copy()
     low, high = [0.0], [0.0]
 
@@ -128,7 +128,7 @@ def test_ordinary_scenes_never_launch_the_pass():
     for masses, on in (((1.0, 1.0, 1.0), False), ((1.0, 3.0), False), ((1.0, 4.0), True), ((4.0, 1.0), True)):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", newton.NewtonWarning)
-            assert (SolverSteel(box_stack(masses)).shock_up is not None) == on
+            assert (SolverSteel(box_stack(masses)).steel_model.shock_up is not None) == on
 
 
 @pytest.mark.parametrize("name", ["tower", "humanoid", "chain", "cartpole", "ant"])
@@ -137,7 +137,7 @@ def test_the_anchor_scenes_never_launch_the_pass(name):
     alone: joint_q/joint_qd after 200 steps measured bitwise equal to the code before the pass."""
     from steel.scenes import build_scene
 
-    assert SolverSteel(build_scene(name, 1, "cpu").model).shock_up is None
+    assert SolverSteel(build_scene(name, 1, "cpu").model).steel_model.shock_up is None
 
 
 def test_changed_masses_switch_the_pass_on_at_notify():
@@ -145,10 +145,10 @@ def test_changed_masses_switch_the_pass_on_at_notify():
     BODY_INERTIAL_PROPERTIES switches it on."""
     model = box_stack((1.0, 1.0))
     solver = SolverSteel(model)
-    assert solver.shock_up is None
+    assert solver.steel_model.shock_up is None
     model.body_mass.assign(np.array([1.0, 100.0], dtype=np.float32))
     model.body_inv_mass.assign(np.array([1.0, 0.01], dtype=np.float32))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", newton.NewtonWarning)
         solver.notify_model_changed(newton.ModelFlags.BODY_INERTIAL_PROPERTIES)
-    assert solver.shock_up is not None
+    assert solver.steel_model.shock_up is not None

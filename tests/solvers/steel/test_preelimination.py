@@ -42,7 +42,7 @@ def test_four_bar_with_preelimination_keeps_its_anchors_and_the_crank_rocker_rel
     the closed-form relation within 1 mrad (measured 0.02 mrad)."""
     model, closure = _four_bar()
     solver, qs, gaps, error = _turn(model, closure, 960, enable_bilateral_preelimination=True)
-    assert solver.preeliminate
+    assert solver.steel_model.preeliminate
     assert qs[-1, 0] > 1.0 + 2.0 * np.pi
     assert gaps.max() < 1e-4, gaps.max()
     assert error < 1e-3, error
@@ -127,11 +127,11 @@ def test_mimic_rows_count_toward_the_block_only_when_included():
     hint; include_mimics=False eliminates the 5 connect rows."""
     model, _ = _four_bar(follower=(0.1, 1.0), followers=4)
     with pytest.warns(UserWarning, match="owns 9 bilateral rows.*include_mimics=False"):
-        assert not SolverSteel(model, enable_bilateral_preelimination=True).preeliminate
+        assert not SolverSteel(model, enable_bilateral_preelimination=True).steel_model.preeliminate
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         assert SolverSteel(model, enable_bilateral_preelimination=True,
-                           bilateral_preelimination_include_mimics=False).preeliminate
+                           bilateral_preelimination_include_mimics=False).steel_model.preeliminate
 
 
 def _chain(closures):
@@ -172,7 +172,7 @@ def test_fallbacks_warn_and_run_the_plain_sweep(case, match):
         model, options = _two_hinges(), {"articulated_contact_response": "propagation"}
     with pytest.warns(UserWarning, match=FALLBACK):
         solver = SolverSteel(model, enable_bilateral_preelimination=True, **options)
-    assert not solver.preeliminate
+    assert not solver.steel_model.preeliminate
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the propagation response's serial fallback warns too
         plain = SolverSteel(model, **options)
@@ -193,7 +193,7 @@ def test_a_fixed_closure_fits_the_block():
     model = _chain([(0, "fixed")])
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
-        assert SolverSteel(model, enable_bilateral_preelimination=True).preeliminate
+        assert SolverSteel(model, enable_bilateral_preelimination=True).steel_model.preeliminate
 
 
 def test_joint_friction_with_preelimination_raises_not_implemented():

@@ -41,7 +41,7 @@ def test_robots_settle_at_default_options_without_dropping_rows(name, worlds):
     solver.check_constraint_capacity()  # raises if any world dropped a row
     assert not solver.constraint_overflow.numpy().any()
     assert np.isfinite(state.joint_q.numpy()).all() and np.isfinite(state.joint_qd.numpy()).all()
-    torso = state.body_q.numpy()[solver.core.plan.root_body_np, 2]
+    torso = state.body_q.numpy()[solver.steel_model.core.plan.root_body_np, 2]
     low, high = {"humanoid": (0.08, 0.5), "ant": (0.5, 0.65)}[name]
     assert low < torso.min() and torso.max() < high
     assert torso.max() - torso.min() < 1e-3  # identical worlds stay identical

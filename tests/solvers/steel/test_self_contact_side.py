@@ -65,7 +65,7 @@ def test_self_contact_rows_have_one_side_whose_jacobian_is_the_relative_velocity
     model, base, top = _stack()
     solver = SolverSteel(model)
     _, s_in, contacts = _run(model, solver, 3)  # s_in: the last step's input state, whose poses built its rows
-    rows = solver.rows.buffers
+    rows = solver.steel_data.rows.buffers
     self_contacts = _self_contacts(model, contacts, base, top)
     assert len(self_contacts) >= 3  # the top box lands on a face: a manifold, not a point
     rng = np.random.default_rng(1)
@@ -85,8 +85,8 @@ def test_self_contact_rows_have_one_side_whose_jacobian_is_the_relative_velocity
         return np.array(wp.transform_point(wp.transform(wp.vec3(*x[:3]), wp.quat(*x[3:])), wp.vec3(*p)))
 
     shape_body = model.shape_body.numpy()
-    contact_row = solver.contact_slots.row.numpy()
-    row_count = solver.contact_slots.row_count.numpy()
+    contact_row = solver.steel_data.contact_slots.row.numpy()
+    row_count = solver.steel_data.contact_slots.row_count.numpy()
     dof_start, dof_count = rows.dof_start.numpy(), rows.dof_count.numpy()
     J, stride, directions = rows.J.numpy(), rows.stride, rows.dir.numpy()
     checked = 0

@@ -69,7 +69,7 @@ def test_solver_built_without_torsion_ignores_a_later_condim_4():
     solver = SolverSteel(model)
     model.steel.condim.fill_(4)
     solver.notify_model_changed(newton.ModelFlags.SHAPE_PROPERTIES)
-    assert not solver.shape_attributes.torsion_enabled
+    assert not solver.steel_model.shape_attributes.torsion_enabled
 
 
 @pytest.mark.parametrize("condim, rows", [(3, 3), (4, 4), (6, 6)])
@@ -77,7 +77,7 @@ def test_free_body_rows_per_contact_follow_the_construction_condim(condim, rows)
     """3 rows per free-body contact, 4 with a condim-4 shape (spin), 6 with a condim-6 shape (spin, rolling pair)."""
     model = _box(condim=condim)
     solver = SolverSteel(model)
-    assert solver.shape_attributes.free_rows_per_contact == rows
+    assert solver.steel_model.shape_attributes.free_rows_per_contact == rows
     contacts_per_world = newton.CollisionPipeline(model).contacts().rigid_contact_max
     assert solver.free_body_constraint_max == rows * contacts_per_world
 
@@ -88,5 +88,5 @@ def test_solver_built_without_adhesion_ignores_a_later_value():
     solver = SolverSteel(model)
     model.steel.adhesion.fill_(2.0)
     solver.notify_model_changed(newton.ModelFlags.SHAPE_PROPERTIES)
-    assert not solver.shape_attributes.adhesion_enabled
-    assert solver.shape_attributes.adhesion is not model.steel.adhesion
+    assert not solver.steel_model.shape_attributes.adhesion_enabled
+    assert solver.steel_model.shape_attributes.adhesion is not model.steel.adhesion

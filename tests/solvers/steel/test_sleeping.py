@@ -269,7 +269,7 @@ def test_wake_crosses_last_steps_island_edges():
     builder.add_ground_plane()
     sim = Sim(builder.finalize(device="cpu"))
     sim.step()
-    labels = sim.solver.sleep.islands.articulation_label.numpy()
+    labels = sim.solver.steel_data.sleep.islands.articulation_label.numpy()
     assert labels[0] == labels[1], "the touching boxes should form one island"
     sim.step_until_asleep()
     q = sim.s0.joint_q.numpy().copy()
@@ -375,7 +375,7 @@ def test_lost_support_wakes(box_side):
     sim.s0.joint_q.assign(q)
     newton.eval_fk(sim.model, sim.s0.joint_q, sim.s0.joint_qd, sim.s0)
     assert sim.step()[box]
-    assert not sim.solver.sleep.islands.articulation_supported.numpy()[box]
+    assert not sim.solver.steel_data.sleep.islands.articulation_supported.numpy()[box]
 
 
 @pytest.mark.filterwarnings("ignore:SolverSteel dropped contacts or constraint rows")
@@ -390,7 +390,7 @@ def test_lost_row_capacity_wakes():
     model = builder.finalize(device="cpu")
     probe = Sim(model)
     probe.step()
-    resting_rows = int(probe.solver.rows.world_row_count.numpy()[0, 1])  # box 0's; the others are in the air
+    resting_rows = int(probe.solver.steel_data.rows.world_row_count.numpy()[0, 1])  # box 0's; the others are in the air
     assert resting_rows > 0
     sim = Sim(model, free_body_constraint_max=resting_rows)
     woke = None
@@ -512,7 +512,7 @@ def test_partly_awake_world_skips_the_asleep_islands_and_matches_solving_them():
                 count = int(sim.contacts.rigid_contact_count.numpy()[0])
                 bodies = sim.model.shape_body.numpy()[sim.contacts.rigid_contact_shape0.numpy()[:count]]
                 bodies1 = sim.model.shape_body.numpy()[sim.contacts.rigid_contact_shape1.numpy()[:count]]
-                rows = sim.solver.contact_slots.row.numpy()[:count]
+                rows = sim.solver.steel_data.contact_slots.row.numpy()[:count]
                 tower1 = np.isin(bodies, [2, 3]) | np.isin(bodies1, [2, 3])
                 assert tower1.any() and (rows[tower1] == -1).all(), "an asleep contact got rows"
                 assert (rows[~tower1 & ((bodies >= 0) | (bodies1 >= 0))] >= 0).any()
@@ -565,11 +565,11 @@ def test_mimic_and_loop_closure_articulations_stay_awake():
 
 def _host_islands(solver, contacts):
     """Labels (smallest member index) and support per articulation from a union-find over ``contacts``."""
-    isl, sleep = solver.sleep.islands, solver.sleep
+    isl, sleep = solver.steel_data.sleep.islands, solver.steel_data.sleep
     n = sleep.articulation_count
     shape_body = solver.model.shape_body.numpy()
     body_art = sleep.body_articulation.numpy()
-    responds = solver.tables.body_responds_np
+    responds = solver.steel_model.tables.body_responds_np
     parent = list(range(n))
 
     def root(a):
@@ -611,8 +611,8 @@ def test_islands_match_a_union_find_of_the_contacts():
     builder.add_ground_plane(cfg=cfg)
     sim = Sim(builder.finalize(device="cpu"))
     sim.step()
-    labels = sim.solver.sleep.islands.articulation_label.numpy()
-    supported = sim.solver.sleep.islands.articulation_supported.numpy().astype(bool)
+    labels = sim.solver.steel_data.sleep.islands.articulation_label.numpy()
+    supported = sim.solver.steel_data.sleep.islands.articulation_supported.numpy().astype(bool)
     want_labels, want_supported = _host_islands(sim.solver, sim.contacts)
     np.testing.assert_array_equal(labels, want_labels)
     np.testing.assert_array_equal(supported, want_supported)
@@ -649,7 +649,7 @@ def test_tutorial_scene_sleeps_at_the_same_step_in_the_same_state_run_to_run():
             sim.step()
             assert sim.steps < 1200, "not asleep after 2 s"
         digest = hashlib.sha256()
-        for array in (sim.state_0.body_q, sim.state_0.joint_q, sim.solver.sleep.articulation_asleep):
+        for array in (sim.state_0.body_q, sim.state_0.joint_q, sim.solver.steel_data.sleep.articulation_asleep):
             digest.update(array.numpy().tobytes())
         outcomes.append((sim.steps, digest.hexdigest()))
     assert outcomes[0] == outcomes[1]
@@ -702,4 +702,4 @@ def test_notify_model_changed_rejects_a_resized_array():
     sim.model.body_mass = wp.zeros(3, dtype=float, device="cpu")
     with pytest.raises(ValueError, match="body_mass"):
         sim.solver.notify_model_changed(newton.ModelFlags.BODY_INERTIAL_PROPERTIES)
-    assert sim.solver.sleep.articulation_asleep.numpy().tolist() == [1, 1]
+    assert sim.solver.steel_data.sleep.articulation_asleep.numpy().tolist() == [1, 1]

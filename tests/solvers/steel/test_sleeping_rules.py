@@ -29,7 +29,7 @@ def test_drive_row_articulation_stays_awake(gain):
     getattr(model, gain).assign(np.array([10.0], np.float32))
     sim = Sim(model, drive_mode="rows")
     assert sim.step(STEPS).all()
-    assert sim.solver.sleep.articulation_timer.numpy()[0] == 0.0
+    assert sim.solver.steel_data.sleep.articulation_timer.numpy()[0] == 0.0
 
 
 @pytest.mark.filterwarnings("ignore:SolverSteel dropped contacts or constraint rows")
@@ -47,7 +47,7 @@ def test_world_with_overflowed_rows_cannot_sleep():
     s = sim(math.nan)
     assert s.step(STEPS).all()
     assert s.solver.constraint_overflow.numpy()[0]
-    assert s.solver.sleep.articulation_timer.numpy()[0] == 0.0
+    assert s.solver.steel_data.sleep.articulation_timer.numpy()[0] == 0.0
     np.testing.assert_allclose(s.s0.joint_q.numpy(), 0.0, atol=1e-6)  # [rad] it did hang at rest
 
 
@@ -72,7 +72,7 @@ def test_dropped_contacts_cannot_authorize_sleep():
     resting = int(np.argmax(z))
     assert z[resting] == pytest.approx(0.1, abs=1e-3)  # [m] on its four contacts (half size 0.1 m)
     assert z[1 - resting] < 0.0  # [m] fell through: its contacts were the dropped ones
-    assert s.solver.sleep.articulation_timer.numpy()[resting] == 0.0
+    assert s.solver.steel_data.sleep.articulation_timer.numpy()[resting] == 0.0
 
 
 def test_contact_reduction_overflow_wakes_and_cannot_authorize_sleep():
@@ -173,4 +173,4 @@ def test_non_finite_trial_of_an_asleep_articulation_is_not_frozen_over():
     awake = sim.step()
     assert awake.all()
     assert np.isnan(sim.s0.body_q.numpy()[0, 0])
-    assert sim.solver.sleep.articulation_asleep.numpy()[0] == 0
+    assert sim.solver.steel_data.sleep.articulation_asleep.numpy()[0] == 0

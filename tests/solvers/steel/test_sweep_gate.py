@@ -75,7 +75,7 @@ def _quiet_scene(world_count: int = 2):
 def _solver(model, gate: bool, **options):
     solver = SolverSteel(model, **options)
     if not gate:
-        solver.rows.buffers.gate_rounding = math.inf  # every gate test fails (data.py)
+        solver.steel_data.rows.buffers.gate_rounding = math.inf  # every gate test fails (data.py)
     return solver
 
 
@@ -128,16 +128,16 @@ def test_gate_skips_rows_that_cannot_act():
     gated, plain = _solver(model, True), _solver(model, False)
     _run(model, gated, 40)
     _run(model, plain, 40)
-    a, b = gated.rows.buffers, plain.rows.buffers
+    a, b = gated.steel_data.rows.buffers, plain.steel_data.rows.buffers
     np.testing.assert_array_equal(a.world_drift.numpy(), b.world_drift.numpy())
     assert (a.world_drift.numpy() > 0.0).all()  # the resting boxes' contacts act every pass
-    counts = gated.rows.world_row_count.numpy()
+    counts = gated.steel_data.rows.world_row_count.numpy()
     ref_gated, ref_plain = a.gate.numpy()[:, 2], b.gate.numpy()[:, 2]
     reserved = np.zeros(ref_gated.shape[0], dtype=bool)
-    for world in range(gated.rows.world_count):
-        base = world * gated.rows.world_row_capacity
+    for world in range(gated.steel_data.rows.world_count):
+        base = world * gated.steel_data.rows.world_row_capacity
         reserved[base:base + counts[world, 0]] = True
-        start = base + gated.rows.articulation_capacity
+        start = base + gated.steel_data.rows.articulation_capacity
         reserved[start:start + counts[world, 1]] = True
     referenced = reserved & (ref_plain >= 0.0)
     assert referenced.sum() > 10

@@ -44,7 +44,7 @@ def test_units_sorted_top_down_stable_and_grouped():
     model = _stacks(world_count=2)
     solver = SolverSteel(model)
     run(model, solver, 30, DT)
-    rows = solver.rows
+    rows = solver.steel_data.rows
     b = rows.buffers
     kind, key, body = b.kind.numpy(), b.key.numpy(), b.body.numpy()
     order, span = b.order.numpy(), b.span.numpy()

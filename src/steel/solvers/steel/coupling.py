@@ -68,7 +68,7 @@ _MOTION_TOL = 1.0e-6
 class SteelCoupling(CouplingInterface):
     """Coupling hooks of :class:`~steel.solvers.SolverSteel` (see the module docstring).
 
-    Reads the solver's ``model``, ``options``, ``core.plan``, ``tables`` and ``history``; keeps its
+    Reads the solver's ``model``, ``options``, ``steel_model`` (plan, tables) and ``steel_data.history``; keeps its
     own scratch (``_coupling_*`` attributes) created on first use.
     """
 
@@ -133,14 +133,14 @@ class SteelCoupling(CouplingInterface):
             if dt == 0.0:
                 self._coupling_saved_history = None
             elif self.__dict__.get("_coupling_saved_history") is not None:
-                _copy_history(self._coupling_saved_history, self.history)
+                _copy_history(self._coupling_saved_history, self.steel_data.history)
             return
         if self.__dict__.get("_coupling_restarts", False) and int(flags) & _KINEMATIC_STATE_FLAGS:
             saved = self.__dict__.get("_coupling_saved_history")
             if saved is None:
-                saved = {name: wp.empty_like(a) for name, a in _history_arrays(self.history).items()}
+                saved = {name: wp.empty_like(a) for name, a in _history_arrays(self.steel_data.history).items()}
                 self._coupling_saved_history = saved
-            _copy_history(self.history, saved)
+            _copy_history(self.steel_data.history, saved)
 
     # -- effective masses -----------------------------------------------------------------------------
 
@@ -186,7 +186,7 @@ class SteelCoupling(CouplingInterface):
 
     def _coupling_effective_masses(self, kind: np.ndarray, index: np.ndarray, local_pos: np.ndarray):
         """Host evaluation behind :meth:`coupling_eval_effective_mass_block`: (mass (n,), inertia (n, 3, 3))."""
-        model, plan, tables = self.model, self.core.plan, self.tables
+        model, plan, tables = self.model, self.steel_model.core.plan, self.steel_model.tables
         n = len(kind)
         mass = np.zeros(n)
         inertia = np.zeros((n, 3, 3))
@@ -197,7 +197,7 @@ class SteelCoupling(CouplingInterface):
         body_inv_mass = model.body_inv_mass.numpy().astype(np.float64)
         body_inertia = model.body_inertia.numpy().astype(np.float64)
         body_com = model.body_com.numpy().astype(np.float64)
-        tree = _TreeMassMatrix(self) if plan.articulation_count else None
+        tree = _TreeMassMatrix(self.steel_model) if plan.articulation_count else None
         body_kind = int(CouplingInterface.EndpointKind.BODY)
         for e in range(n):
             b = int(index[e])
@@ -229,8 +229,8 @@ class _TreeMassMatrix:
     (possibly reused) mass matrix and factor stay untouched.
     """
 
-    def __init__(self, solver):
-        model, plan = solver.model, solver.core.plan
+    def __init__(self, sm):
+        model, plan = sm.model, sm.core.plan
         dev = model.device
         data = ArticulationData(plan)
         nb, nd = max(model.body_count, 1), max(model.joint_dof_count, 1)
@@ -239,7 +239,7 @@ class _TreeMassMatrix:
         joint_qd = wp.zeros(nd, dtype=float, device=dev)
         # Prescribed DOFs weigh as in the solve, so the subtree they carry responds as it does there.
         extra = np.zeros(nd, dtype=np.float32)
-        extra[: model.joint_dof_count] = solver.tables.dof_is_kinematic_np * float(KINEMATIC_ARMATURE)
+        extra[: model.joint_dof_count] = sm.tables.dof_is_kinematic_np * float(KINEMATIC_ARMATURE)
         dof_diag_extra = wp.array(extra, dtype=float, device=dev)
         eval_articulation_kinematics(model, plan, data, model.joint_q, joint_qd, body_q, body_qd)
         eval_articulation_dynamics(model, plan, data, body_q, None, None, dof_diag_extra, True)

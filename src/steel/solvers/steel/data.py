@@ -45,6 +45,7 @@ from __future__ import annotations
 import warp as wp
 
 from ...host_views import host_view, host_writable
+from ...structs import require_contiguous
 
 # The one spelling of "no bound" in the row pool and its families: a bilateral row's box |lambda| <= UNBOUNDED,
 # a gap speed of -UNBOUNDED (none), an internal row's sweep key UNBOUNDED (first), an island timer's identity.
@@ -218,6 +219,8 @@ class SteelRows:
         b.world_drift = wp.zeros(world_count, dtype=float, device=device)
         b.gate = wp.full(n, wp.vec3(0.0, 0.0, -1.0), dtype=wp.vec3, device=device)
         self.buffers = b
+        # Read by the sweep's native DOF loops through .data (rows/dof_loops.py; structs.py).
+        require_contiguous("SteelRows", dof_start=b.dof_start, dof_count=b.dof_count, J=b.J, Y=b.Y)
 
     # The host reads and resets only the accounting arrays; they are the struct's own arrays.
     @property

@@ -12,7 +12,7 @@ Owns ``state_out.joint_qd`` and ``state_out.joint_q``. Per joint:
 Positions then follow from the finished velocities by the core's symplectic integrator.
 
 With ``velocity_iterations > 0`` the step carries two velocities: the position-solve velocity
-``solver.qd_position``, which alone advances the positions, and the refined velocity ``solver.qd``
+``sd.qd_position``, which alone advances the positions, and the refined velocity ``sd.qd``
 that ``state_out.joint_qd`` publishes. Both are finished by the same rules (damping and clamps
 apply identically).
 
@@ -173,18 +173,18 @@ def _finish_articulations(
             void_kept(art, plan.tree_start, plan.tree_joint, joints, kept.q)
 
 
-def _finish(solver, state_in, dt: float, qd_solved, qd_out) -> None:
-    model = solver.model
-    attrs = solver.attributes
+def _finish(sm, state_in, dt: float, qd_solved, qd_out) -> None:
+    model = sm.model
+    attrs = sm.attributes
     launch(
         _finish_velocities,
         dim=model.joint_count,
         inputs=[
             float(dt),
-            solver.core.plan.joints,
+            sm.core.plan.joints,
             model.joint_articulation,
-            solver.tables.dof_is_kinematic,
-            solver.tables.body_is_free,
+            sm.tables.dof_is_kinematic,
+            sm.tables.body_is_free,
             attrs.angular_damping,
             attrs.linear_damping,
             attrs.max_linear_velocity,
@@ -197,43 +197,43 @@ def _finish(solver, state_in, dt: float, qd_solved, qd_out) -> None:
     )
 
 
-def finish_step(solver, state_in, state_out, dt: float, qd_position=None) -> None:
+def finish_step(sm, sd, state_in, state_out, dt: float, qd_position=None) -> None:
     """Write ``state_out.joint_qd`` from the solved velocities, then integrate ``state_out.joint_q``.
 
     ``qd_position`` (``velocity_iterations > 0``): the position-solve velocity, finished into itself and
-    used for the positions; ``state_out.joint_qd`` then publishes the finished refined ``solver.qd``.
+    used for the positions; ``state_out.joint_qd`` then publishes the finished refined ``sd.qd``.
     """
-    model = solver.model
+    model = sm.model
     if model.joint_count == 0:
         return
     if qd_position is None:
-        _finish(solver, state_in, dt, solver.qd, state_out.joint_qd)
+        _finish(sm, state_in, dt, sd.qd, state_out.joint_qd)
         # Zero acceleration: the integrator only advances positions with the finished velocities.
-        integrate_joints(model, state_in.joint_q, state_out.joint_qd, solver.zero_dof, dt, state_out.joint_q,
-                         state_out.joint_qd, joints=solver.core.plan.joints)
+        integrate_joints(model, state_in.joint_q, state_out.joint_qd, sd.zero_dof, dt, state_out.joint_q,
+                         state_out.joint_qd, joints=sm.core.plan.joints)
         return
     # Read state_in.joint_qd (prescribed DOFs) before an in-place output overwrites it.
-    _finish(solver, state_in, dt, qd_position, qd_position)
-    integrate_joints(model, state_in.joint_q, qd_position, solver.zero_dof, dt, state_out.joint_q, qd_position,
-                     joints=solver.core.plan.joints)
-    _finish(solver, state_in, dt, solver.qd, state_out.joint_qd)
+    _finish(sm, state_in, dt, qd_position, qd_position)
+    integrate_joints(model, state_in.joint_q, qd_position, sd.zero_dof, dt, state_out.joint_q, qd_position,
+                     joints=sm.core.plan.joints)
+    _finish(sm, state_in, dt, sd.qd, state_out.joint_qd)
 
 
-def finish_fuses(solver, qd_position) -> bool:
+def finish_fuses(sm, qd_position) -> bool:
     """Whether :func:`finish_and_publish` can finish this step: one velocity (``velocity_iterations=0``) and
     every joint in an articulation's tree (nothing for the per-joint pass-through of loose joints)."""
-    plan = solver.core.plan
+    plan = sm.core.plan
     return qd_position is None and plan.articulation_count > 0 and plan.trees_cover_every_joint
 
 
-def finish_and_publish(solver, state_in, state_out, dt: float) -> None:
+def finish_and_publish(sm, sd, state_in, state_out, dt: float) -> None:
     """Stage 6 in one launch, one thread per articulation: :func:`finish_step` (finished velocities, then
     positions) followed by the output forward kinematics, bit for bit the separate launches' result.
 
     Needs :func:`finish_fuses`; ``state_out.body_q``/``body_qd`` must already hold the bodies outside
     every articulation.
     """
-    model, plan, data, attrs = solver.model, solver.core.plan, solver.core.data, solver.attributes
+    model, plan, data, attrs = sm.model, sm.core.plan, sm.core.data, sm.attributes
     threads = serial_threads(plan.articulation_count, model.device)
     launch(
         _finish_articulations,
@@ -245,18 +245,18 @@ def finish_and_publish(solver, state_in, state_out, dt: float) -> None:
             plan.arrays,
             plan.joints,
             model.joint_articulation,
-            solver.tables.dof_is_kinematic,
-            solver.tables.body_is_free,
+            sm.tables.dof_is_kinematic,
+            sm.tables.body_is_free,
             attrs.angular_damping,
             attrs.linear_damping,
             attrs.max_linear_velocity,
             attrs.max_angular_velocity,
-            solver.zero_dof,
+            sd.zero_dof,
             state_in.joint_q,
             state_in.joint_qd,
-            solver.qd,
+            sd.qd,
         ],
         outputs=[state_out.joint_q, state_out.joint_qd, state_out.body_q, state_out.body_qd, data.buffers,
-                 solver.kinematics_carry.arrays],
+                 sd.kinematics_carry.arrays],
         device=model.device,
     )

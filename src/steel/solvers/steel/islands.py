@@ -43,7 +43,6 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from .rows.surface_velocity import surface_velocity_arrays
 from ...launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
@@ -207,21 +206,24 @@ class Islands:
         self.device = device
 
 
-def label_islands(solver, islands: Islands, contacts, joint_qd, articulation_wake) -> None:
+def label_islands(sm, sd, islands: Islands, contacts, joint_qd, articulation_wake) -> None:
     """Label this step's islands from ``contacts`` (``None``: every articulation its own island),
     and set ``articulation_wake`` of every articulation that touches a moving kinematic body (its
     articulation's input ``joint_qd`` is not zero): a support that moves wakes what rests on it.
 
     The labels must have been started (:func:`start_label` for every articulation) earlier in the step.
     """
-    model, tables, plan = solver.model, solver.tables, solver.core.plan
+    model, tables, plan = sm.model, sm.tables, sm.core.plan
     n, dev = islands.count, islands.device
     if n == 0 or contacts is None or contacts.rigid_contact_max == 0:
         return
+    # A moving surface (rigid_contact_surface_velocity) counts as a moving support; the contact struct names
+    # the buffer's array or a placeholder (rows/contact_data.py).
+    ci = sd.contact_input.update(contacts, sm.options.contact_compliance, sm.options.contact_warmstart)
     inputs = [n, model.shape_body, tables.body_responds, plan.body_articulation, contacts.rigid_contact_count,
               contacts.rigid_contact_shape0, contacts.rigid_contact_shape1, model.articulation_start,
-              model.joint_qd_start, joint_qd, islands.articulation_previous,
-              *surface_velocity_arrays(solver, contacts)]
+              model.joint_qd_start, joint_qd, islands.articulation_previous, ci.surface_velocity_enabled,
+              ci.surface_velocity]
     outputs = [islands.articulation_label, islands.articulation_supported, islands.changed, articulation_wake]
     dim = max(contacts.rigid_contact_max, n)
 

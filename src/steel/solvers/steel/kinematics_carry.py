@@ -29,6 +29,8 @@ from __future__ import annotations
 import warp as wp
 
 from ...articulation.joint_model import JointModel
+from ...structs import struct_of
+from .rows.velocity_limits import input_velocity
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -129,10 +131,19 @@ class KinematicsCarry:
         self.qd = wp.zeros(max(model.joint_dof_count, 1), dtype=float, device=device)
         self.body_q = wp.zeros(max(model.body_count, 1), dtype=wp.transform, device=device)
         self.body_qd = wp.zeros(max(model.body_count, 1), dtype=wp.spatial_vector, device=device)
-        self.arrays = KeptPlacement()  # the same arrays as the fused kernels take them (never rebound)
-        for name in KeptPlacement.vars:
-            setattr(self.arrays, name, getattr(self, name))
+        self.arrays = struct_of(KeptPlacement, self)  # as the fused kernels take them (never rebound)
 
     def void(self) -> None:
         """Void every kept copy: the next input kinematics run in full."""
         self.q.fill_(wp.nan)
+
+
+def input_kinematics(sm, sd, state_in) -> None:
+    """Forward kinematics of the input: poses into ``state_in.body_q``, twists into ``sd.body_qd_in`` (from the
+    rescaled velocity with velocity limits); ``state_in.joint_q/joint_qd/body_qd`` stay as given. Voids the
+    kept placement, whose bodies these outputs replace."""
+    if sm.model.body_count:
+        wp.copy(sd.body_qd_in, state_in.body_qd)  # bodies outside every articulation keep their twist
+    sd.kinematics_carry.void()
+    sm.core.kinematics(state_in.joint_q, input_velocity(sm, sd, state_in, prescale=True), state_in.body_q,
+                       sd.body_qd_in)

@@ -77,5 +77,5 @@ def warn_mass_ratio(model: newton.Model, iterations: int, body_responds: np.ndar
         f"{ratio[worst]:.3g}, beyond the about {limit:.3g} that iterations={int(iterations)} holds "
         f"({MASS_RATIO_PER_ITERATION:g} per iteration); stacks along gravity hold (a bottom-up shock pass), but "
         "a light body loaded sideways (pushed, wedged) may give way. Raise iterations or bring the masses closer.",
-        newton.NewtonWarning, stacklevel=3,
+        newton.NewtonWarning, stacklevel=4,  # the caller of SolverSteel(): warn <- SteelModel <- __init__ <- caller
     )

@@ -69,8 +69,8 @@ def _rows(values: np.ndarray) -> np.ndarray:
 class ModelSnapshot:
     """Host copies of the arrays of :data:`GROUPS` and the entity owners (see the module docstring)."""
 
-    def __init__(self, solver, dof_articulation: np.ndarray, coord_articulation: np.ndarray):
-        self.solver, self.model = solver, solver.model
+    def __init__(self, sm, dof_articulation: np.ndarray, coord_articulation: np.ndarray):
+        self.sm, self.model = sm, sm.model
         self.dof_articulation = dof_articulation
         self.coord_articulation = coord_articulation
         self.copies = {}
@@ -121,9 +121,9 @@ class ModelSnapshot:
     def _owners(self) -> dict[str, np.ndarray]:
         """Owner articulation per entity under the solver's current tables; -1: a static,
         kinematic or unowned entity (its change wakes every island)."""
-        model, tables = self.model, self.solver.tables
+        model, tables = self.model, self.sm.tables
         joint_art = model.joint_articulation.numpy() if model.joint_count else np.zeros(0, np.int32)
-        body_art = self.solver.core.plan.body_articulation_np if model.body_count else np.zeros(0, np.int32)
+        body_art = self.sm.core.plan.body_articulation_np if model.body_count else np.zeros(0, np.int32)
         body_owner = np.where(tables.body_responds_np[:model.body_count].astype(bool), body_art[:model.body_count], -1)
         shape_body = model.shape_body.numpy() if model.shape_count else np.zeros(0, np.int32)
         shape_owner = np.full(len(shape_body), -1, dtype=np.int64)

@@ -28,6 +28,7 @@ from newton.solvers import SolverBase
 from ...articulation import eval_body_parent_f
 from .sleeping import skipping_asleep
 from .data import RowBuffers
+from .rows.velocity_limits import input_velocity
 from ...launches import launch
 
 
@@ -112,21 +113,21 @@ def parent_f_outputs(observables, state_out) -> list:
     return outputs
 
 
-def publish_parent_f(solver, outputs) -> None:
+def publish_parent_f(sd, outputs) -> None:
     """With sleeping: copy the kept ``body_parent_f`` (asleep bodies hold their last awake value)
     into every output (``state_out`` alternates between two states, so the legacy attribute of
     either must read the kept value, not what it held two steps ago)."""
     for out in outputs:
-        wp.copy(out, solver.parent_f_kept)
+        wp.copy(out, sd.parent_f_kept)
 
 
-def write_observables(solver, observables, contacts, state_in, dt: float, state_out=None) -> None:
+def write_observables(sm, sd, observables, contacts, state_in, dt: float, state_out=None) -> None:
     """Fill the requested observables of this step and the legacy ``state_out.body_parent_f`` (call
     before the output state is published)."""
     parent_outputs = parent_f_outputs(observables, state_out)
     if observables is None and not parent_outputs:
         return
-    model, rows = solver.model, solver.rows
+    model, rows = sm.model, sd.rows
     want_contact = (observables is not None and observables.is_requested("contact_f")
                     and observables.contact_f is not None)
     want_parent = bool(parent_outputs)
@@ -134,8 +135,8 @@ def write_observables(solver, observables, contacts, state_in, dt: float, state_
     if want_contact:
         observables.contact_f.zero_()
     if want_parent:
-        solver.body_contact_f.zero_()
-        body_contact_f = solver.body_contact_f
+        sd.body_contact_f.zero_()
+        body_contact_f = sd.body_contact_f
     if contacts is not None and (want_contact or want_parent) and contacts.rigid_contact_max > 0:
         launch(
             _contact_wrenches,
@@ -151,8 +152,8 @@ def write_observables(solver, observables, contacts, state_in, dt: float, state_
                 contacts.rigid_contact_shape1,
                 contacts.rigid_contact_point1,
                 contacts.rigid_contact_offset1,
-                solver.contact_slots.row,
-                solver.contact_slots.row_count,
+                sd.contact_slots.row,
+                sd.contact_slots.row_count,
                 rows.buffers,
                 state_in.body_q,
             ],
@@ -163,13 +164,26 @@ def write_observables(solver, observables, contacts, state_in, dt: float, state_
         # Without sleeping the first output is evaluated (zeroed: bodies outside every articulation
         # report zero) and copied to the other; with sleeping the solver's kept array is evaluated
         # (asleep bodies keep their last awake value) and copied to each output.
-        target = parent_outputs[0] if solver.sleep is None else solver.parent_f_kept
-        if solver.sleep is None:
+        target = parent_outputs[0] if sd.sleep is None else sd.parent_f_kept
+        if sd.sleep is None:
             target.zero_()
-        solver.qdd_solved_from(state_in, dt)
-        with skipping_asleep(solver):
-            eval_body_parent_f(model, solver.core.plan, solver.core.data, state_in.body_q, solver.qdd,
+        qdd_solved_from(sm, sd, state_in, dt)
+        with skipping_asleep(sm, sd):
+            eval_body_parent_f(model, sm.core.plan, sm.core.data, state_in.body_q, sd.qdd,
                                target, body_f_extra=body_contact_f)
         for out in parent_outputs:
             if out is not target:
                 wp.copy(out, target)
+
+
+@wp.kernel
+def _difference_quotient(a: wp.array[float], b: wp.array[float], dt: float, out: wp.array[float]):
+    i = wp.tid()
+    out[i] = (a[i] - b[i]) / dt
+
+
+def qdd_solved_from(sm, sd, state_in, dt: float) -> None:
+    """``sd.qdd = (qd_solved - qd_in) / dt``: the accelerations the step applies [m/s² or rad/s²]."""
+    launch(_difference_quotient, dim=sm.model.joint_dof_count, inputs=[sd.qd, input_velocity(sm, sd, state_in),
+                                                                      float(dt)],
+           outputs=[sd.qdd], device=sm.model.device)

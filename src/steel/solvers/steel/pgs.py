@@ -500,12 +500,12 @@ def _sweep(
                 factor, joint_qd, walk)
 
 
-def _factor_inputs(solver) -> list:
+def _factor_inputs(sm) -> list:
     """Sweep arguments after the iteration counts: relaxation, cfm and the factor for lazy responses."""
     return [
-        float(solver.options.relaxation),
-        float(solver.options.cfm),
-        solver.core.factor_view,
+        float(sm.options.relaxation),
+        float(sm.options.cfm),
+        sm.core.factor_view,
     ]
 
 
@@ -516,18 +516,18 @@ def _friction_start(options) -> int:
     return 0 if k < 0 else max(options.iterations - k, 0)
 
 
-def sweep(solver, joint_qd: wp.array) -> None:
+def sweep(sm, sd, joint_qd: wp.array) -> None:
     """Run ``iterations`` PGS iterations of every world's rows on ``joint_qd`` in place."""
-    rows = solver.rows
-    if solver.options.iterations == 0 or rows.world_count == 0:
+    rows = sd.rows
+    if sm.options.iterations == 0 or rows.world_count == 0:
         return
     launch(
         _sweep,
         dim=rows.world_count,
-        inputs=[int(solver.options.iterations), SCHEDULE_INDEX[solver.options.row_schedule],
-                _friction_start(solver.options),
-                MODE_INDEX[solver.options.friction_mode], *_factor_inputs(solver), int(solver.preeliminate),
-                int(solver.options.bilateral_preelimination_include_mimics), solver.dormant.walk(solver)],
+        inputs=[int(sm.options.iterations), SCHEDULE_INDEX[sm.options.row_schedule],
+                _friction_start(sm.options),
+                MODE_INDEX[sm.options.friction_mode], *_factor_inputs(sm), int(sm.preeliminate),
+                int(sm.options.bilateral_preelimination_include_mimics), sd.dormant.walk(sm)],
         outputs=[rows.buffers, joint_qd],
-        device=solver.model.device,
+        device=sm.model.device,
     )

@@ -81,20 +81,20 @@ def _velocity_sweep(
                 cfm, factor, joint_qd, walk)
 
 
-def velocity_sweep(solver, joint_qd: wp.array) -> None:
+def velocity_sweep(sm, sd, joint_qd: wp.array) -> None:
     """Run ``velocity_iterations`` PGS iterations on the velocity targets (no position bias), after :func:`sweep`.
 
     Continues from the position solve's impulses and velocities in ``joint_qd`` (in place).
     """
-    rows = solver.rows
-    if solver.options.velocity_iterations == 0 or rows.world_count == 0:
+    rows = sd.rows
+    if sm.options.velocity_iterations == 0 or rows.world_count == 0:
         return
     launch(
         _velocity_sweep,
         dim=rows.world_count,
-        inputs=[int(solver.options.iterations), int(solver.options.velocity_iterations),
-                int(solver.options.velocity_drive_mode == "freeze"), SCHEDULE_INDEX[solver.options.row_schedule],
-                MODE_INDEX[solver.options.friction_mode], *_factor_inputs(solver), solver.dormant.walk(solver)],
+        inputs=[int(sm.options.iterations), int(sm.options.velocity_iterations),
+                int(sm.options.velocity_drive_mode == "freeze"), SCHEDULE_INDEX[sm.options.row_schedule],
+                MODE_INDEX[sm.options.friction_mode], *_factor_inputs(sm), sd.dormant.walk(sm)],
         outputs=[rows.buffers, joint_qd],
-        device=solver.model.device,
+        device=sm.model.device,
     )

@@ -1,6 +1,6 @@
 """Free dynamics of a step: joint forces, implicit drive terms, and the unconstrained velocity.
 
-Owns ``solver.dof_f`` (explicit joint forces), ``solver.dof_diag`` (implicit mass-matrix terms)
+Owns ``sd.dof_f`` (explicit joint forces), ``sd.dof_diag`` (implicit mass-matrix terms)
 and the predicted velocity ``qd*`` that the rows then correct.
 
 Implicit drives and passive joint terms (``drive_mode="augmented"``; with ``drive_mode="rows"`` the
@@ -84,6 +84,7 @@ from ...articulation.kinematics import (
 from ...articulation.topology import PlanArrays
 from ...articulation.spatial import skew
 from ...launches import launch, serial_threads
+from ...structs import struct_of
 from .data import DofBuffers
 from .kinematics_carry import KeptPlacement, carry_matches, restore_bodies, void_kept
 from .rows.dormant import joint_path_sums, velocity_spread
@@ -117,20 +118,7 @@ class DriveModel:
 
 def drive_model(model, tables) -> DriveModel:
     """The :class:`DriveModel` of ``model`` and the solver's ``SteelTables``."""
-    d = DriveModel()
-    d.joint_articulation = model.joint_articulation
-    d.joint_target_q_start = model.joint_target_q_start
-    d.joint_target_ke = model.joint_target_ke
-    d.joint_target_kd = model.joint_target_kd
-    d.joint_effort_limit = model.joint_effort_limit
-    d.joint_damping = model.joint_damping
-    d.joint_stiffness = model.joint_stiffness
-    d.joint_rest_q = model.joint_rest_q
-    d.joint_armature = model.joint_armature
-    d.gravity = model.gravity
-    d.dof_is_kinematic = tables.dof_is_kinematic
-    d.articulation_is_free_body = tables.articulation_is_free_body
-    return d
+    return struct_of(DriveModel, tables, model)
 
 
 @wp.func
@@ -234,10 +222,10 @@ def _joint_forces(
                  joint_q, joint_qd, control_joint_f, control_target_q, control_target_qd, dof_f_out, dof_diag_out)
 
 
-def eval_joint_forces(solver, state, control, dt: float, joint_qd: wp.array) -> None:
-    """Explicit joint forces and implicit diagonal terms into ``solver.dof_f``/``solver.dof_diag``, at the step's
+def eval_joint_forces(sm, sd, state, control, dt: float, joint_qd: wp.array) -> None:
+    """Explicit joint forces and implicit diagonal terms into ``sd.dof_f``/``sd.dof_diag``, at the step's
     input velocity ``joint_qd`` (``state.joint_qd`` or its velocity-limit prescale)."""
-    model = solver.model
+    model = sm.model
     if model.joint_count == 0:
         return
     launch(
@@ -245,8 +233,8 @@ def eval_joint_forces(solver, state, control, dt: float, joint_qd: wp.array) -> 
         dim=model.joint_count,
         inputs=[
             float(dt),
-            int(solver.options.drive_mode == "rows"),
-            solver.core.plan.joints,
+            int(sm.options.drive_mode == "rows"),
+            sm.core.plan.joints,
             model.joint_articulation,
             model.joint_target_q_start,
             model.joint_target_ke,
@@ -255,14 +243,14 @@ def eval_joint_forces(solver, state, control, dt: float, joint_qd: wp.array) -> 
             model.joint_damping,
             model.joint_stiffness,
             model.joint_rest_q,
-            solver.tables.dof_is_kinematic,
+            sm.tables.dof_is_kinematic,
             state.joint_q,
             joint_qd,
             control.joint_f,
             control.joint_target_q,
             control.joint_target_qd,
         ],
-        outputs=[solver.dof_f, solver.dof_diag],
+        outputs=[sd.dof_f, sd.dof_diag],
         device=model.device,
     )
 
@@ -352,9 +340,9 @@ def _predict_velocity(
                                   qd_pred_out)
 
 
-def predict_velocity(solver, joint_qd: wp.array, dt: float) -> None:
-    """``solver.qd = joint_qd - dt H^-1 bias`` per articulation (implicit gyroscopics for free bodies)."""
-    plan, data = solver.core.plan, solver.core.data
+def predict_velocity(sm, sd, joint_qd: wp.array, dt: float) -> None:
+    """``sd.qd = joint_qd - dt H^-1 bias`` per articulation (implicit gyroscopics for free bodies)."""
+    plan, data = sm.core.plan, sm.core.data
     if plan.articulation_count == 0:
         return
     launch(
@@ -365,7 +353,7 @@ def predict_velocity(solver, joint_qd: wp.array, dt: float) -> None:
             plan.dof_start,
             plan.dof_count_per_articulation,
             plan.mass_start,
-            solver.tables.articulation_is_free_body,
+            sm.tables.articulation_is_free_body,
             int(plan.tree_factor_ok),
             plan.dof_parent,
             plan.joints.articulation_skip,
@@ -374,8 +362,8 @@ def predict_velocity(solver, joint_qd: wp.array, dt: float) -> None:
             data.dof_bias,
             joint_qd,
         ],
-        outputs=[solver.qd],
-        device=solver.model.device,
+        outputs=[sd.qd],
+        device=sm.model.device,
     )
 
 
@@ -446,24 +434,24 @@ def _free_dynamics(
                         spread_out)
 
 
-def free_dynamics_fuses(solver, rebuild_mass_matrix: bool) -> bool:
+def free_dynamics_fuses(sm, rebuild_mass_matrix: bool) -> bool:
     """Whether :func:`eval_free_dynamics` can run this step's free dynamics: ``H`` is rebuilt (the
     default ``update_mass_matrix_interval=1``) and every joint lies in an articulation's tree (no loop
     closure, no joint outside the articulations), so one thread per articulation reaches every DOF."""
-    plan = solver.core.plan
+    plan = sm.core.plan
     return rebuild_mass_matrix and plan.articulation_count > 0 and plan.trees_cover_every_joint
 
 
-def eval_free_dynamics(solver, state, control, dt: float, joint_qd: wp.array, with_kinematics: bool) -> None:
+def eval_free_dynamics(sm, sd, state, control, dt: float, joint_qd: wp.array, with_kinematics: bool) -> None:
     """Stages 1-2 of the step in one launch, one thread per articulation: forward kinematics of the input
-    (``with_kinematics``), joint forces, RNEA + CRBA, factor and ``solver.qd``, with ``H`` rebuilt.
+    (``with_kinematics``), joint forces, RNEA + CRBA, factor and ``sd.qd``, with ``H`` rebuilt.
 
     Writes what the separate launches write, bit for bit (the same ``wp.func``s in the same order per
-    articulation), including ``solver.dof_diag_factored``. Needs :func:`free_dynamics_fuses`. With
-    ``with_kinematics``, ``solver.body_qd_in`` must already hold the twists of bodies outside every
+    articulation), including ``sd.dof_diag_factored``. Needs :func:`free_dynamics_fuses`. With
+    ``with_kinematics``, ``sd.body_qd_in`` must already hold the twists of bodies outside every
     articulation.
     """
-    model, plan, data = solver.model, solver.core.plan, solver.core.data
+    model, plan, data = sm.model, sm.core.plan, sm.core.data
     threads = serial_threads(plan.articulation_count, model.device)
     launch(
         _free_dynamics,
@@ -472,11 +460,11 @@ def eval_free_dynamics(solver, state, control, dt: float, joint_qd: wp.array, wi
             plan.articulation_count,
             threads,
             float(dt),
-            int(solver.options.drive_mode == "rows"),
+            int(sm.options.drive_mode == "rows"),
             int(with_kinematics),
             plan.arrays,
             plan.joints,
-            solver.drive_model,
+            sm.drive_model,
             state.joint_q,
             joint_qd,
             state.body_f,
@@ -484,8 +472,8 @@ def eval_free_dynamics(solver, state, control, dt: float, joint_qd: wp.array, wi
             control.joint_target_q,
             control.joint_target_qd,
         ],
-        outputs=[state.body_q, solver.body_qd_in, data.buffers, solver.dofs, solver.dormant.path_sums,
-                 solver.dormant.spread, solver.kinematics_carry.arrays],
+        outputs=[state.body_q, sd.body_qd_in, data.buffers, sd.dofs, sd.dormant.path_sums,
+                 sd.dormant.spread, sd.kinematics_carry.arrays],
         device=model.device,
     )
 
@@ -503,17 +491,17 @@ def _flag_changed_diagonal(
         changed_out[0] = 1
 
 
-def flag_changed_diagonal(solver) -> wp.array:
-    """``solver.diag_changed[0] = 1`` when this step's implicit diagonal differs from the factored one.
+def flag_changed_diagonal(sm, sd) -> wp.array:
+    """``sd.diag_changed[0] = 1`` when this step's implicit diagonal differs from the factored one.
 
     Between mass-matrix rebuilds (``update_mass_matrix_interval > 1``) only the rigid-body ``H`` may
     be stale: the implicit terms ``dt kd + dt² ke`` follow gain edits at once (a drive edited without
     a rebuild otherwise keeps acting with its old stiffness until the next one). The flag stays on the
     device, so the caller branches with ``wp.capture_if`` and a graph capture records both branches.
     """
-    solver.diag_changed.zero_()
-    n = solver.model.joint_dof_count
+    sd.diag_changed.zero_()
+    n = sm.model.joint_dof_count
     if n:
-        launch(_flag_changed_diagonal, dim=n, inputs=[solver.dof_diag, solver.dof_diag_factored],
-                  outputs=[solver.diag_changed], device=solver.model.device)
-    return solver.diag_changed
+        launch(_flag_changed_diagonal, dim=n, inputs=[sd.dof_diag, sd.dof_diag_factored],
+                  outputs=[sd.diag_changed], device=sm.model.device)
+    return sd.diag_changed

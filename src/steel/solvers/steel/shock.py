@@ -253,16 +253,16 @@ def shock_setup(model, tables, plan) -> wp.vec3 | None:
     return shock_up(model)
 
 
-def shock_pass(solver, joint_qd: wp.array) -> None:
+def shock_pass(sm, sd, joint_qd: wp.array) -> None:
     """Run the bottom-up pass on ``joint_qd`` in place, after a sweep left its order (see the module docstring)."""
-    rows = solver.rows
-    if solver.shock_up is None or rows.world_count == 0:
+    rows = sd.rows
+    if sm.shock_up is None or rows.world_count == 0:
         return
     launch(
         _shock_pass,
         dim=rows.world_count,
-        inputs=[float(SHOCK_RATIO), float(solver.options.cfm), solver.shock_up,
-                solver.core.factor_view],
+        inputs=[float(SHOCK_RATIO), float(sm.options.cfm), sm.shock_up,
+                sm.core.factor_view],
         outputs=[rows.buffers, joint_qd],
-        device=solver.model.device,
+        device=sm.model.device,
     )

@@ -127,9 +127,9 @@ class SleepArrays:
 class SleepState:
     """Device state of sleeping (see the module docstring); ``None`` on a solver without sleeping."""
 
-    def __init__(self, solver):
-        model, plan, dev = solver.model, solver.core.plan, solver.model.device
-        opts = solver.options
+    def __init__(self, sm, sd):
+        model, plan, dev = sm.model, sm.core.plan, sm.model.device
+        opts = sm.options
         self.linear_threshold = float(opts.sleep_linear_threshold)
         self.angular_threshold = float(opts.sleep_angular_threshold)
         self.quiet_time = float(opts.sleep_quiet_time)
@@ -139,9 +139,9 @@ class SleepState:
         world_count = max(int(model.world_count), 1)
         self.world_count = world_count
         body_art = plan.body_articulation_np if model.body_count else np.zeros(0, np.int32)
-        responds = solver.tables.body_responds_np
+        responds = sm.tables.body_responds_np
         self.islands = Islands(wp.array(_fixed_base(model, plan, responds), dtype=wp.int32, device=dev), dev)
-        self.snapshot = ModelSnapshot(solver, _dof_articulation(model), _coord_articulation(model))
+        self.snapshot = ModelSnapshot(sm, _dof_articulation(model), _coord_articulation(model))
         # Stand-ins for absent optional inputs (gravity, body_f, joint_f) and outputs, never read or written:
         self.no_float = wp.zeros(1, dtype=float, device=dev)
         self.no_int32 = wp.zeros(1, dtype=wp.int32, device=dev)
@@ -158,10 +158,10 @@ class SleepState:
         arrays.dof_articulation = wp.array(_dof_articulation(model), dtype=wp.int32, device=dev)
         arrays.body_articulation = wp.array(body_art if len(body_art) else np.full(1, -1, np.int32),
                                             dtype=wp.int32, device=dev)
-        arrays.articulation_world = wp.array(solver.tables.articulation_row_world.numpy()[:n], dtype=wp.int32,
+        arrays.articulation_world = wp.array(sm.tables.articulation_row_world.numpy()[:n], dtype=wp.int32,
                                              device=dev)
         arrays.articulation_stay_awake = wp.array(articulation_stays_awake(model, plan), dtype=wp.int32, device=dev)
-        arrays.world_overflow = solver.rows.constraint_overflow
+        arrays.world_overflow = sd.rows.constraint_overflow
         arrays.articulation_fixed_base = self.islands.articulation_fixed_base
         arrays.articulation_label = self.islands.articulation_label
         arrays.articulation_previous = self.islands.articulation_previous
@@ -190,8 +190,8 @@ class SleepState:
         self.any_awake = arrays.any_awake
         if self.skip_constraints:
             # Every kinematics, dynamics and row kernel of the step leaves asleep articulations alone.
-            solver.core.plan.joints.articulation_skip = arrays.articulation_asleep
+            sm.core.plan.joints.articulation_skip = arrays.articulation_asleep
 
-    def refresh(self, solver) -> None:
+    def refresh(self, sm) -> None:
         """Re-read the stay-awake table (drive gains and springs may have changed)."""
-        self.articulation_stay_awake.assign(articulation_stays_awake(solver.model, solver.core.plan))
+        self.articulation_stay_awake.assign(articulation_stays_awake(sm.model, sm.core.plan))

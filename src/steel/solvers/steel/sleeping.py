@@ -4,7 +4,7 @@ Owns, per articulation (the unit that sleeps): the quiet timer [s], the asleep f
 published state of asleep articulations (``joint_q`` per coordinate, ``body_q`` per body; their
 velocities publish as zero). Connectivity comes from :mod:`.islands`; this module decides.
 
-A step with sleeping on (:func:`step_with_sleeping`), in order:
+A step with sleeping on (``SolverSteel._advance_with_sleeping``, the recipe's sleeping branch), in order:
 
 1. :func:`begin_step`, one kernel: the wake events that read the input (``joint_q`` or
    ``body_q`` of an asleep articulation differ from what it published or its ``joint_qd`` is not
@@ -75,7 +75,7 @@ import warp as wp
 import newton
 
 from .data import UNBOUNDED
-from .islands import label_islands, start_label
+from .islands import start_label
 from .sleep_state import SleepArrays, SleepState
 from ...launches import launch
 
@@ -205,11 +205,11 @@ def _begin_step(
         sl.articulation_wake[i] = wake
 
 
-def begin_step(solver, sleep: SleepState, state_in, control, contacts) -> None:
+def begin_step(sm, sleep: SleepState, state_in, control, contacts) -> None:
     """Wake events that read the input (written state, applied forces, changed gravity, contacts the
     producer dropped) and the start of this step's island labels, in one launch. Runs before forward
     kinematics of the input."""
-    model = solver.model
+    model = sm.model
     has_contacts = contacts is not None and contacts.rigid_contact_max > 0
     # Newton keeps the reduction's overflow flag on the contact buffer (contact_counters[2]).
     reduction_overflow = getattr(contacts, "_reduction_overflow", None) if has_contacts else None
@@ -238,14 +238,14 @@ def _wake_masked_worlds(articulation_world: wp.array[wp.int32], mask: wp.array[w
         articulation_timer[a] = 0.0
 
 
-def wake_worlds(solver, sleep: SleepState, mask) -> None:
+def wake_worlds(sm, sleep: SleepState, mask) -> None:
     """``reset``: wake the articulations of the worlds ``mask`` selects (``None``: all) and restart their timers."""
     if mask is None:
         wake_all(sleep)
         return
     if sleep.articulation_count:
         launch(_wake_masked_worlds, dim=sleep.articulation_count, inputs=[sleep.articulation_world, mask],
-                  outputs=[sleep.articulation_asleep, sleep.articulation_timer], device=solver.model.device)
+                  outputs=[sleep.articulation_asleep, sleep.articulation_timer], device=sm.model.device)
 
 
 def wake_all(sleep: SleepState) -> None:
@@ -254,7 +254,7 @@ def wake_all(sleep: SleepState) -> None:
     sleep.articulation_timer.zero_()
 
 
-def wake_changed(solver, sleep: SleepState, flags: int) -> None:
+def wake_changed(sleep: SleepState, flags: int) -> None:
     """``notify_model_changed(flags)``: wake the articulations whose flagged arrays changed
     (:mod:`.model_diff`; their islands wake with them in the next step), or every island.
 
@@ -288,10 +288,10 @@ def _collect_island_awake(sl: SleepArrays):
         sl.some_island_awake[0] = 1
 
 
-def collect_island_awake(solver, sleep: SleepState) -> None:
+def collect_island_awake(sm, sleep: SleepState) -> None:
     """Mark every island that is awake or must wake (``island_awake`` at its label) and set the
     step's flag when there is one; nothing else of sleeping runs in a step without one."""
-    launch(_collect_island_awake, dim=sleep.articulation_count, inputs=[sleep.arrays], device=solver.model.device)
+    launch(_collect_island_awake, dim=sleep.articulation_count, inputs=[sleep.arrays], device=sm.model.device)
 
 
 @wp.kernel
@@ -301,10 +301,10 @@ def _wake_islands(sl: SleepArrays):
         sl.articulation_asleep[a] = 0
 
 
-def wake_islands(solver, sleep: SleepState) -> None:
+def wake_islands(sm, sleep: SleepState) -> None:
     """Every member of an island ``collect_island_awake`` marked is awake from here on, before the
     input's forward kinematics, which skips asleep articulations when their rows are skipped."""
-    launch(_wake_islands, dim=sleep.articulation_count, inputs=[sleep.arrays], device=solver.model.device)
+    launch(_wake_islands, dim=sleep.articulation_count, inputs=[sleep.arrays], device=sm.model.device)
 
 
 @wp.kernel
@@ -358,13 +358,13 @@ def _fall_asleep(
         sl.frozen_body_q[b] = body_q[b]
 
 
-def update_sleep(solver, sleep: SleepState, state_in, dt: float) -> None:
+def update_sleep(sm, sd, sleep: SleepState, state_in, dt: float) -> None:
     """In a step with an awake island, after :func:`wake_islands` and forward kinematics of the
     input: advance the quiet timers, put quiet islands to sleep and record the frozen state of
     every asleep articulation."""
-    dev, n = solver.model.device, sleep.articulation_count
+    dev, n = sm.model.device, sleep.articulation_count
     launch(_advance_timers, dim=n,
-              inputs=[float(dt), sleep.linear_threshold, sleep.angular_threshold, sleep.arrays, solver.body_qd_in],
+              inputs=[float(dt), sleep.linear_threshold, sleep.angular_threshold, sleep.arrays, sd.body_qd_in],
               device=dev)
     launch(_fall_asleep, dim=n, inputs=[wp.float32(sleep.quiet_time), sleep.arrays, state_in.joint_q,
                                            state_in.body_q], device=dev)
@@ -414,10 +414,10 @@ def _publish(
             body_qd_out[i] = body_qd[i]
 
 
-def publish_frozen(solver, sleep: SleepState, state_in, state_out) -> None:
+def publish_frozen(sm, sd, sleep: SleepState, state_in, state_out) -> None:
     """The output of a skipped solve in one launch: every asleep articulation publishes its frozen
     state (pose, zero velocity), everything else passes ``state_in`` through."""
-    _launch_publish(solver, sleep, state_in, state_out, copy_others=True)
+    _launch_publish(sm, sleep, state_in, state_out, copy_others=True)
 
 
 @wp.kernel
@@ -462,7 +462,7 @@ def _freeze_finite_trials(
         body_qd[b] = wp.spatial_vector()
 
 
-def freeze_outputs(solver, sleep: SleepState, state_out) -> None:
+def freeze_outputs(sm, sd, sleep: SleepState, state_out) -> None:
     """After a solve: write the frozen state of every asleep articulation over its output.
 
     ``body_q`` is written from the frozen copy rather than by forward kinematics of the frozen
@@ -473,9 +473,9 @@ def freeze_outputs(solver, sleep: SleepState, state_out) -> None:
     with it in the next step.
     """
     if sleep.skip_constraints:
-        _launch_publish(solver, sleep, state_out, state_out, copy_others=False)
+        _launch_publish(sm, sleep, state_out, state_out, copy_others=False)
         return
-    model = solver.model
+    model = sm.model
     nc, nd, nb = model.joint_coord_count, model.joint_dof_count, model.body_count
     launch(_freeze_finite_trials, dim=sleep.articulation_count,
               inputs=[sleep.arrays, state_out.joint_q if nc else sleep.no_float,
@@ -483,8 +483,8 @@ def freeze_outputs(solver, sleep: SleepState, state_out) -> None:
                       state_out.body_qd if nb else sleep.no_spatial], device=model.device)
 
 
-def _launch_publish(solver, sleep: SleepState, state_in, state_out, copy_others: bool) -> None:
-    model = solver.model
+def _launch_publish(sm, sleep: SleepState, state_in, state_out, copy_others: bool) -> None:
+    model = sm.model
     nc, nd, nb = model.joint_coord_count, model.joint_dof_count, model.body_count
     if max(nc, nd, nb) == 0:
         return
@@ -535,74 +535,39 @@ def _zero_asleep_contact_f(
         contact_f_out[c] = wp.spatial_vector()
 
 
-def write_body_awake(solver, sleep: SleepState, body_awake) -> None:
+def write_body_awake(sm, sleep: SleepState, body_awake) -> None:
     """``body_awake[b]``: True unless body ``b``'s articulation is asleep."""
-    if solver.model.body_count:
-        launch(_body_awake, dim=solver.model.body_count, inputs=[sleep.body_articulation, sleep.articulation_asleep],
-                  outputs=[body_awake], device=solver.model.device)
+    if sm.model.body_count:
+        launch(_body_awake, dim=sm.model.body_count, inputs=[sleep.body_articulation, sleep.articulation_asleep],
+                  outputs=[body_awake], device=sm.model.device)
 
 
-def write_sleep_observables(solver, sleep: SleepState, observables, contacts) -> None:
+def write_sleep_observables(sm, sd, sleep: SleepState, observables, contacts) -> None:
     """``body_awake`` when requested; with ``sleep_skip_constraints`` the contacts of asleep
     articulations report zero ``contact_f`` (their rows count as skipped)."""
     if observables is None:
         return
     if observables.is_requested("body_awake") and observables.body_awake is not None:
-        write_body_awake(solver, sleep, observables.body_awake)
+        write_body_awake(sm, sleep, observables.body_awake)
     if (sleep.skip_constraints and observables.is_requested("contact_f") and observables.contact_f is not None
             and contacts is not None and contacts.rigid_contact_max > 0):
         launch(_zero_asleep_contact_f, dim=contacts.rigid_contact_max,
-                  inputs=[solver.model.shape_body, sleep.body_articulation, sleep.articulation_asleep,
+                  inputs=[sm.model.shape_body, sleep.body_articulation, sleep.articulation_asleep,
                           contacts.rigid_contact_count, contacts.rigid_contact_shape0, contacts.rigid_contact_shape1],
-                  outputs=[observables.contact_f], device=solver.model.device)
+                  outputs=[observables.contact_f], device=sm.model.device)
 
 
 # -- the step ----------------------------------------------------------------------------------------
 
 
-def step_with_sleeping(solver, sleep: SleepState, state_in, state_out, control, contacts, dt: float,
-                       observables, advance) -> None:
-    """One step with sleeping (module docstring, steps 1-5); ``advance(kinematics_done)`` runs the solve."""
-    from .observables import parent_f_outputs, publish_parent_f  # noqa: PLC0415 (observables imports this module)
-
-    def skip_solve():
-        publish_frozen(solver, sleep, state_in, state_out)
-        publish_parent_f(solver, parent_f_outputs(observables, state_out))  # every body holds its kept value
-        if observables is not None and observables.is_requested("contact_f") and observables.contact_f is not None:
-            observables.contact_f.zero_()  # every row is skipped
-
-    def solve():
-        advance(True)
-        freeze_outputs(solver, sleep, state_out)
-
-    def some_island_awake():
-        wake_islands(solver, sleep)
-        solver.input_kinematics(state_in)
-        update_sleep(solver, sleep, state_in, dt)
-        if sleep.skip_constraints:
-            wp.capture_if(sleep.any_awake, on_true=solve, on_false=skip_solve)
-        else:
-            solve()  # keep every row and the dynamics; only the published state freezes
-
-    begin_step(solver, sleep, state_in, control, contacts)
-    if sleep.articulation_count:
-        label_islands(solver, sleep.islands, contacts, state_in.joint_qd, sleep.arrays.articulation_wake)
-        collect_island_awake(solver, sleep)
-    if sleep.skip_constraints:
-        wp.capture_if(sleep.some_island_awake, on_true=some_island_awake, on_false=skip_solve)
-    else:
-        some_island_awake()
-    write_sleep_observables(solver, sleep, observables, contacts)
-
-
 @contextmanager
-def skipping_asleep(solver):
+def skipping_asleep(sm, sd):
     """Within the block the articulation kernels skip asleep articulations, also with
     ``sleep_skip_constraints=False`` (``body_parent_f`` of an asleep body keeps its last awake value)."""
-    joints = solver.core.plan.joints
+    joints = sm.core.plan.joints
     saved = joints.articulation_skip
-    if solver.sleep is not None:
-        joints.articulation_skip = solver.sleep.articulation_asleep
+    if sd.sleep is not None:
+        joints.articulation_skip = sd.sleep.articulation_asleep
     try:
         yield
     finally:

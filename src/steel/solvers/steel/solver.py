@@ -13,16 +13,16 @@ import newton
 from newton.solvers import SolverBase
 
 from ...articulation import ArticulationCore
-from ...articulation.checks import (BODY_MASS_FIELDS, DOF_GAIN_FIELDS, body_name, dof_joint, inverted_limits,
-                                    joint_name, massless_dofs, negative_or_nan)
+from ...articulation.checks import BODY_MASS_FIELDS, DOF_GAIN_FIELDS, body_name, dof_joint, joint_name, negative_or_nan
 from ...articulation.factor import tree_factor_mass_matrix
 from ..inputs import as_python_scalar, check_contacts, check_control, check_dt, check_model_type, check_state
 from . import attributes as _attributes
 from .coupling import SteelCoupling
-from .data import DofBuffers, SteelRows
 from .finish import finish_and_publish, finish_fuses, finish_step
-from .mass_ratio import warn_mass_ratio
-from .observables import SteelObservableKind, SteelObservables, write_observables
+from .kinematics_carry import input_kinematics
+from .model import SteelModel
+from .observables import (SteelObservableKind, SteelObservables, parent_f_outputs, publish_parent_f,
+                          write_observables)
 from .options import (
     STEP_OPTIONS,
     SteelOptions,
@@ -33,32 +33,22 @@ from .options import (
 )
 from .pgs import sweep
 from .pgs_velocity import velocity_sweep
-from .shock import shock_pass, shock_setup
-from .predict import (drive_model, eval_free_dynamics, eval_joint_forces, flag_changed_diagonal, free_dynamics_fuses,
-                      predict_velocity)
-from .rows.adhesion import check_adhesion_options
-from .rows.capacity import resolved_rigid_contact_max, row_capacities
-from .rows.compliance import (COMPLIANT, SKIPPED, ComplianceCounters, check_compliance_contacts,
-                              warn_point_friction)
-from .kinematics_carry import KinematicsCarry
-from .rows.contact_data import ContactInputCache, ContactParamsCache, allocate_contact_slots, contact_model
+from .predict import eval_free_dynamics, eval_joint_forces, flag_changed_diagonal, free_dynamics_fuses, predict_velocity
+from .rows.compliance import COMPLIANT, SKIPPED, check_compliance_contacts
 from .rows.contacts import build_contact_rows
-from .rows.history import ContactHistory, bias_time, forget_worlds, record_contacts
-from .rows.dormant import DormantRows
 from .rows.drives import build_drive_rows
-from .rows.joint_friction import JointFriction, check_joint_friction_options
+from .rows.history import bias_time, forget_worlds, record_contacts
 from .rows.joint_rows import build_joint_rows
-from .rows.loop_closures import (LoopClosures, check_equality_constraints, closure_joints, flag_disabled_tree_joints,
+from .rows.loop_closures import (check_equality_constraints, closure_joints, flag_disabled_tree_joints,
                                  warn_ignored_dof_settings)
-from .rows.mimic import Mimic, empty_mimic_model
-from .rows.preelimination import check_preelimination_options, preelimination_plan, warn_body_parent_f_once
-from .rows.shared_anchor import warn_shared_anchor_patches
-from .rows.torsion import check_torsion_options
-from .rows.velocity_limits import VelocityLimitPrescale, prescale_velocity_limits, velocity_limits_fused
+from .rows.preelimination import warn_body_parent_f_once
+from .rows.velocity_limits import input_velocity, velocity_limits_fused
 from .rows.warmstart import check_contacts as check_warm_start_contacts
-from .sleeping import (SleepState, check_sleeping_model, step_with_sleeping, wake_changed, wake_worlds,
-                       write_body_awake)
-from .tables import SteelTables, cross_world_global_bodies
+from .shock import shock_pass
+from .islands import label_islands
+from .sleeping import (begin_step, collect_island_awake, freeze_outputs, publish_frozen, update_sleep, wake_changed,
+                       wake_islands, wake_worlds, write_body_awake, write_sleep_observables)
+from .step_data import SteelData
 from ...launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
@@ -125,94 +115,17 @@ class SolverSteel(SolverBase, SteelCoupling):
             raise NotImplementedError("SolverSteel option deterministic is not implemented on CUDA yet")
         super().__init__(model)
         object.__setattr__(self, "options", opts)
-        self.core = ArticulationCore(model)
-        self.tables = SteelTables(model, self.core.plan)
-        _check_articulations(model, self.core, self.tables)
-        if opts.enable_sleeping:
-            check_sleeping_model(model, opts)
-        self.attributes = _attributes.RigidBodyAttributes(model)
-        self.shape_attributes = _attributes.ShapeContactAttributes(model)
-        if self.shape_attributes.adhesion_enabled:
-            check_adhesion_options(opts, torsion=self.shape_attributes.patch_torsion_enabled)
-        if self.shape_attributes.patch_torsion_enabled:
-            check_torsion_options(opts)
-        check_joint_friction_options(opts)
-        check_preelimination_options(opts)  # rows/preelimination.py
-        self.joint_friction = JointFriction(self) if opts.enable_joint_friction else None  # rows/joint_friction.py
-        self.mimic = Mimic(model) if Mimic.present(model) else None  # rows/mimic.py
-        self.no_mimic = empty_mimic_model(model.device)
-        self.closures = LoopClosures(model)  # rows/loop_closures.py
-        self.preeliminate = preelimination_plan(model, opts, self.closures.joint_list if self.closures.count else [])
-        _warn_cross_world_global_bodies(model, self.tables)
-        warn_mass_ratio(model, opts.iterations, self.tables.body_responds_np.astype(bool))
-        self.shock_up = shock_setup(model, self.tables, self.core.plan)  # heavy on light: shock.py; None: off
-        free = self.tables.articulation_is_free_body_np
-        has_articulated = bool((free == 0).any()) if len(free) else False
-        art_cap, free_cap = row_capacities(model, opts, has_articulated, bool(self.tables.body_is_free_np.any()),
-                                           self.shape_attributes.free_rows_per_contact,
-                                           4 if self.shape_attributes.patch_torsion_enabled else 3)
-        stride = max(self.core.plan.max_dof_count, 1)
-        self.rows = SteelRows(max(int(model.world_count), 1), art_cap, free_cap, stride, model.device)
-        self.rows.buffers.late_rows = int(self.shape_attributes.patch_torsion_enabled)  # rows/torsion.py
-        self.rows.buffers.clamp_rows = int(velocity_limits_fused(opts))  # rows/velocity_limits.py
-        # The resolved values are what the instance reports (capacities sized from the model,
-        # 0.2 for an omitted friction_anchor_beta).
-        opts.articulation_constraint_max = art_cap
-        opts.free_body_constraint_max = free_cap
-        if opts.friction_anchor_beta is None:
-            opts.friction_anchor_beta = 0.2
-            if opts.contact_compliance or opts.friction_mode != "fixed_normal":
-                # Both solve point friction only (rows/compliance.py, rows/friction_modes.py).
-                warn_point_friction("contact_compliance=True" if opts.contact_compliance
-                                    else f"friction_mode={opts.friction_mode!r}")
-                opts.friction_anchor_beta = 0.0
-        warn_shared_anchor_patches(opts)
-        dev, nd = model.device, max(model.joint_dof_count, 1)
-        self.qd = wp.zeros(nd, dtype=float, device=dev)
-        self.qdd = wp.zeros(nd, dtype=float, device=dev)
-        # The position-solve velocity, which advances the positions when velocity sweeps follow it.
-        self.qd_position = wp.zeros(nd, dtype=float, device=dev) if opts.velocity_iterations > 0 else None
-        self.zero_dof = wp.zeros(nd, dtype=float, device=dev)
-        self.dof_f = wp.zeros(nd, dtype=float, device=dev)
-        self.dof_diag = wp.zeros(nd, dtype=float, device=dev)
-        self.dof_diag_factored = wp.zeros(nd, dtype=float, device=dev)  # the diagonal inside the current factor
-        self.dofs = DofBuffers()  # the four arrays above as the fused stages take them (never rebound)
-        self.dofs.qd, self.dofs.f, self.dofs.diag, self.dofs.diag_factored = (self.qd, self.dof_f, self.dof_diag,
-                                                                              self.dof_diag_factored)
-        self.diag_changed = wp.zeros(1, dtype=wp.int32, device=dev)
-        self.body_contact_f = wp.zeros(max(model.body_count, 1), dtype=wp.spatial_vector, device=dev)
-        # body_parent_f with sleeping: asleep bodies keep their last awake value here (observables.py)
-        self.parent_f_kept = wp.zeros(max(model.body_count, 1), dtype=wp.spatial_vector, device=dev)
-        self.rigid_contact_capacity = resolved_rigid_contact_max(model)
-        rigid_max = max(self.rigid_contact_capacity, 1)
-        self.contact_slots = allocate_contact_slots(rigid_max, dev)  # per-slot results (rows/contact_data.py)
-        self.history = ContactHistory(rigid_max, dev)
-        self.kinematics_carry = KinematicsCarry(model, dev)  # kinematics_carry.py: output -> next input
-        self.compliance = ComplianceCounters(dev)
-        self.no_surface_velocity = wp.zeros(1, dtype=wp.vec3, device=dev)  # contacts without moving surfaces
-        # The contact stages' argument groups (rows/contact_data.py): the model's, rebuilt on a model change
-        # notice; the options', refilled when a value changes; the Contacts buffer's, when another arrives.
-        self.contact_model = contact_model(model, self.core.plan, self.tables, self.attributes, self.shape_attributes)
-        self.drive_model = drive_model(model, self.tables)  # predict.py
-        self.contact_params = ContactParamsCache()
-        self.contact_input = ContactInputCache(self.compliance.no_material, self.no_surface_velocity,
-                                               self.history.no_match)
-        self.warm_start_contacts = True  # friction history; see rows/history.py
+        # What the stages read: the model side, validated and resolved once (model.py), and the arrays the step
+        # writes (step_data.py). No stage reads this object.
+        self.steel_model = SteelModel(model, opts)
+        self.steel_data = SteelData(self.steel_model)
         self._default_control = model.control()
         self._step_count = 0
         self._last_dt = None
-        self.bias_dt = None  # [s] the last step's bias_time (rows/history.py)
         self._refresh_mass_matrix = True
         self._warned_overflow = False
         self._status_snapshot = None  # (overflow flags, dropped counts) copied by snapshot_constraint_status
         self._status_snapshot_checked = False
-        self.sleep = SleepState(self) if opts.enable_sleeping else None  # sleeping.py
-        # The rescaled input velocity (rows/velocity_limits.py); without velocity limits the input is read as is.
-        self.prescale = VelocityLimitPrescale(model, self.core.plan) if opts.enable_joint_velocity_limits else None
-        # The input state's body twists as the step reads them [m/s, rad/s]: the kinematics of the input writes
-        # its poses into state_in.body_q but its twists here, so state_in.body_qd stays as given (the reference).
-        self.body_qd_in = wp.zeros(max(model.body_count, 1), dtype=wp.spatial_vector, device=model.device)
-        self.dormant = DormantRows(self)  # speculative contacts built without a Jacobian (rows/dormant.py)
 
     @property
     def velocity_limits_fused(self) -> bool:
@@ -222,13 +135,14 @@ class SolverSteel(SolverBase, SteelCoupling):
     @property
     def supported_observables(self) -> frozenset[str]:
         """``body_awake`` only with ``enable_sleeping``."""
-        return self.SUPPORTED_OBSERVABLES if self.sleep is not None else self.SUPPORTED_OBSERVABLES - {"body_awake"}
+        sleeping = self.steel_data.sleep is not None
+        return self.SUPPORTED_OBSERVABLES if sleeping else self.SUPPORTED_OBSERVABLES - {"body_awake"}
 
     def observables(self, kinds, *, contacts=None, requires_grad=None):
         """Newton's allocator; ``body_awake`` starts from the current sleep flags."""
         result = super().observables(kinds, contacts=contacts, requires_grad=requires_grad)
         if result.body_awake is not None:
-            write_body_awake(self, self.sleep, result.body_awake)
+            write_body_awake(self.steel_model, self.steel_data.sleep, result.body_awake)
         return result
 
     # -- options as attributes -------------------------------------------------------------------
@@ -288,118 +202,133 @@ class SolverSteel(SolverBase, SteelCoupling):
         check_control(self.model, control)
         self.validate_observables(observables, contacts)
         self._check_step(contacts, dt)
-        if self.sleep is None:
+        sm, sd = self.steel_model, self.steel_data
+        if sd.sleep is None:
             self._advance(state_in, state_out, control, contacts, dt, observables)
         else:
-            step_with_sleeping(self, self.sleep, state_in, state_out, control, contacts, dt, observables,
-                               lambda done: self._advance(state_in, state_out, control, contacts, dt, observables,
-                                                          kinematics_done=done))
+            self._advance_with_sleeping(state_in, state_out, control, contacts, dt, observables)
         self._step_count += 1
-        if (self.options.warn_constraint_overflow and not self._warned_overflow and self.rows.world_count
+        if (self.options.warn_constraint_overflow and not self._warned_overflow and sd.rows.world_count
                 and self.model.device.is_cpu):
             # On the CPU the flag read is free; on CUDA it would synchronize every step and break
             # graph capture, so there the flags are read by check_constraint_capacity() only.
             self._warn_overflow_once()
         return state_out
 
+    def _advance_with_sleeping(self, state_in, state_out, control, contacts, dt, observables):
+        """The step with sleeping (sleeping.py, steps 1-5 of its docstring): wake events and island labels, then
+        the solve of the awake articulations, or the frozen outputs when none is awake. The branches are
+        ``wp.capture_if``s on device flags, so a CUDA graph capture records both."""
+        sm, sd = self.steel_model, self.steel_data
+        sleep = sd.sleep
+
+        def skip_solve():
+            publish_frozen(sm, sd, sleep, state_in, state_out)
+            publish_parent_f(sd, parent_f_outputs(observables, state_out))  # every body holds its kept value
+            if observables is not None and observables.is_requested("contact_f") and observables.contact_f is not None:
+                observables.contact_f.zero_()  # every row is skipped
+
+        def solve():
+            self._advance(state_in, state_out, control, contacts, dt, observables, kinematics_done=True)
+            freeze_outputs(sm, sd, sleep, state_out)
+
+        def some_island_awake():
+            wake_islands(sm, sleep)
+            input_kinematics(sm, sd, state_in)
+            update_sleep(sm, sd, sleep, state_in, dt)
+            if sleep.skip_constraints:
+                wp.capture_if(sleep.any_awake, on_true=solve, on_false=skip_solve)
+            else:
+                solve()  # keep every row and the dynamics; only the published state freezes
+
+        begin_step(sm, sleep, state_in, control, contacts)
+        if sleep.articulation_count:
+            label_islands(sm, sd, sleep.islands, contacts, state_in.joint_qd, sleep.arrays.articulation_wake)
+            collect_island_awake(sm, sleep)
+        if sleep.skip_constraints:
+            wp.capture_if(sleep.some_island_awake, on_true=some_island_awake, on_false=skip_solve)
+        else:
+            some_island_awake()
+        write_sleep_observables(sm, sd, sleep, observables, contacts)
+
     def _advance(self, state_in, state_out, control, contacts, dt, observables, *, kinematics_done=False):
         """Stages 1-6 of the step, the solve (sleeping skips it when no articulation is awake)."""
         control = self._default_control if control is None else control
-        core, rows = self.core, self.rows
+        sm, sd = self.steel_model, self.steel_data
+        core, opts = sm.core, sm.options
 
-        refresh = self._refresh_mass_matrix or self._step_count % self.options.update_mass_matrix_interval == 0
+        refresh = self._refresh_mass_matrix or self._step_count % opts.update_mass_matrix_interval == 0
         # The kinematics write every body (none outside the trees, none asleep): no pass-through copies.
-        kinematics_write_every_body = self.sleep is None and not len(core.plan.bodies_outside_np)
+        kinematics_write_every_body = sd.sleep is None and not len(core.plan.bodies_outside_np)
         # The fused launch with the input kinematics writes what dormant contact rows are bounded by.
-        self.dormant.fused = free_dynamics_fuses(self, refresh) and not kinematics_done
-        if free_dynamics_fuses(self, refresh):
+        sd.dormant.fused = free_dynamics_fuses(sm, refresh) and not kinematics_done
+        if free_dynamics_fuses(sm, refresh):
             # 1-2 in one launch, one thread per articulation (predict.py), bitwise the stages below.
             if not kinematics_done:
-                if self.model.body_count and not kinematics_write_every_body:
-                    wp.copy(self.body_qd_in, state_in.body_qd)  # bodies outside every articulation keep their twist
-                self.input_velocity(state_in, prescale=True)
-            eval_free_dynamics(self, state_in, control, dt, self.input_velocity(state_in),
+                if sm.model.body_count and not kinematics_write_every_body:
+                    wp.copy(sd.body_qd_in, state_in.body_qd)  # bodies outside every articulation keep their twist
+                input_velocity(sm, sd, state_in, prescale=True)
+            eval_free_dynamics(sm, sd, state_in, control, dt, input_velocity(sm, sd, state_in),
                                with_kinematics=not kinematics_done)
             self._refresh_mass_matrix = False
         else:
             # 1. Kinematics of the input state (callers need no eval_fk before stepping).
             if not kinematics_done:
-                self.input_kinematics(state_in)
-            qd_in = self.input_velocity(state_in)
+                input_kinematics(sm, sd, state_in)
+            qd_in = input_velocity(sm, sd, state_in)
             # 2. Free dynamics: explicit joint forces, implicit terms, H, factor, predicted velocity.
-            eval_joint_forces(self, state_in, control, dt, qd_in)
+            eval_joint_forces(sm, sd, state_in, control, dt, qd_in)
 
             def rebuild():
-                core.dynamics(state_in.body_q, state_in.body_f, self.dof_f, self.dof_diag, compute_mass_matrix=True)
+                core.dynamics(state_in.body_q, state_in.body_f, sd.dof_f, sd.dof_diag, compute_mass_matrix=True)
                 factor_articulations(core)
-                wp.copy(self.dof_diag_factored, self.dof_diag)
+                wp.copy(sd.dof_diag_factored, sd.dof_diag)
 
             if refresh:
                 rebuild()
                 self._refresh_mass_matrix = False
             else:
-                core.dynamics(state_in.body_q, state_in.body_f, self.dof_f, self.dof_diag, compute_mass_matrix=False)
-                wp.capture_if(flag_changed_diagonal(self), on_true=rebuild)  # a gain edit: fold the new diagonal
-            predict_velocity(self, qd_in, dt)
+                core.dynamics(state_in.body_q, state_in.body_f, sd.dof_f, sd.dof_diag, compute_mass_matrix=False)
+                wp.capture_if(flag_changed_diagonal(sm, sd), on_true=rebuild)  # a gain edit: fold the new diagonal
+            predict_velocity(sm, sd, qd_in, dt)
         # 3. Rows: drives, contacts, then joint limits, joint friction and velocity limits.
-        rows.begin_step()
-        if self.options.drive_mode == "rows":
-            build_drive_rows(self, state_in.joint_q, control, dt)  # first: the last rows to be dropped
+        sd.rows.begin_step()
+        if opts.drive_mode == "rows":
+            build_drive_rows(sm, sd, state_in.joint_q, control, dt)  # first: the last rows to be dropped
         if contacts is not None and contacts.rigid_contact_max > 0:
-            build_contact_rows(self, contacts, state_in.body_q, self.body_qd_in, dt)
-            if self.options.contact_compliance:
-                self.compliance.count(self, contacts)  # an eager step raises here on invalid input
-        build_joint_rows(self, state_in, dt)  # limits, mimics, joint friction, velocity limits: one launch
-        self.closures.build(self, state_in, dt)  # loop-closing joints (no launch without them)
+            build_contact_rows(sm, sd, contacts, state_in.body_q, sd.body_qd_in, dt)
+            if opts.contact_compliance:
+                sd.compliance.count(sm, sd, contacts)  # an eager step raises here on invalid input
+        build_joint_rows(sm, sd, state_in, dt)  # limits, mimics, joint friction, velocity limits: one launch
+        sm.closures.build(sm, sd, state_in, dt)  # loop-closing joints (no launch without them)
         # 4. Projected Gauss-Seidel on the predicted velocity.
-        sweep(self, self.qd)
-        if self.options.iterations > 0:
-            shock_pass(self, self.qd)  # heavy on light only (shock.py)
-        if self.qd_position is not None:
+        sweep(sm, sd, sd.qd)
+        if opts.iterations > 0:
+            shock_pass(sm, sd, sd.qd)  # heavy on light only (shock.py)
+        if sd.qd_position is not None:
             # 4b. velocity_iterations: keep the position-solve velocity for the positions, then
             # refine the velocity without the position bias (pgs_velocity.py).
-            wp.copy(self.qd_position, self.qd)
-            velocity_sweep(self, self.qd)
-            shock_pass(self, self.qd)
+            wp.copy(sd.qd_position, sd.qd)
+            velocity_sweep(sm, sd, sd.qd)
+            shock_pass(sm, sd, sd.qd)
         # 5. Observables and contact history of this step (before an in-place output overwrites the input).
-        warn_body_parent_f_once(self, observables)  # rows/preelimination.py
-        write_observables(self, observables, contacts, state_in, dt, state_out)
-        if contacts is not None and contacts.rigid_contact_max > 0 and dt >= self.bias_dt:
-            record_contacts(self, contacts, dt)  # a step far shorter than the one before keeps its records (history.py)  # forces over the bias time (rows/history.py)
+        warn_body_parent_f_once(sm, sd, observables)  # rows/preelimination.py
+        write_observables(sm, sd, observables, contacts, state_in, dt, state_out)
+        if contacts is not None and contacts.rigid_contact_max > 0 and dt >= sd.bias_dt:
+            # Forces over the bias time; a step far shorter than the one before keeps its records (rows/history.py).
+            record_contacts(sm, sd, contacts, dt)
         # 6. Velocities -> positions, then publish body poses and twists.
-        fused_finish = finish_fuses(self, self.qd_position)
+        fused_finish = finish_fuses(sm, sd.qd_position)
         if not fused_finish:
-            finish_step(self, state_in, state_out, dt, self.qd_position)
-        if state_out is not state_in and self.model.body_count and not kinematics_write_every_body:
+            finish_step(sm, sd, state_in, state_out, dt, sd.qd_position)
+        if state_out is not state_in and sm.model.body_count and not kinematics_write_every_body:
             wp.copy(state_out.body_q, state_in.body_q)  # bodies outside every articulation pass through
-            wp.copy(state_out.body_qd, self.body_qd_in)
+            wp.copy(state_out.body_qd, sd.body_qd_in)
         if fused_finish:
-            finish_and_publish(self, state_in, state_out, dt)  # finish.py: one launch, bitwise the two lines
+            finish_and_publish(sm, sd, state_in, state_out, dt)  # finish.py: one launch, bitwise the two lines
         else:
             core.kinematics(state_out.joint_q, state_out.joint_qd, state_out.body_q, state_out.body_qd)
-            self.kinematics_carry.void()  # the kinematics' outputs are no longer the kept placement's
-
-    def input_kinematics(self, state_in) -> None:
-        """Forward kinematics of the input: poses into ``state_in.body_q``, twists into ``self.body_qd_in``
-        (from the rescaled velocity with velocity limits); ``state_in.joint_q/joint_qd/body_qd`` stay as given."""
-        if self.model.body_count:
-            wp.copy(self.body_qd_in, state_in.body_qd)  # bodies outside every articulation keep their twist
-        self.kinematics_carry.void()  # the kinematics' outputs are no longer the kept placement's
-        self.core.kinematics(state_in.joint_q, self.input_velocity(state_in, prescale=True), state_in.body_q,
-                             self.body_qd_in)
-
-    def input_velocity(self, state_in, *, prescale: bool = False) -> wp.array:
-        """The step's pre-dynamics joint velocity [m/s or rad/s]: ``state_in.joint_qd``, or with joint velocity
-        limits its rescaled copy (``prescale=True`` computes it first; rows/velocity_limits.py)."""
-        if self.prescale is None:
-            return state_in.joint_qd
-        return prescale_velocity_limits(self, state_in.joint_qd) if prescale else self.prescale.qd
-
-    def qdd_solved_from(self, state_in, dt: float) -> None:
-        """``self.qdd = (qd_solved - qd_in) / dt``: the accelerations the step applies [per s²]."""
-        launch(_difference_quotient, dim=self.model.joint_dof_count,
-                  inputs=[self.qd, self.input_velocity(state_in), float(dt)],
-                  outputs=[self.qdd], device=self.model.device)
+            sd.kinematics_carry.void()  # the kinematics' outputs are no longer the kept placement's
 
     # -- capacity ---------------------------------------------------------------------------------
 
@@ -425,12 +354,12 @@ class SolverSteel(SolverBase, SteelCoupling):
         if not self.options.contact_compliance:
             return 0
         self._refuse_during_capture(name)
-        return self.compliance.value(entry)
+        return self.steel_data.compliance.value(entry)
 
     @property
     def constraint_overflow(self) -> wp.array:
         """Device bools, one per world plus one for global articulations: rows were dropped since the last reset."""
-        return self.rows.constraint_overflow
+        return self.steel_data.rows.constraint_overflow
 
     def check_constraint_capacity(self, *, snapshot: bool = False) -> None:
         """Raise ``RuntimeError`` naming every world that dropped rows since its last reset (host read).
@@ -452,9 +381,10 @@ class SolverSteel(SolverBase, SteelCoupling):
             flags_array, dropped_array = self._status_snapshot
             self._status_snapshot_checked = True
         else:
-            flags_array, dropped_array = self.rows.constraint_overflow, self.rows.world_rows_dropped
+            rows = self.steel_data.rows
+            flags_array, dropped_array = rows.constraint_overflow, rows.world_rows_dropped
             if self.options.contact_compliance:
-                self.compliance.check()  # invalid compliant input of captured steps since the last reset
+                self.steel_data.compliance.check()  # invalid compliant input of captured steps since the last reset
         flags, dropped = flags_array.numpy(), dropped_array.numpy()
         worlds = np.nonzero(flags)[0]
         if len(worlds):
@@ -464,8 +394,8 @@ class SolverSteel(SolverBase, SteelCoupling):
             )
             raise RuntimeError(
                 f"SolverSteel dropped contacts or constraint rows ({detail}); capacities per world are "
-                f"articulation_constraint_max={self.rows.articulation_capacity}, "
-                f"free_body_constraint_max={self.rows.free_body_capacity}"
+                f"articulation_constraint_max={self.steel_data.rows.articulation_capacity}, "
+                f"free_body_constraint_max={self.steel_data.rows.free_body_capacity}"
             )
 
     def snapshot_constraint_status(self) -> None:
@@ -483,10 +413,10 @@ class SolverSteel(SolverBase, SteelCoupling):
 
     def _take_status_snapshot(self) -> None:
         if self._status_snapshot is None:
-            self._status_snapshot = (wp.empty_like(self.rows.constraint_overflow),
-                                     wp.empty_like(self.rows.world_rows_dropped))
-        wp.copy(self._status_snapshot[0], self.rows.constraint_overflow)
-        wp.copy(self._status_snapshot[1], self.rows.world_rows_dropped)
+            self._status_snapshot = (wp.empty_like(self.steel_data.rows.constraint_overflow),
+                                     wp.empty_like(self.steel_data.rows.world_rows_dropped))
+        wp.copy(self._status_snapshot[0], self.steel_data.rows.constraint_overflow)
+        wp.copy(self._status_snapshot[1], self.steel_data.rows.world_rows_dropped)
         self._status_snapshot_checked = False
 
     def _refuse_during_capture(self, what: str) -> None:
@@ -496,7 +426,7 @@ class SolverSteel(SolverBase, SteelCoupling):
     def _warn_overflow_once(self) -> None:
         # One host read per step only while nothing has been reported yet, through a NumPy view of the
         # CPU flags made once (``.numpy()`` wraps the buffer anew each call, about 3 us).
-        flags = self.rows.constraint_overflow
+        flags = self.steel_data.rows.constraint_overflow
         view = self.__dict__.get("_overflow_view")
         if view is None or view[0] is not flags:
             view = self._overflow_view = (flags, flags.numpy())
@@ -528,21 +458,22 @@ class SolverSteel(SolverBase, SteelCoupling):
         del state, flags
         mask = self._normalize_reset_world_mask(world_mask)  # validates before anything changes
         if mask is None:
-            self.rows.constraint_overflow.zero_()
-            self.rows.world_rows_dropped.zero_()
-            self.history.clear()
-            self.compliance.reset()
+            self.steel_data.rows.constraint_overflow.zero_()
+            self.steel_data.rows.world_rows_dropped.zero_()
+            self.steel_data.history.clear()
+            self.steel_data.compliance.reset()
             self._warned_overflow = False
             self._step_count = 0
             self._last_dt = None
-            self.bias_dt = None
-            self.kinematics_carry.void()  # as constructed: the first step places its bodies in full
+            self.steel_data.bias_dt = None
+            self.steel_data.kinematics_carry.void()  # as constructed: the first step places its bodies in full
         else:
-            forget_worlds(self, mask)
-            launch(_reset_worlds, dim=self.rows.world_count + 1, inputs=[mask],
-                      outputs=[self.rows.constraint_overflow, self.rows.world_rows_dropped], device=self.model.device)
-        if self.sleep is not None:
-            wake_worlds(self, self.sleep, mask)  # sleeping.py: the selected worlds wake
+            forget_worlds(self.steel_model, self.steel_data, mask)
+            rows = self.steel_data.rows
+            launch(_reset_worlds, dim=rows.world_count + 1, inputs=[mask],
+                   outputs=[rows.constraint_overflow, rows.world_rows_dropped], device=self.model.device)
+        if self.steel_data.sleep is not None:
+            wake_worlds(self.steel_model, self.steel_data.sleep, mask)  # the selected worlds wake
         if self._status_snapshot is not None and self._status_snapshot_checked and not (
                 self.model.device.is_cuda and self.model.device.is_capturing):
             self._take_status_snapshot()
@@ -563,7 +494,7 @@ class SolverSteel(SolverBase, SteelCoupling):
         """
         del state
         self._normalize_reset_world_mask(world_mask)  # validates before anything changes
-        self.kinematics_carry.void()
+        self.steel_data.kinematics_carry.void()
 
     def constraint_row_watermarks(self) -> dict[str, int]:
         """Newton 1.8.0's row high-water marks, keyed as the reference keys them; every value is 0, as the
@@ -590,52 +521,40 @@ class SolverSteel(SolverBase, SteelCoupling):
         """
         del world_mask
         flags = int(flags)
+        sm, sd = self.steel_model, self.steel_data
         _check_model_values(self.model, flags)  # as at construction, before anything changes
-        if flags & int(newton.ModelFlags.SHAPE_PROPERTIES):
-            self.shape_attributes.refresh()  # validates first: a refused edit changes nothing
-        if self.mimic is not None and flags & (int(newton.ModelFlags.JOINT_PROPERTIES)
-                                               | int(newton.ModelFlags.CONSTRAINT_PROPERTIES)):
-            self.mimic = Mimic(self.model)  # rows/mimic.py: the pairs re-read and checked
-        if self.sleep is not None:
-            wake_changed(self, self.sleep, flags)  # sleeping.py: the islands whose arrays changed (host read)
-        if flags & (int(newton.ModelFlags.BODY_PROPERTIES) | int(newton.ModelFlags.JOINT_DOF_PROPERTIES)):
-            self.tables.refresh()
-        if flags & int(newton.ModelFlags.BODY_PROPERTIES):
-            self.attributes.refresh()
-        if flags & (int(newton.ModelFlags.BODY_PROPERTIES) | int(newton.ModelFlags.BODY_INERTIAL_PROPERTIES)
-                    | int(newton.ModelFlags.MODEL_PROPERTIES)):
-            self.shock_up = shock_setup(self.model, self.tables, self.core.plan)  # masses or gravity changed
+        sm.refresh_checked(flags)  # steel: shape attributes, mimic pairs: validated as read (model.py)
+        if sd.sleep is not None:
+            wake_changed(sd.sleep, flags)  # sleeping.py: the islands whose arrays changed (host read)
+        sm.refresh(flags)  # tables, body attributes, shock setup, the kernels' structs (model.py)
         if flags & int(newton.ModelFlags.JOINT_PROPERTIES):
-            flag_disabled_tree_joints(self.model, self.rows.constraint_overflow)  # rows/loop_closures.py
-        if self.closures.count and flags & (int(newton.ModelFlags.JOINT_PROPERTIES)
-                                            | int(newton.ModelFlags.JOINT_DOF_PROPERTIES)):
-            warn_ignored_dof_settings(self.model, self.closures.joint_list)
+            flag_disabled_tree_joints(self.model, sd.rows.constraint_overflow)  # rows/loop_closures.py
+        if sm.closures.count and flags & (int(newton.ModelFlags.JOINT_PROPERTIES)
+                                          | int(newton.ModelFlags.JOINT_DOF_PROPERTIES)):
+            warn_ignored_dof_settings(self.model, sm.closures.joint_list)
         if flags & int(newton.ModelFlags.CONSTRAINT_PROPERTIES):
             check_equality_constraints(self.model, closure_joints(self.model))  # rows/loop_closures.py
-        if self.joint_friction is not None and flags & (int(newton.ModelFlags.JOINT_DOF_PROPERTIES)
-                                                        | int(newton.ModelFlags.JOINT_DOF_FORCE_PROPERTIES)):
-            self.joint_friction.check()
-        if self.sleep is not None:
-            self.sleep.refresh(self)
-        # Tables and attributes re-upload their arrays: the contact rows' struct names the new ones.
-        self.contact_model = contact_model(self.model, self.core.plan, self.tables, self.attributes,
-                                           self.shape_attributes)
-        self.drive_model = drive_model(self.model, self.tables)
-        self.kinematics_carry.void()  # joint frames, axes or COMs may have changed: place the bodies in full
+        if sm.joint_friction is not None and flags & (int(newton.ModelFlags.JOINT_DOF_PROPERTIES)
+                                                      | int(newton.ModelFlags.JOINT_DOF_FORCE_PROPERTIES)):
+            sm.joint_friction.check()
+        if sd.sleep is not None:
+            sd.sleep.refresh(sm)
+        sd.kinematics_carry.void()  # joint frames, axes or COMs may have changed: place the bodies in full
         self._refresh_mass_matrix = True
 
     def _check_step(self, contacts, dt) -> None:
-        if contacts is not None and contacts.rigid_contact_max > self.rigid_contact_capacity:
+        capacity = self.steel_model.rigid_contact_capacity
+        if contacts is not None and contacts.rigid_contact_max > capacity:
             raise ValueError(
                 f"SolverSteel contact capacity exceeded: contacts.rigid_contact_max={contacts.rigid_contact_max} "
-                f"slots, but the solver was built for model.rigid_contact_max={self.rigid_contact_capacity}; "
+                f"slots, but the solver was built for model.rigid_contact_max={capacity}; "
                 "set model.rigid_contact_max (or build the CollisionPipeline) before constructing the solver"
             )
         if contacts is not None:
             check_contacts(self.model, contacts)  # lengths, devices, shape ids (inputs.py)
-        check_warm_start_contacts(self, contacts)
-        check_compliance_contacts(self, contacts)
-        self.bias_dt = bias_time(dt, self.bias_dt)
+        check_warm_start_contacts(self.options, contacts)
+        check_compliance_contacts(self.options, contacts)
+        self.steel_data.bias_dt = bias_time(dt, self.steel_data.bias_dt)
         if dt != self._last_dt:
             self._refresh_mass_matrix = True  # the implicit drive terms depend on dt
             self._last_dt = dt
@@ -663,12 +582,6 @@ SolverSteel.__init__.__doc__ = options_docstring()  # else help() shows the base
 
 
 @wp.kernel
-def _difference_quotient(a: wp.array[float], b: wp.array[float], dt: float, out: wp.array[float]):
-    i = wp.tid()
-    out[i] = (a[i] - b[i]) / dt
-
-
-@wp.kernel
 def _reset_worlds(mask: wp.array[wp.bool], overflow: wp.array[wp.bool], dropped: wp.array2d[wp.int32]):
     w = wp.tid()
     if mask[w]:
@@ -676,37 +589,6 @@ def _reset_worlds(mask: wp.array[wp.bool], overflow: wp.array[wp.bool], dropped:
         if w < dropped.shape[0]:
             dropped[w, 0] = 0
             dropped[w, 1] = 0
-
-
-def _check_articulations(model: newton.Model, core: ArticulationCore, tables: SteelTables) -> None:
-    """Inverted joint limits and DOFs without inertia raise ``ValueError`` at construction."""
-    for j, d in inverted_limits(model, include_nan=True)[:1]:
-        lower, upper = float(model.joint_limit_lower.numpy()[d]), float(model.joint_limit_upper.numpy()[d])
-        problem = "a NaN limit" if np.isnan(lower) or np.isnan(upper) else "joint_limit_lower above joint_limit_upper"
-        raise ValueError(
-            f"{joint_name(model, j)} DOF {d} has {problem} (joint_limit_lower={lower!r}, joint_limit_upper={upper!r}); "
-            "no coordinate satisfies it"
-        )
-    for d in massless_dofs(model, core.plan, tables.dof_is_kinematic_np):
-        j = dof_joint(model, d)
-        child = int(model.joint_child.numpy()[j])
-        raise ValueError(
-            f"{joint_name(model, j)} DOF {d} moves no mass: {body_name(model, child)} and its subtree have zero "
-            "mass or inertia along it and the DOF has no armature; give the bodies mass and inertia, add "
-            "joint_armature, or make the body kinematic"
-        )
-
-
-def _warn_cross_world_global_bodies(model: newton.Model, tables: SteelTables) -> None:
-    bodies = cross_world_global_bodies(model, tables)
-    if bodies:
-        names = ", ".join(f"{b} ('{model.body_label[b]}')" if b < len(model.body_label) else str(b) for b in bodies[:5])
-        warnings.warn(
-            f"SolverSteel: global (world -1) articulations [{names}] can touch moving bodies of several worlds; "
-            "such contacts cannot be solved (they would couple the worlds) and are dropped and flagged in "
-            "constraint_overflow. Use world geometry or a kinematic body for shared scenery.",
-            newton.NewtonWarning, stacklevel=3,
-        )
 
 
 def _check_model_values(model: newton.Model, flags: int) -> None:

@@ -330,24 +330,24 @@ class JointRowModel:
     articulation_skip: wp.array[wp.int32]  # 1: an asleep island, no rows (sleeping.py)
 
 
-def joint_row_model(solver) -> JointRowModel:
+def joint_row_model(sm) -> JointRowModel:
     """The struct for this launch, rebuilt only when one of its tables was rebound (``notify_model_changed``).
 
     Reusing one struct instance lets the launches that take it replay (``steel.launches``); the cached
     struct keeps its arrays referenced, so a rebound table is recognised by identity.
     """
-    model, plan, tables = solver.model, solver.core.plan, solver.tables
+    model, plan, tables = sm.model, sm.core.plan, sm.tables
     arrays = (model.joint_type, model.joint_articulation, model.joint_world, model.joint_q_start, model.joint_qd_start,
               plan.dof_start, plan.dof_count_per_articulation, plan.mass_start, tables.articulation_row_world,
               tables.articulation_is_global, tables.dof_is_kinematic, plan.joints.articulation_skip)
-    cached = getattr(solver, "_joint_row_model", None)
+    cached = sm.joint_row_model_cache
     if cached is not None and all(a is b for a, b in zip(cached[0], arrays)):
         return cached[1]
     m = JointRowModel()
     (m.joint_type, m.joint_articulation, m.joint_world, m.joint_q_start, m.joint_qd_start, m.art_dof_start,
      m.art_dof_count, m.art_mass_start, m.art_row_world, m.art_is_global, m.dof_is_kinematic,
      m.articulation_skip) = arrays
-    solver._joint_row_model = (arrays, m)
+    sm.joint_row_model_cache = (arrays, m)
     return m
 
 

@@ -122,9 +122,9 @@ def warn_point_friction(reason: str) -> None:
     )
 
 
-def check_compliance_contacts(solver, contacts) -> None:
+def check_compliance_contacts(options, contacts) -> None:
     """``ValueError`` for a contacts buffer compliance cannot read (host metadata only, no device read)."""
-    if not solver.options.contact_compliance or contacts is None:
+    if not options.contact_compliance or contacts is None:
         return
     arrays = ("rigid_contact_stiffness", "rigid_contact_damping", "rigid_contact_friction")
     for name in arrays:
@@ -193,18 +193,18 @@ class ComplianceCounters:
         self.first_invalid = wp.full(1, NO_SLOT, dtype=wp.int32, device=device)  # this step's first invalid slot
         self.no_material = wp.zeros(0, dtype=float, device=device)  # what the contact rows read without compliance
 
-    def count(self, solver, contacts) -> None:
+    def count(self, sm, sd, contacts) -> None:
         """Count this step's compliant and skipped contacts; an eager step raises on invalid input."""
         self.counts.zero_()
         self.first_invalid.fill_(NO_SLOT)
-        device = solver.model.device
+        device = sm.model.device
         capturing = bool(device.is_cuda and device.is_capturing)
         launch(
             _count_compliant,
             dim=contacts.rigid_contact_max,
-            inputs=[int(solver.options.enable_restitution), int(capturing), contacts.rigid_contact_count,
+            inputs=[int(sm.options.enable_restitution), int(capturing), contacts.rigid_contact_count,
                     contacts.rigid_contact_shape0, contacts.rigid_contact_shape1, contacts.rigid_contact_stiffness,
-                    contacts.rigid_contact_damping, solver.model.shape_material_restitution, solver.contact_slots.row],
+                    contacts.rigid_contact_damping, sm.model.shape_material_restitution, sd.contact_slots.row],
             outputs=[self.counts, self.errors, self.first_invalid],
             device=device,
         )

@@ -28,6 +28,7 @@ import warp as wp
 
 from ..data import UNBOUNDED
 from .friction_modes import MODE_INDEX
+from ....structs import struct_of
 
 
 @wp.struct
@@ -122,48 +123,25 @@ class ContactSlots:
 
 
 def allocate_contact_slots(capacity: int, device) -> ContactSlots:
-    """Per-slot result arrays for ``capacity`` contacts (at least one slot)."""
+    """Per-slot result arrays for ``capacity`` contacts (at least one slot): ``row`` starts at -1, the rest at 0."""
     n = max(capacity, 1)
-    s = ContactSlots()
-    s.row = wp.full(n, -1, dtype=wp.int32, device=device)
-    s.row_count = wp.zeros(n, dtype=wp.int32, device=device)
-    s.world = wp.zeros(n, dtype=wp.int32, device=device)
-    s.impact = wp.zeros(n, dtype=wp.int32, device=device)
-    s.anchor0 = wp.zeros(n, dtype=wp.vec3, device=device)
-    s.anchor1 = wp.zeros(n, dtype=wp.vec3, device=device)
-    s.release1 = wp.zeros(n, dtype=wp.vec3, device=device)
-    s.age = wp.zeros(n, dtype=wp.int32, device=device)
-    return s
+    dtypes = {"anchor0": wp.vec3, "anchor1": wp.vec3, "release1": wp.vec3}
+    fields = {name: wp.zeros(n, dtype=dtypes.get(name, wp.int32), device=device) for name in ContactSlots.vars}
+    fields["row"].fill_(-1)
+    return struct_of(ContactSlots, **fields)
 
 
 def contact_model(model, plan, tables, attributes, shape_attributes) -> ContactModel:
     """The ``ContactModel`` of a model, its plan (``ArticulationPlan``), the solver's ``SteelTables`` and ``steel:``
     body and shape attributes; build it again after any of them is refreshed."""
-    m = ContactModel()
-    m.shape_count = int(model.shape_count)
-    m.shape_body = model.shape_body
-    m.shape_mu = model.shape_material_mu
-    m.shape_mu_torsional = model.shape_material_mu_torsional
-    m.shape_mu_rolling = model.shape_material_mu_rolling
-    m.shape_condim = shape_attributes.condim
-    m.shape_torsion_radius = shape_attributes.torsion_radius
-    m.shape_adhesion = shape_attributes.adhesion
-    m.shape_restitution = model.shape_material_restitution
-    m.body_com = model.body_com
-    m.joint_qd_start = model.joint_qd_start
-    m.body_articulation = plan.body_articulation
-    m.body_joint = plan.body_joint
-    m.joint_parent_joint = plan.joint_parent_joint
-    m.art_dof_start = plan.dof_start
-    m.art_dof_count = plan.dof_count_per_articulation
-    m.art_mass_start = plan.mass_start
-    m.body_row_world = tables.body_row_world
-    m.body_is_global = tables.body_is_global
-    m.body_responds = tables.body_responds
-    m.body_is_free = tables.body_is_free
-    m.body_max_depenetration = attributes.max_depenetration_velocity
-    m.gravity = model.gravity
-    return m
+    return struct_of(
+        ContactModel, plan, tables, model,
+        shape_count=int(model.shape_count), shape_mu=model.shape_material_mu,
+        shape_mu_torsional=model.shape_material_mu_torsional, shape_mu_rolling=model.shape_material_mu_rolling,
+        shape_condim=shape_attributes.condim, shape_torsion_radius=shape_attributes.torsion_radius,
+        shape_adhesion=shape_attributes.adhesion, shape_restitution=model.shape_material_restitution,
+        art_dof_start=plan.dof_start, art_dof_count=plan.dof_count_per_articulation, art_mass_start=plan.mass_start,
+        body_max_depenetration=attributes.max_depenetration_velocity)
 
 
 class ContactParamsCache:

@@ -80,7 +80,7 @@ then). Without the drift condition humanoid x16's sweep materialized most of the
 
 A contact where neither body responds (static, kinematic, or outside every articulation) gets no
 row. Bodies outside every articulation enter with their pose and zero velocity. The launch reads
-options from ``solver.options``: ``solver.<option>`` goes through ``SolverSteel.__getattr__``, which
+options from ``sm.options``: ``solver.<option>`` goes through ``SolverSteel.__getattr__``, which
 cost about half the host side of this launch.
 """
 
@@ -604,26 +604,26 @@ def _contact_rows(
                                         cm.joint_qd_start, dof_S)
 
 
-def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float) -> None:
+def build_contact_rows(sm, sd, contacts, state_body_q, state_body_qd, dt: float) -> None:
     """Launch :func:`_contact_rows` over the contact slots (:func:`~.common.contact_threads` threads)."""
-    opts = solver.options
-    core = solver.core
+    opts = sm.options
+    core = sm.core
     threads = contact_threads(contacts)
-    bias = (dt / solver.bias_dt) ** 2  # 1.0 but in a step far shorter than the one before (history.bias_time)
-    # The options come from solver.options, not solver.<option>: SolverSteel.__getattr__ costs per read.
-    params = solver.contact_params.update(opts, solver.shape_attributes, solver.warm_start_contacts, bias)
-    inputs = solver.contact_input.update(contacts, opts.contact_compliance, opts.contact_warmstart)
-    sleep = solver.sleep
+    bias = (dt / sd.bias_dt) ** 2  # 1.0 but in a step far shorter than the one before (history.bias_time)
+    # The options come from sm.options, not solver.<option>: SolverSteel.__getattr__ costs per read.
+    params = sd.contact_params.update(opts, sm.shape_attributes, sd.warm_start_contacts, bias)
+    inputs = sd.contact_input.update(contacts, opts.contact_compliance, opts.contact_warmstart)
+    sleep = sd.sleep
     launch(
         _contact_rows,
         dim=threads,
         inputs=[
             float(dt),
             params,
-            solver.contact_model,
+            sm.contact_model,
             inputs,
-            solver.history.arrays,
-            int(contacts is solver.history.solved_contacts),
+            sd.history.arrays,
+            int(contacts is sd.history.solved_contacts),
             core.plan.joints.articulation_skip if sleep is None else sleep.articulation_asleep,  # none: never read
             0 if sleep is None else (2 if sleep.skip_constraints else 1),
             state_body_q,
@@ -631,11 +631,11 @@ def build_contact_rows(solver, contacts, state_body_q, state_body_qd, dt: float)
             core.data.articulation_origin,
             core.data.dof_S,
             threads,
-            int(solver.dormant.active(solver)),
-            float(solver.dormant.allowance(solver)),
-            solver.dormant.path_sums,
-            solver.dormant.spread,
+            int(sd.dormant.active(sm, sd)),
+            float(sd.dormant.allowance(sd)),
+            sd.dormant.path_sums,
+            sd.dormant.spread,
         ],
-        outputs=[solver.rows.buffers, solver.contact_slots, solver.dormant.record],
-        device=solver.model.device,
+        outputs=[sd.rows.buffers, sd.contact_slots, sd.dormant.record],
+        device=sm.model.device,
     )

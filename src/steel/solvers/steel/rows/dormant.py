@@ -6,7 +6,7 @@ are inside the 0.1 m gap and never act) clearing and filling the rows' Jacobians
 contact-row kernel, and the sweep's first pass then formed a full ``J qd`` of every row before its gate
 (``pgs.py``, "Gate") could skip them.
 
-Bound. The sweep starts from the predicted velocity ``qd*`` (``solver.qd``). Per articulation the free
+Bound. The sweep starts from the predicted velocity ``qd*`` (``sd.qd``). Per articulation the free
 dynamics store ``Q = max_k |qd_in_k|`` and ``D = max_k |qd*_k - qd_in_k|`` [m/s or rad/s]; per joint, along
 its path to the root, ``L = sum |linear part of S_d|`` and ``A = sum |angular part of S_d|`` (``S_d`` the
 DOF's motion subspace at the articulation's reference point). A point Jacobian entry is
@@ -190,34 +190,34 @@ class DormantRows:
     ``enabled`` is the switch (tests compare against it off); :meth:`active` is this step's host decision.
     """
 
-    def __init__(self, solver):
-        model, dev = solver.model, solver.model.device
+    def __init__(self, sm, sd):
+        model, dev = sm.model, sm.model.device
         self.enabled = True
         self.fused = False  # the fused free dynamics, with the input kinematics, ran this step (predict.py)
-        self.record = wp.zeros(max(solver.rows.row_count_total, 1), dtype=DormantRecord, device=dev)
+        self.record = wp.zeros(max(sd.rows.row_count_total, 1), dtype=DormantRecord, device=dev)
         self.path_sums = wp.zeros(max(model.joint_count, 1), dtype=wp.vec2, device=dev)
-        self.spread = wp.full(max(solver.core.plan.articulation_count, 1), wp.vec2(np.inf, np.inf), dtype=wp.vec2,
+        self.spread = wp.full(max(sm.core.plan.articulation_count, 1), wp.vec2(np.inf, np.inf), dtype=wp.vec2,
                               device=dev)
         self._walk = None
 
-    def allowance(self, solver) -> float:
+    def allowance(self, sd) -> float:
         """The relative allowance ``a`` of the bound: at least ``RELATIVE_ALLOWANCE``, and 8 times the sweep's
         rounding allowance on a ``J qd`` sum for rows wide enough to need more."""
-        return max(RELATIVE_ALLOWANCE, 8.0 * float(solver.rows.buffers.gate_rounding))
+        return max(RELATIVE_ALLOWANCE, 8.0 * float(sd.rows.buffers.gate_rounding))
 
-    def active(self, solver) -> bool:
+    def active(self, sm, sd) -> bool:
         """Dormancy applies this step: the sweep runs with the gate on the "fixed_normal" friction mode, without
         velocity sweeps, sleeping, shared anchors or bilateral pre-elimination (which forms every row's response
         up front), and the fused free dynamics wrote the path sums and spreads."""
-        opts = solver.options
+        opts = sm.options
         return (self.enabled and self.fused and opts.friction_mode == "fixed_normal" and opts.iterations > 0
-                and opts.velocity_iterations == 0 and solver.sleep is None and not opts.contact_shared_anchor
-                and not opts.contact_friction_shared_anchor and not solver.preeliminate
-                and float(solver.rows.buffers.gate_rounding) < 1.0)
+                and opts.velocity_iterations == 0 and sd.sleep is None and not opts.contact_shared_anchor
+                and not opts.contact_friction_shared_anchor and not sm.preeliminate
+                and float(sd.rows.buffers.gate_rounding) < 1.0)
 
-    def walk(self, solver) -> DormantWalk:
+    def walk(self, sm) -> DormantWalk:
         """The sweep's struct, rebuilt only when a table was rebound (a reused struct lets the launch replay)."""
-        model, plan, data = solver.model, solver.core.plan, solver.core.data
+        model, plan, data = sm.model, sm.core.plan, sm.core.data
         arrays = (self.record, plan.body_joint, plan.joint_parent_joint, model.joint_qd_start, data.dof_S)
         if self._walk is not None and all(a is b for a, b in zip(self._walk[0], arrays)):
             return self._walk[1]

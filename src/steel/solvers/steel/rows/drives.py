@@ -82,9 +82,9 @@ def _drive_rows(
                       target, target, bound, 1.0 / (dt * gain))
 
 
-def build_drive_rows(solver, joint_q, control, dt: float) -> None:
+def build_drive_rows(sm, sd, joint_q, control, dt: float) -> None:
     """Launch :func:`_drive_rows` over every joint (``drive_mode="rows"`` only)."""
-    model = solver.model
+    model = sm.model
     if not model.joint_count:
         return
     launch(
@@ -92,7 +92,7 @@ def build_drive_rows(solver, joint_q, control, dt: float) -> None:
         dim=model.joint_count,
         inputs=[
             float(dt),
-            joint_row_model(solver),
+            joint_row_model(sm),
             model.joint_target_q_start,
             model.joint_target_ke,
             model.joint_target_kd,
@@ -101,6 +101,6 @@ def build_drive_rows(solver, joint_q, control, dt: float) -> None:
             control.joint_target_q,
             control.joint_target_qd,
         ],
-        outputs=[solver.rows.buffers],
+        outputs=[sd.rows.buffers],
         device=model.device,
     )

@@ -60,6 +60,7 @@ from ..data import ROW_PATCH, UNBOUNDED, RowBuffers
 from .common import contact_slots, contact_threads, host_counted
 from .contact_data import ContactInput, ContactSlots
 from ....launches import launch
+from ....structs import struct_of
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -147,10 +148,7 @@ class ContactHistory:
         # asleep articulations (sleeping.py) keep the record they had when they fell asleep, whether
         # their rows are skipped or solved, so a woken island resumes from the same history either way.
         self.carried = wp.zeros(n, dtype=CarriedRecord, device=device)
-        a = HistoryArrays()  # the same arrays, as the kernels take them (never rebound: clear() fills in place)
-        for name in HistoryArrays.vars:
-            setattr(a, name, getattr(self, name))
-        self.arrays = a
+        self.arrays = struct_of(HistoryArrays, self)  # as the kernels take them (never rebound: clear() fills in place)
 
     def count_view(self):
         """A NumPy view of ``count`` (CPU only, outside captures), made once per ``count`` array."""
@@ -481,9 +479,9 @@ def _record_contacts(
             hist.position[hist.index[i]] = i
 
 
-def record_contacts(solver, contacts, dt: float) -> None:
+def record_contacts(sm, sd, contacts, dt: float) -> None:
     """Replace the history by this step's solved contacts, sorted by shape-pair key."""
-    hist, model = solver.history, solver.model
+    hist, model = sd.history, sm.model
     n = contact_slots(contacts)
     live_only = host_counted(contacts)  # record and sort only the live slots
     if n > 0:
@@ -495,9 +493,9 @@ def record_contacts(solver, contacts, dt: float) -> None:
             _record_contacts,
             dim=threads,
             inputs=[float(dt), int(model.shape_count),
-                    solver.contact_input.update(contacts, solver.options.contact_compliance,
-                                                solver.options.contact_warmstart),
-                    solver.contact_slots, solver.rows.buffers, int(live_only), threads, int(sort_here), key_bits],
+                    sd.contact_input.update(contacts, sm.options.contact_compliance,
+                                                sm.options.contact_warmstart),
+                    sd.contact_slots, sd.rows.buffers, int(live_only), threads, int(sort_here), key_bits],
             outputs=[hist.arrays],
             device=model.device,
         )
@@ -512,7 +510,7 @@ def record_contacts(solver, contacts, dt: float) -> None:
         hist.count_view()[0] = n
     else:
         wp.copy(hist.count, contacts.rigid_contact_count)
-    if solver.options.contact_warmstart:
+    if sm.options.contact_warmstart:
         wp.copy(hist.solved_generation, contacts.rigid_contact_match_generation)
         hist.solved_contacts = contacts
 
@@ -530,9 +528,9 @@ def _forget_worlds(mask: wp.array[wp.bool], count: wp.array[wp.int32], world: wp
             force_t[c] = wp.vec3(0.0)
 
 
-def forget_worlds(solver, mask) -> None:
+def forget_worlds(sm, sd, mask) -> None:
     """Drop the records of the worlds selected by ``mask`` (length world_count + 1)."""
-    hist = solver.history
+    hist = sd.history
     wp.launch(_forget_worlds, dim=hist.capacity,
               inputs=[mask, hist.count, hist.world, hist.point0, hist.force_n, hist.force_t],
-              device=solver.model.device)
+              device=sm.model.device)

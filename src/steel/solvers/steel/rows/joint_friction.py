@@ -44,6 +44,7 @@ from ....articulation.checks import joint_name
 from ....articulation.kinematics import JOINT_BALL, JOINT_D6, JOINT_PRISMATIC, JOINT_REVOLUTE
 from ..data import FAMILY_ARTICULATED, ROW_BOX, RowBuffers
 from .common import JointRowModel, reserve_rows, write_dof_row
+from .velocity_limits import input_velocity
 from ....launches import launch
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
@@ -153,8 +154,7 @@ def _free_accelerations(qd_pred: wp.array[float], qd: wp.array[float], dt: float
 class JointFriction:
     """The friction rows of one solver: the load arrays, host validation and the row launch."""
 
-    def __init__(self, solver):
-        model = solver.model
+    def __init__(self, model):
         self.model = model
         self.check()
         dev = model.device
@@ -196,7 +196,7 @@ class JointFriction:
                                          f"only on PRISMATIC, REVOLUTE, BALL and D6 joints of an articulation, "
                                          f"got {v!r}")
 
-    def prepare(self, solver, state_in, dt: float):
+    def prepare(self, sm, sd, state_in, dt: float):
         """``(coefficients, body_load_f)`` for this step's rows: with load coefficients, first the loads under
         the free dynamics (two launches); the rows themselves are built by :mod:`.joint_rows`."""
         model = self.model
@@ -207,7 +207,7 @@ class JointFriction:
             raise ValueError(f"steel:{LOAD_ATTRIBUTE} must stay an array of one value per joint DOF "
                              f"({model.joint_dof_count})")
         launch(_free_accelerations, dim=model.joint_dof_count,
-                  inputs=[solver.qd, solver.input_velocity(state_in), float(dt)], outputs=[self.qdd_free],
+                  inputs=[sd.qd, input_velocity(sm, sd, state_in), float(dt)], outputs=[self.qdd_free],
                   device=model.device)
-        eval_body_parent_f(model, solver.core.plan, solver.core.data, state_in.body_q, self.qdd_free, self.body_load_f)
+        eval_body_parent_f(model, sm.core.plan, sm.core.data, state_in.body_q, self.qdd_free, self.body_load_f)
         return coefficient, self.body_load_f

@@ -71,20 +71,20 @@ def _joint_rows(
                                      joint_target_kd, joint_qd)
 
 
-def build_joint_rows(solver, state_in, dt: float) -> None:
+def build_joint_rows(sm, sd, state_in, dt: float) -> None:
     """Joint limits, friction and velocity limits of this step, in one launch (none when all are off)."""
-    opts, model = solver.options, solver.model
+    opts, model = sm.options, sm.model
     limits_on = bool(opts.enable_joint_limits)
-    friction = solver.joint_friction
+    friction = sm.joint_friction
     # fraction = inf never creates velocity-limit rows.
     velocity_on = bool(opts.enable_joint_velocity_limits) and opts.velocity_limit_activation_fraction != float("inf")
-    mimic = solver.mimic
+    mimic = sm.mimic
     if not model.joint_count or not (limits_on or friction is not None or velocity_on or mimic is not None):
         return
-    coefficient, body_load_f = solver.zero_dof, solver.body_contact_f  # placeholders, never read
+    coefficient, body_load_f = sd.zero_dof, sd.body_contact_f  # placeholders, never read
     use_load = False
     if friction is not None:
-        coefficient, body_load_f = friction.prepare(solver, state_in, dt)
+        coefficient, body_load_f = friction.prepare(sm, sd, state_in, dt)
         use_load = friction.use_load
     launch(
         _joint_rows,
@@ -100,8 +100,8 @@ def build_joint_rows(solver, state_in, dt: float) -> None:
             int(use_load),
             float(min(opts.velocity_limit_activation_fraction, UNBOUNDED)),
             int(velocity_limits_fused(opts)),
-            joint_row_model(solver),
-            mimic.struct if mimic is not None else solver.no_mimic,
+            joint_row_model(sm),
+            mimic.struct if mimic is not None else sm.no_mimic,
             model.joint_limit_lower,
             model.joint_limit_upper,
             model.joint_child,
@@ -114,6 +114,6 @@ def build_joint_rows(solver, state_in, dt: float) -> None:
             state_in.joint_qd,
             body_load_f,
         ],
-        outputs=[solver.rows.buffers],
+        outputs=[sd.rows.buffers],
         device=model.device,
     )

@@ -204,19 +204,19 @@ class LoopClosures:
         self.joint_list = joints
         warn_ignored_dof_settings(model, joints)
 
-    def build(self, solver, state_in, dt: float) -> None:
+    def build(self, sm, sd, state_in, dt: float) -> None:
         if not self.count:
             return
-        model, core = self.model, solver.core
+        model, core = self.model, sm.core
         launch(
             _closure_rows,
             dim=self.count,
             inputs=[
                 float(dt),
-                float(solver.options.baumgarte),
+                float(sm.options.baumgarte),
                 self.joints,
                 core.plan.joints,
-                joint_row_model(solver),
+                joint_row_model(sm),
                 model.joint_enabled,
                 core.plan.body_articulation,
                 core.plan.body_joint,
@@ -224,9 +224,9 @@ class LoopClosures:
                 core.data.articulation_origin,
                 core.data.dof_S,
                 state_in.body_q,
-                solver.body_qd_in,
+                sd.body_qd_in,
             ],
-            outputs=[solver.rows.buffers],
+            outputs=[sd.rows.buffers],
             device=model.device,
         )
 

@@ -253,12 +253,12 @@ def eliminated_rows_per_articulation(model: newton.Model, closures: list[int], i
     return counts
 
 
-def warn_body_parent_f_once(solver, observables) -> None:
+def warn_body_parent_f_once(sm, sd, observables) -> None:
     """``body_parent_f`` with pre-elimination on: say once that it leaves the closure reactions out."""
-    if (not solver.preeliminate or solver.__dict__.get("_warned_preelimination_parent_f") or observables is None
-            or not observables.is_requested("body_parent_f") or not solver.closures.count):
+    if (not sm.preeliminate or "preelimination_parent_f" in sd.warned or observables is None
+            or not observables.is_requested("body_parent_f") or not sm.closures.count):
         return
-    object.__setattr__(solver, "_warned_preelimination_parent_f", True)
+    sd.warned.add("preelimination_parent_f")
     warnings.warn("SolverSteel: body_parent_f leaves out the pre-eliminated loop-closure reactions (it is the "
                   "inverse dynamics of the solved accelerations under gravity, body_f and contact forces)", UserWarning,
                   stacklevel=4)

@@ -24,7 +24,7 @@ the patch anchors' correction ``-beta v`` held the box at ``V / (1 + beta)``: 0.
 
 Phases, as the other row modules: the tangential surface velocity of a contact
 (:func:`surface_tangent_velocity`, read by ``contacts.py`` when it writes the friction targets and
-anchors) and the arrays handed to the contact kernel (:func:`surface_velocity_arrays`).
+anchors); ``ContactInput`` (``rows/contact_data.py``) carries the buffer's array or a placeholder.
 """
 
 from __future__ import annotations
@@ -39,11 +39,3 @@ def surface_tangent_velocity(c: int, enabled: int, contact_surface_velocity: wp.
         return wp.vec3(0.0)
     s = contact_surface_velocity[c]
     return s - wp.dot(s, n) * n
-
-
-def surface_velocity_arrays(solver, contacts) -> list:
-    """``[enabled, velocities]`` for the contact kernel: the pipeline's array, or a placeholder when absent."""
-    velocities = getattr(contacts, "rigid_contact_surface_velocity", None)
-    if velocities is None:
-        return [0, solver.no_surface_velocity]
-    return [1, velocities]

@@ -165,21 +165,21 @@ class VelocityLimitPrescale:
         self.loose_dof = wp.array(loose if len(loose) else np.zeros(1, np.int32), dtype=wp.int32, device=dev)
 
 
-def prescale_velocity_limits(solver, joint_qd: wp.array) -> wp.array:
-    """``solver.prescale.qd``: ``joint_qd`` with each articulation rescaled into its velocity limits; returns it."""
-    model, plan, prescale = solver.model, solver.core.plan, solver.prescale
+def prescale_velocity_limits(sm, sd, joint_qd: wp.array) -> wp.array:
+    """``sd.prescale.qd``: ``joint_qd`` with each articulation rescaled into its velocity limits; returns it."""
+    model, plan, prescale = sm.model, sm.core.plan, sd.prescale
     dim = plan.articulation_count + prescale.loose_count
     if dim:
         launch(
             _prescale,
             dim=dim,
             inputs=[
-                int(velocity_limits_fused(solver.options)),
+                int(velocity_limits_fused(sm.options)),
                 plan.articulation_count,
                 plan.tree_start,
                 plan.tree_joint,
                 prescale.loose_dof,
-                solver.tables.dof_is_kinematic,
+                sm.tables.dof_is_kinematic,
                 model.joint_type,
                 model.joint_qd_start,
                 model.joint_velocity_limit,
@@ -191,3 +191,11 @@ def prescale_velocity_limits(solver, joint_qd: wp.array) -> wp.array:
             device=model.device,
         )
     return prescale.qd
+
+
+def input_velocity(sm, sd, state_in, *, prescale: bool = False) -> wp.array:
+    """The step's pre-dynamics joint velocity [m/s or rad/s]: ``state_in.joint_qd``, or with joint velocity limits
+    its rescaled copy ``sd.prescale.qd`` (``prescale=True`` computes it first)."""
+    if sd.prescale is None:
+        return state_in.joint_qd
+    return prescale_velocity_limits(sm, sd, state_in.joint_qd) if prescale else sd.prescale.qd

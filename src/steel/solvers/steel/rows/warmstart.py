@@ -82,9 +82,9 @@ def carried_impulses(
     return wp.vec3(lam_n, l1, l2)
 
 
-def check_contacts(solver, contacts) -> None:
+def check_contacts(options, contacts) -> None:
     """``ValueError`` when warm start is on and ``contacts`` carries no contact matching."""
-    if contacts is None or not solver.options.contact_warmstart:
+    if contacts is None or not options.contact_warmstart:
         return
     if getattr(contacts, "rigid_contact_match_index", None) is None:
         raise ValueError(

@@ -1,0 +1,39 @@
+"""``steel.structs.struct_of`` fills every field of a Warp struct by name, or refuses naming the field."""
+
+import types
+
+import pytest
+import warp as wp
+
+from steel.structs import struct_of
+
+
+@wp.struct
+class _Pair:
+    a: wp.array[float]
+    b: int
+
+
+def test_fields_come_from_keywords_then_the_first_source_that_has_them():
+    first = types.SimpleNamespace(a=wp.zeros(2, dtype=float, device="cpu"))
+    second = types.SimpleNamespace(a=wp.zeros(3, dtype=float, device="cpu"), b=7)
+    s = struct_of(_Pair, first, second)
+    assert s.a.shape == (2,) and s.b == 7
+    assert struct_of(_Pair, first, second, b=3).b == 3
+
+
+def test_a_missing_or_unknown_field_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"_Pair\.b"):
+        struct_of(_Pair, types.SimpleNamespace(a=wp.zeros(1, dtype=float, device="cpu")))
+    with pytest.raises(ValueError, match="'c'"):
+        struct_of(_Pair, a=wp.zeros(1, dtype=float, device="cpu"), b=1, c=2)
+
+
+def test_a_strided_view_is_refused_where_native_code_would_read_it():
+    """Native snippets index ``.data`` directly: a strided array would be read from the wrong addresses."""
+    from steel.structs import require_contiguous
+
+    dense = wp.zeros((4, 2), dtype=float, device="cpu")
+    require_contiguous("test", dense=dense, absent=None)
+    with pytest.raises(ValueError, match="test: column must be a contiguous array"):
+        require_contiguous("test", column=dense[:, 0])
