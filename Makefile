@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml | $(VENV)/bin/python
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(PY) -m steel.cli demo
+	$(PY) -m steel.app.cli demo
 	$(PY) -m steel.examples towers_sleeping --quiet --throw-time 1.5 --num-frames 360
 
 test: $(STAMP)

@@ -1,6 +1,6 @@
 """Bitwise behaviour fingerprints of the shipped scenes, for refactors that must not change a result.
 
-Each case steps a scene (two worlds: ``steel.scenes``'s shipped ones, a pyramid, a ramp) with one of our solvers at its default options and
+Each case steps a scene (two worlds: ``steel.app.scenes``'s shipped ones, a pyramid, a ramp) with one of our solvers at its default options and
 the scene's ``dt``, Newton's ``CollisionPipeline`` colliding every step, for ``--steps`` steps (default 300),
 and hashes the final state's bytes (SHA-256 of ``joint_q``, ``joint_qd``, ``body_q``, ``body_qd``,
 ``particle_q``, ``particle_qd`` in that order). Record the hashes before a change and check them after it, on the same machine:
@@ -25,7 +25,7 @@ import numpy as np
 import warp as wp
 
 import newton
-from steel import scenes
+from steel.app import scenes
 from steel.solvers import SolverFeatherstone, SolverSteel, SolverVBD
 
 WORLDS = 2
@@ -33,7 +33,7 @@ RAMP_DT = 1.0 / 240.0  # [s] the ramp's step (the statics tests' dt)
 
 
 def _shipped(name: str, color: bool = False):
-    """A builder of ``steel.scenes``'s scene ``name``: ``device -> (model, dt, solver options)``."""
+    """A builder of ``steel.app.scenes``'s scene ``name``: ``device -> (model, dt, solver options)``."""
     def build(device: str):
         scene = scenes.build_scene(name, WORLDS, device, color=color)
         return scene.model, scene.dt, {}
@@ -58,7 +58,7 @@ def _ramp(device: str):
 def _cloth_boxes(device: str):
     """The shipped cloth over free boxes at 8 quads a side (one world): particle elements, particle-shape contacts
     and AVBD bodies in one SolverVBD step, with the scene's solver options."""
-    from steel.particle_scenes import build_particle_scene  # noqa: PLC0415
+    from steel.app.particle_scenes import build_particle_scene  # noqa: PLC0415
 
     scene = build_particle_scene("cloth_boxes", 8, device)
     return scene.model, scene.dt, dict(scene.solver_options)

@@ -58,7 +58,7 @@ def check_core(device, failures):
 
 
 def _tower(device, worlds=16):
-    from steel.scenes import build_tower
+    from steel.app.scenes import build_tower
 
     return build_tower(worlds, device).model
 

@@ -33,7 +33,7 @@ import warp as wp
 
 import newton
 import steel
-from steel.scenes import _asset_xml, ant_init_qpos, build_scene
+from steel.app.scenes import _asset_xml, ant_init_qpos, build_scene
 
 from .measure import LaunchCounter
 

@@ -23,7 +23,7 @@ import warp as wp
 
 import newton
 import newton.examples
-from steel.scenes import (  # noqa: F401  (re-exported: the runner imports scene names from here)
+from steel.app.scenes import (  # noqa: F401  (re-exported: the runner imports scene names from here)
     BOX_HALF,
     BUILDERS,
     CHAIN_HALF_THICK,

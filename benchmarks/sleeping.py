@@ -21,7 +21,7 @@ import warp as wp
 
 import newton
 import steel
-from steel.scenes import TOWER_HEIGHTS, build_scene
+from steel.app.scenes import TOWER_HEIGHTS, build_scene
 
 
 def _solver(kind: str, model, sleeping: bool):

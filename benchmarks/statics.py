@@ -184,7 +184,7 @@ def perturbed_towers(seed: int = 1, device: str = "cpu") -> newton.Model:
     """The four box towers of the ``tower`` scene (6, 7, 5, 6 boxes of 0.2 m, mu 0.7, dropped from 0, 0.5, 1
     and 1.5 m), each box offset by up to 0.5 mm and turned about z by up to 0.3 degrees (seeded): no exact
     symmetry or identity quaternion helps the solver."""
-    from steel.scenes import BOX_HALF as HALF, TOWER_MU, tower_layout
+    from steel.app.scenes import BOX_HALF as HALF, TOWER_MU, tower_layout
 
     rng = np.random.default_rng(seed)
     builder = newton.ModelBuilder(gravity=(0.0, 0.0, -G))

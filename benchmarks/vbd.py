@@ -1,6 +1,6 @@
 """SolverVBD benchmark: ours against Newton's on particle and rigid scenes, same model, options and steps.
 
-Cases (scenes from :mod:`steel.particle_scenes`; every case runs both solvers back to back,
+Cases (scenes from :mod:`steel.app.particle_scenes`; every case runs both solvers back to back,
 ``repeats`` times, best time kept):
 
 * ``cloth_hang`` at 16², 32² and 64² quads: how the cost grows with the vertex count;
@@ -14,9 +14,9 @@ Cases (scenes from :mod:`steel.particle_scenes`; every case runs both solvers ba
 Reported per case and solver: steps/s (one world), the ratio ours / Newton's, µs per vertex and
 step, Python-level launches per step, and the outcome after the timed steps: finite, the lowest
 particle [m], kinetic + gravitational energy [J] and the count of self-intersecting edge–triangle
-pairs (:mod:`steel.intersections`, exact and solver-independent).
+pairs (:mod:`steel.app.intersections`, exact and solver-independent).
 
-Rigid cases (Augmented VBD; scenes from :mod:`steel.scenes`, coloured; every solver gets
+Rigid cases (Augmented VBD; scenes from :mod:`steel.app.scenes`, coloured; every solver gets
 ``rigid_contact_history=True`` and the pipeline ``contact_matching="latest"``): the four towers in
 1 and 16 worlds (timed after ``TOWER_WARMUP`` steps, once they have landed: a resting, contact-rich
 state), a stack of 20 boxes (contact ke 1e6 N/m ramped by ``rigid_avbd_beta=1e5``), a 20-link BALL chain
@@ -88,8 +88,8 @@ def _solver_class(label: str):
 
 
 def _outcome(sc, state) -> dict:
-    from steel.intersections import edge_triangle_intersections  # noqa: PLC0415
-    from steel.particle_runner import mechanical_energy  # noqa: PLC0415
+    from steel.app.intersections import edge_triangle_intersections  # noqa: PLC0415
+    from steel.app.particle_runner import mechanical_energy  # noqa: PLC0415
 
     x = state.particle_q.numpy()
     finite = bool(np.isfinite(x).all() and np.isfinite(state.particle_qd.numpy()).all())
@@ -100,7 +100,7 @@ def _outcome(sc, state) -> dict:
         tris = sc.tri_indices
         out["self_intersections"] = len(edge_triangle_intersections(x, tris)) if len(tris) else 0
         if sc.model.body_count:
-            from steel.particle_scenes import BOX_HALF  # noqa: PLC0415
+            from steel.app.particle_scenes import BOX_HALF  # noqa: PLC0415
 
             top = state.body_q.numpy()[:, 2] + BOX_HALF  # box centre + half edge (cloth_boxes) [m]
             out["lowest_box_top_m"] = float(top.min())
@@ -141,7 +141,7 @@ def measure(label: str, scene: str, size: int, device: str, steps: int, warmup: 
 
     ``options`` are added to the scene's solver options (e.g. ``particle_enable_tile_solve``).
     """
-    from steel.particle_scenes import build_particle_scene  # noqa: PLC0415
+    from steel.app.particle_scenes import build_particle_scene  # noqa: PLC0415
 
     full_surface = scene.endswith(FULL_SURFACE)
     sc = build_particle_scene(scene.removesuffix(FULL_SURFACE), size, device)
@@ -270,7 +270,7 @@ class RigidEntry:
 
 
 def _rigid_scene(scene: str, worlds: int, device: str):
-    from steel import scenes  # noqa: PLC0415
+    from steel.app import scenes  # noqa: PLC0415
 
     builders = {"tower": scenes.build_tower, "stack": scenes.build_box_stack, "heavy_chain": scenes.build_heavy_chain,
                 "cable_pile": scenes.build_cable_pile}
@@ -278,7 +278,7 @@ def _rigid_scene(scene: str, worlds: int, device: str):
 
 
 def _ideal_heights(scene: str):
-    from steel import scenes  # noqa: PLC0415
+    from steel.app import scenes  # noqa: PLC0415
 
     if scene == "tower":
         return np.array([scenes.BOX_HALF * (1 + 2 * i) for n in scenes.TOWER_HEIGHTS for i in range(n)])

@@ -1,8 +1,9 @@
 """Steel: physics solvers on NVIDIA Warp for the Newton physics engine.
 
 The subpackages load on first use (``steel.solvers``, ``steel.articulation``,
-``steel.CollisionSubstepScheduler``), so ``steel --version`` and ``steel --help`` answer without
-importing Warp and Newton.
+``steel.CollisionSubstepScheduler``), so ``steel --version`` and ``steel --help`` (the command line,
+:mod:`steel.app.cli`) answer without importing Warp and Newton. ``steel.app`` (the command line and its
+run tooling: scenes, runners, run records) is not part of the library's API and is not loaded from here.
 """
 
 import importlib

@@ -10,7 +10,7 @@ import pytest
 import warp as wp
 
 import newton
-from steel.scenes import build_cartpole
+from steel.app.scenes import build_cartpole
 from steel.solvers import SolverFeatherstone, SolverSteel
 
 G = 9.81  # [m/s²]

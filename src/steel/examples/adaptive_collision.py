@@ -34,8 +34,8 @@ import newton
 import newton.viewer
 
 from ..collision_schedule import CollisionSubstepScheduler
-from ..guard import DEFAULT_MARGIN, DEFAULT_MAX_SPEED, DivergenceGuard
-from ..run_record import write_summary
+from ..app.guard import DEFAULT_MARGIN, DEFAULT_MAX_SPEED, DivergenceGuard
+from ..app.run_record import write_summary
 from . import common
 
 BRICK_HALF = (0.1, 0.2, 0.1)  # brick half-extents [m] (x thickness, y length, z height)

@@ -37,7 +37,7 @@ import numpy as np
 
 import newton
 
-from .. import scenes
+from ..app import scenes
 from ..solvers import SolverVBD
 from . import common
 

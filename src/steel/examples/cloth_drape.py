@@ -7,7 +7,7 @@ ground, drapes over it and folds onto itself; vertex–triangle and edge–edge 
 layers apart. Each 1/60 s frame runs the scene's 10 substeps. ``--test`` (default 90 frames, 1.5 s)
 checks that no particle went through the ground, the cloth came down onto the sphere, and no edge
 crosses a triangle of the cloth (an exact check independent of the solver,
-:mod:`steel.intersections`). The same scene with energy and intersection plots is
+:mod:`steel.app.intersections`). The same scene with energy and intersection plots is
 ``steel run cloth --solver vbd``.
 """
 
@@ -17,8 +17,8 @@ import numpy as np
 
 import newton
 
-from ..intersections import edge_triangle_intersections, mesh_edges
-from ..particle_scenes import FRAME_DT, SPHERE_RADIUS, build_cloth_drape
+from ..app.intersections import edge_triangle_intersections, mesh_edges
+from ..app.particle_scenes import FRAME_DT, SPHERE_RADIUS, build_cloth_drape
 from ..solvers import SolverVBD
 from . import common
 

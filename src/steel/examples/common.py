@@ -11,7 +11,7 @@ The flags are Newton's (``newton.examples.create_parser``: ``--viewer``, ``--num
 * ``--out DIR`` (added): where ``summary.json`` goes, default ``results/examples/NAME``; with
   ``--test`` nothing is written unless ``--out`` is given.
 
-Every example's ``step()`` ends with a :class:`steel.guard.DivergenceGuard` check, so a blow-up
+Every example's ``step()`` ends with a :class:`steel.app.guard.DivergenceGuard` check, so a blow-up
 stops the run with exit status 1 and a summary saying what happened and when. Exit status: 0
 completed (and, with ``--test``, its checks passed), 1 diverged or a ``--test`` check failed,
 2 bad arguments.
@@ -32,9 +32,9 @@ import newton
 import newton.examples
 import newton.viewer
 
-from ..catalog import VIEWERS
-from ..guard import DEFAULT_MARGIN, DEFAULT_MAX_SPEED, Diverged, DivergenceGuard
-from ..run_record import provenance, write_summary
+from ..app.catalog import VIEWERS
+from ..app.guard import DEFAULT_MARGIN, DEFAULT_MAX_SPEED, Diverged, DivergenceGuard
+from ..app.run_record import provenance, write_summary
 
 
 def create_parser(name: str, doc: str, num_frames: int) -> argparse.ArgumentParser:

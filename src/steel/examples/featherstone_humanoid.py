@@ -25,7 +25,7 @@ import numpy as np
 import newton
 import newton.examples
 
-from .. import scenes
+from ..app import scenes
 from ..solvers import SolverFeatherstone
 from . import common
 

@@ -17,8 +17,8 @@ import numpy as np
 import newton
 import newton.examples
 
-from .. import scenes
-from ..runner import joint_limit_overshoot
+from ..app import scenes
+from ..app.runner import joint_limit_overshoot
 from ..solvers import SolverSteel
 from . import common
 

@@ -37,7 +37,7 @@ import warp as wp
 
 import newton
 
-from .. import scenes
+from ..app import scenes
 from ..solvers import SolverSteel
 from . import common
 

@@ -11,7 +11,7 @@ import warp as wp
 
 import newton
 import steel.solvers.steel.solver as solver_module
-from steel.scenes import build_chain, build_humanoid
+from steel.app.scenes import build_chain, build_humanoid
 from steel.solvers import SolverSteel
 
 DT = 1.0 / 240.0

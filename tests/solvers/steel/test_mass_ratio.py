@@ -135,7 +135,7 @@ def test_ordinary_scenes_never_launch_the_pass():
 def test_the_anchor_scenes_never_launch_the_pass(name):
     """No candidate pair of two articulations reaches 1:4 in the benchmark scenes, so their steps are the sweep's
     alone: joint_q/joint_qd after 200 steps measured bitwise equal to the code before the pass."""
-    from steel.scenes import build_scene
+    from steel.app.scenes import build_scene
 
     assert SolverSteel(build_scene(name, 1, "cpu").model).steel_model.shock_up is None
 

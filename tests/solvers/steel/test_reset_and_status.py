@@ -5,7 +5,7 @@ import pytest
 import warp as wp
 
 import newton
-from steel.scenes import build_scene
+from steel.app.scenes import build_scene
 from steel.solvers import SolverSteel
 
 from .scenes import single_box

@@ -13,7 +13,7 @@ import pytest
 import warp as wp
 
 import newton
-from steel.intersections import vertex_triangle_crossings
+from steel.app.intersections import vertex_triangle_crossings
 from steel.solvers import SolverVBD
 from steel.solvers.vbd.options import build_options
 from steel.solvers.vbd.particles.self_contact import SelfContact
@@ -638,7 +638,7 @@ def _hinge_folded_flat():
 def _fling_corner(cls, model, threshold, **kw):
     """Fling the free corner down at 1 m/s for 40 steps of 1/600 s (cloth_twist's self-contact distances, in
     the later spelling both solvers take); its end position and the vertex-triangle crossings along the
-    way (exact continuous test, steel.intersections)."""
+    way (exact continuous test, steel.app.intersections)."""
     solver = cls(model, iterations=4, particle_enable_self_contact=True, particle_self_contact_margin=0.002,
                  particle_self_contact_gap=0.0015, particle_topological_contact_filter_threshold=threshold, **kw)
     s0, s1 = model.state(), model.state()

@@ -22,7 +22,7 @@ import pytest
 import warp as wp
 
 import newton
-from steel.particle_scenes import build_cloth_drape
+from steel.app.particle_scenes import build_cloth_drape
 from steel.solvers import SolverVBD
 from steel.solvers.vbd.particles import solve_tile
 

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import newton
-from steel import scenes
-from steel.cli import EXIT_BAD_INPUT, main
-from steel.runner import run_scene
+from steel.app import scenes
+from steel.app.cli import EXIT_BAD_INPUT, main
+from steel.app.runner import run_scene
 from steel.solvers.vbd import SolverVBD
 
 LAYERS, LANES = 2, 2

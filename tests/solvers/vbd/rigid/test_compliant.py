@@ -426,7 +426,7 @@ def test_landing_cable_settles_flat():
     sank and threw it back up (0.17 m on frictionless ground; here segments 20 mm off at 0.6 s). Measured:
     every segment at 12.0 mm and still after 0.6 s at 1/600 s, as on Newton's compliant path (12.0 mm).
     """
-    from steel import scenes
+    from steel.app import scenes
 
     sc = scenes.build_cable_pile(1, "cpu", color=True, layers=1, lanes=1)
     model = sc.model

@@ -406,7 +406,7 @@ def test_shipped_cloth_boxes_scene_drapes_over_standing_boxes():
     2.5 cm), the boxes stand upright within 3 mm of their height (1.8 mm sunk into the ke 1e5 ground under
     their load) and within 5e-3 of their orientation (quaternion x, y, z; measured 1.7e-3), nothing passes
     through the ground, and no body's particle list overflows."""
-    from steel.particle_scenes import BOX_HALF, build_particle_scene
+    from steel.app.particle_scenes import BOX_HALF, build_particle_scene
 
     sc = build_particle_scene("cloth_boxes", 8, "cpu")
     solver, state, _, _, _ = _run_scene(sc, 360)
@@ -423,7 +423,7 @@ def test_shipped_cloth_boxes_scene_drapes_over_standing_boxes():
 
 
 def _run_scene(sc, steps):
-    """Step a ``steel.particle_scenes`` scene ``steps`` times with our solver (its own options and dt)."""
+    """Step a ``steel.app.particle_scenes`` scene ``steps`` times with our solver (its own options and dt)."""
     solver = SolverVBD(sc.model, **sc.solver_options)
     pipeline = newton.CollisionPipeline(sc.model)
     contacts = pipeline.contacts()

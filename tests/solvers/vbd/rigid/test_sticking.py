@@ -19,7 +19,7 @@ import newton
 import numpy as np
 import warp as wp
 
-from steel.scenes import build_tower
+from steel.app.scenes import build_tower
 
 from .test_contacts import DT, G, _boxes, _Run
 

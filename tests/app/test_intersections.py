@@ -1,8 +1,8 @@
-"""steel.intersections: exact self-intersection counts used to check SolverVBD's self-contact."""
+"""steel.app.intersections: exact self-intersection counts used to check SolverVBD's self-contact."""
 
 import numpy as np
 
-from steel.intersections import edge_triangle_intersections, mesh_edges, vertex_triangle_crossings
+from steel.app.intersections import edge_triangle_intersections, mesh_edges, vertex_triangle_crossings
 
 
 def _grid(n: int, cell: float = 0.1):

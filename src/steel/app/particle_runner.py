@@ -3,7 +3,7 @@
 Results under ``out_dir``:
 
 * ``summary.json``: outcome (``completed`` or ``diverged``, with what and when: the
-  :mod:`steel.guard` checks every frame), scene, solver options, size, steps, command line,
+  :mod:`steel.app.guard` checks every frame), scene, solver options, size, steps, command line,
   versions, wall time, steps/s, NaN check, the lowest particle [m], the energy at start and end [J],
   the largest count of self-intersecting pairs seen;
 * ``final_state.npz``: ``particle_q``, ``particle_qd`` of the last step;
@@ -11,7 +11,7 @@ Results under ``out_dir``:
   edge–triangle pairs per frame (needs matplotlib);
 * ``motion.usd`` with ``--viewer usd`` (needs ``usd-core``).
 
-The intersection count comes from :mod:`steel.intersections` (exact, NumPy float64), not from the
+The intersection count comes from :mod:`steel.app.intersections` (exact, NumPy float64), not from the
 solver's own contact detection, so it checks the solver rather than repeating it.
 """
 
@@ -61,12 +61,12 @@ def run_particle_scene(
 
     ``options`` go to SolverVBD on top of the scene's (it validates them); ``dt`` [s] defaults to the
     scene's; ``margin`` [m] and ``max_speed`` [m/s] set the divergence guard; an ``out_dir`` that already
-    holds a run is refused unless ``force`` (:func:`steel.run_record.resolve_out_dir`).
+    holds a run is refused unless ``force`` (:func:`steel.app.run_record.resolve_out_dir`).
     """
     from .run_checks import ENERGY_GAIN_HEIGHT
     from .run_record import SUMMARY_VERSION, provenance, record_run, resolve_out_dir, write_summary
     from .runner import check_run_length, make_out_dir, make_viewer, remove_empty_dirs
-    from .solvers import SolverVBD
+    from ..solvers import SolverVBD
 
     if scene not in PARTICLE_SCENES:
         raise ValueError(f"particle scene must be one of {PARTICLE_SCENES}, got {scene!r}")
@@ -140,7 +140,7 @@ def run_particle_scene(
     finite = bool(np.isfinite(x).all() and np.isfinite(s0.particle_qd.numpy()).all())
     steps_timed = max(f - 1, 0) * substeps
     # Passive scenes: kinetic + gravitational energy never rises above its start (elastic energy is not counted,
-    # and only comes out of those two); the tolerance is steel.run_checks' (lifting every particle 5 cm).
+    # and only comes out of those two); the tolerance is steel.app.run_checks' (lifting every particle 5 cm).
     mass = model.particle_mass.numpy().astype(np.float64)
     tolerance = ENERGY_GAIN_HEIGHT * float(mass.sum()) * float(np.linalg.norm(model.gravity.numpy()[0]))
     gain = max(energy) - energy[0]

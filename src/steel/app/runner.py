@@ -1,9 +1,9 @@
 """The package's main job: step a scene with one of our solvers, report progress, write results.
 
 ``steel run SCENE`` and ``make demo`` (the four towers with SolverSteel) call :func:`run_scene`.
-A scene is one of :data:`steel.scenes.SCENES`, with ``solver="vbd"`` also ``cable_pile``
-(:data:`steel.scenes.VBD_SCENES`: crossed layers of wavy cables dropped on the ground), or a path to an MJCF, URDF or USD file, loaded by
-:mod:`steel.robot_files` (floating base unless asked, the file's pose lifted by a start height,
+A scene is one of :data:`steel.app.scenes.SCENES`, with ``solver="vbd"`` also ``cable_pile``
+(:data:`steel.app.scenes.VBD_SCENES`: crossed layers of wavy cables dropped on the ground), or a path to an MJCF, URDF or USD file, loaded by
+:mod:`steel.app.robot_files` (floating base unless asked, the file's pose lifted by a start height,
 MJCF keyframes) and dropped onto a ground plane. The time step defaults to the scenes' ``DT``
 (1/600 s). SolverSteel runs with joint limits on (``enable_joint_limits=True``) unless the caller's
 options say otherwise: the reference default is off, which lets the humanoid's knees bend to 168°
@@ -16,17 +16,17 @@ multipliers the four towers sink into each other (0.45 m in 5 s, as Newton's Sol
 joint SolverVBD does not support (nv_humanoid's two-axis D6 joints with limits) is a one-line error
 naming it, before anything is written.
 
-Every frame the :class:`steel.guard.DivergenceGuard` checks the state; a run that blows up stops
+Every frame the :class:`steel.app.guard.DivergenceGuard` checks the state; a run that blows up stops
 there, and its summary says what happened and when (``outcome: "diverged"``). Results under
-``out_dir`` (default: a new folder per run under :func:`steel.run_record.default_out_dir`, listed in its
-``runs.csv``; see :func:`steel.run_record.resolve_out_dir`), created only once stepping starts:
+``out_dir`` (default: a new folder per run under :func:`steel.app.run_record.default_out_dir`, listed in its
+``runs.csv``; see :func:`steel.app.run_record.resolve_out_dir`), created only once stepping starts:
 
 * ``summary.json`` (``summary_version`` 2): outcome, the expectation (the scene's promise -- the towers
   end stacked -- plus every run's: nothing frozen in mid-air, no energy gained, nothing leaves the
   scene; whether the run met it and each contradiction, also printed as a warning), the checks behind
-  it (:mod:`steel.run_checks`), scene and input path, solver and its options, worlds, dt, steps,
+  it (:mod:`steel.app.run_checks`), scene and input path, solver and its options, worlds, dt, steps,
   command line, versions, times (``simulated_s``, ``wall_total_s``, ``wall_stepping_s``) and
-  world-steps/s, the guard's limits, the measurements of the scene's kind (:mod:`steel.run_metrics`:
+  world-steps/s, the guard's limits, the measurements of the scene's kind (:mod:`steel.app.run_metrics`:
   stack drift, base height and tilt, or joint travel), every body's final height [m], dropped rows, frames with a full contact buffer,
   the deepest overlap of the start pose [m] (over 1 cm a robot file kept at its pose gets a
   `--start-height` hint) and of the final state [m], and for a robot file how far it was lifted onto
@@ -79,7 +79,7 @@ RUN_DEFAULT_OPTIONS = {"steel": {"enable_joint_limits": True}, "featherstone": {
 
 def build_model(scene: str, world_count: int, device=None, *, fixed_base: bool = False, start_height: float = 0.0,
                 keyframe: str = "auto", color: bool = False) -> newton.Model:
-    """A shipped scene by name, or a robot file (see :mod:`steel.robot_files`) replicated over a ground plane.
+    """A shipped scene by name, or a robot file (see :mod:`steel.app.robot_files`) replicated over a ground plane.
 
     ``color`` runs ``ModelBuilder.color()`` (the body colouring SolverVBD sweeps by)."""
     if scene in scenes.BUILDERS:
@@ -105,7 +105,7 @@ def make_solver(name: str, model: newton.Model, options: dict | None = None):
     Unknown names, bad values and options not built yet come back as one ``ValueError`` naming them;
     so does a model feature the solver does not support (SolverVBD names the joint).
     """
-    from .solvers import SolverFeatherstone, SolverSteel, SolverVBD
+    from ..solvers import SolverFeatherstone, SolverSteel, SolverVBD
 
     classes = {"steel": SolverSteel, "featherstone": SolverFeatherstone, "vbd": SolverVBD}
     if name not in classes:
@@ -200,7 +200,7 @@ def run_scene(
     ``options`` are the solver's keyword options on top of :data:`RUN_DEFAULT_OPTIONS`; ``margin``
     [m] and ``max_speed`` [m/s] set the divergence guard. Bad input raises ``ValueError`` before
     anything is written, as does an ``out_dir`` that already holds a run unless ``force`` is set
-    (:func:`steel.run_record.resolve_out_dir`). See the module docstring for the results.
+    (:func:`steel.app.run_record.resolve_out_dir`). See the module docstring for the results.
     """
     wall_start = time.perf_counter()
     if solver not in SOLVERS:
@@ -310,7 +310,7 @@ def run_scene(
 
     finite = bool(np.isfinite(s0.joint_q.numpy()).all() and np.isfinite(s0.body_q.numpy()).all())
     # What a user would check first: the scene's promise (a tower that should stand), the checks of
-    # steel.run_checks (nothing frozen in mid-air, no energy gained, nothing left the scene), the overlap left.
+    # steel.app.run_checks (nothing frozen in mid-air, no energy gained, nothing left the scene), the overlap left.
     promise = scenes.expectation(name, s0.body_q.numpy(), world_count) if shipped and finite else None
     checks = watch.report() if finite else None
     expect = expectation_entry(promise, checks, diverged)
@@ -412,7 +412,7 @@ def energy_tolerance(scene: str | None, dt: float) -> dict:
     if height is None or dt > scenes.DT * (1.0 + 1e-9):
         return {"gain_height": ENERGY_GAIN_HEIGHT, "gain_reason": ""}
     return {"gain_height": height, "gain_reason": f"the {scene} scene at dt <= {scenes.DT:.6g} s: semi-implicit Euler "
-            "gains energy in its motion (Newton's solvers and MuJoCo's Euler alike); see steel.catalog"}
+            "gains energy in its motion (Newton's solvers and MuJoCo's Euler alike); see steel.app.catalog"}
 
 
 def _speed_text(world_steps: int, wall: float) -> str:

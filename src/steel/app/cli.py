@@ -1,23 +1,23 @@
 """The ``steel`` command line.
 
 * ``steel demo``: the package's main job on its default scene: the four box towers with
-  SolverSteel for 10 s on the CPU, writing ``results/demo/`` (see :mod:`steel.runner`).
+  SolverSteel for 10 s on the CPU, writing ``results/demo/`` (see :mod:`steel.app.runner`).
 * ``steel run SCENE``: any shipped scene (tower, humanoid, ant, chain, cartpole) or an
   MJCF/URDF/USD path with SolverSteel or SolverFeatherstone; ``--option NAME=VALUE`` passes solver
   options (validated by the solver), ``--fixed-base``, ``--start-height`` and ``--keyframe`` set up
-  a robot file (see :mod:`steel.robot_files`).
+  a robot file (see :mod:`steel.app.robot_files`).
 * ``steel run cloth --solver vbd``: a particle scene (cloth over a sphere with self-contact,
-  cloth_hang, soft_cube) with SolverVBD (see :mod:`steel.particle_runner`); ``--size`` sets its
+  cloth_hang, soft_cube) with SolverVBD (see :mod:`steel.app.particle_runner`); ``--size`` sets its
   resolution.
 * ``steel run tower --solver vbd``: a rigid scene or robot file with SolverVBD's rigid bodies
-  (Augmented VBD, contact history on; see :mod:`steel.runner`); a joint it does not support is a
+  (Augmented VBD, contact history on; see :mod:`steel.app.runner`); a joint it does not support is a
   one-line error naming it.
 * ``steel --version``.
 
 While ``demo`` or ``run`` lasts, each Warp module is named before it compiles, with an estimate
-(:mod:`steel.compile_progress`): with an empty kernel cache a first run compiles for minutes.
+(:mod:`steel.app.compile_progress`): with an empty kernel cache a first run compiles for minutes.
 
-Exit status: 0 the run completed; 1 it diverged (the guard stopped it, see :mod:`steel.guard`);
+Exit status: 0 the run completed; 1 it diverged (the guard stopped it, see :mod:`steel.app.guard`);
 2 bad input (arguments, robot file, solver options), nothing written.
 """
 
@@ -78,7 +78,7 @@ def _version() -> str:
     try:
         return metadata.version("steel")
     except metadata.PackageNotFoundError:
-        from . import __version__
+        from .. import __version__
 
         return __version__
 

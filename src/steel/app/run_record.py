@@ -13,7 +13,7 @@
 * :func:`write_summary`: ``summary.json`` with non-finite numbers written as ``null``, so a run
   that went NaN never leaves ``NaN`` (invalid JSON) in it.
 
-Folders are created only once a run is about to step (see :mod:`steel.runner`), so a run that fails
+Folders are created only once a run is about to step (see :mod:`steel.app.runner`), so a run that fails
 while loading leaves nothing behind.
 """
 

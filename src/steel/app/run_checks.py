@@ -1,7 +1,7 @@
 """What a rigid run's summary flags beyond the divergence guard: bodies frozen in mid-air, energy gained,
 bodies that left the scene.
 
-The guard (:mod:`steel.guard`) stops runs that blew up. These checks catch quieter failures that a
+The guard (:mod:`steel.app.guard`) stops runs that blew up. These checks catch quieter failures that a
 run can end with while reporting success; :class:`RunWatch` applies them once per frame and
 :meth:`RunWatch.report` states each, with the body and the time it was first seen:
 
@@ -19,7 +19,7 @@ run can end with while reporting success; :class:`RunWatch` applies them once pe
   energy this sum does not count) and no control. Contacts, joint limits and damping only take
   energy out of a passive scene; a rise is the solver adding it (a push-out of a start overlap, a
   launch, an unstable integrator). A shipped scene whose motion makes every semi-implicit integrator
-  gain more at the default step (the whipping chain: :data:`steel.catalog.SCENE_ENERGY_GAIN_HEIGHT`)
+  gain more at the default step (the whipping chain: :data:`steel.app.catalog.SCENE_ENERGY_GAIN_HEIGHT`)
   is given its own height, and the report says which height and why.
 * **left the scene**: a body's centre of mass more than ``LEAVE_MARGIN`` outside the bounding box of
   the start's centres of mass, or more than ``BELOW_GROUND`` under the ground plane (it fell through),

@@ -9,9 +9,9 @@ import newton.examples
 import numpy as np
 import pytest
 
-from steel import runner, scenes
-from steel.cli import EXIT_BAD_INPUT, EXIT_DIVERGED, build_parser, main
-from steel.run_record import default_out_dir
+from steel.app import runner, scenes
+from steel.app.cli import EXIT_BAD_INPUT, EXIT_DIVERGED, build_parser, main
+from steel.app.run_record import default_out_dir
 
 
 def _summary(folder):
@@ -267,7 +267,7 @@ def test_a_device_warp_cannot_open_lists_the_devices_it_can(tmp_path, capsys):
 def test_scene_lists_in_errors_and_help_come_from_the_catalog(tmp_path, capsys):
     """The unknown-scene and --size errors list every scene of their kind (the --size error once omitted
     cloth_boxes, the unknown-scene error every particle scene); --fixed-base's help agrees with the README."""
-    from steel.catalog import PARTICLE_SCENES, SCENES, VBD_SCENES
+    from steel.app.catalog import PARTICLE_SCENES, SCENES, VBD_SCENES
 
     assert main(["run", "no_such_scene", "--out", str(tmp_path / "a")]) == EXIT_BAD_INPUT
     err = capsys.readouterr().err
@@ -333,7 +333,7 @@ def test_each_module_is_announced_before_it_compiles(tmp_path, monkeypatch):
     minutes and Warp's own line came after each compile."""
     import warp as wp  # noqa: PLC0415
 
-    from steel.compile_progress import compile_progress
+    from steel.app.compile_progress import compile_progress
 
     @wp.kernel(module="unique")
     def add_one(a: wp.array(dtype=float)):
@@ -373,7 +373,7 @@ def test_a_first_run_with_an_empty_kernel_cache_prints_the_compile_line(tmp_path
     import time
 
     env = {**os.environ, "WARP_CACHE_PATH": str(tmp_path / "cache"), "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "steel.cli", "run", "chain", "--seconds", "0.01", "--out",
+    proc = subprocess.Popen([sys.executable, "-m", "steel.app.cli", "run", "chain", "--seconds", "0.01", "--out",
                              str(tmp_path / "out")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env=env)
     start, lines = time.monotonic(), []
@@ -462,7 +462,7 @@ def test_version_and_help_answer_without_importing_newton_or_warp():
 
     probe = (
         "import sys\n"
-        "from steel.cli import main\n"
+        "from steel.app.cli import main\n"
         "for argv in (['--version'], ['run', '--help']):\n"
         "    try:\n"
         "        main(argv)\n"
@@ -620,7 +620,7 @@ def test_the_chain_whip_gain_is_within_its_stated_integrator_tolerance(tmp_path)
     larger = _summary_of_run("chain", tmp_path / "larger", "--seconds", "0.05", "--dt", "0.002")
     assert larger["checks"]["energy_gain"]["tolerance_J"] == pytest.approx(0.05 * 0.4 * 9.81, rel=0.01)  # [J] 5 cm
     assert larger["checks"]["energy_gain"]["tolerance_reason"] == ""
-    from steel.run_checks import RunWatch
+    from steel.app.run_checks import RunWatch
 
     model = scenes.build_chain(1, "cpu").model
     with pytest.raises(ValueError, match="gain_height"):
@@ -668,7 +668,7 @@ def test_metrics_are_named_for_the_scene_kind_and_defined_in_help_and_readme(tmp
     is defined in `steel run --help` and the README; the times are simulated_s, wall_total_s, wall_stepping_s."""
     from pathlib import Path
 
-    from steel.catalog import METRICS
+    from steel.app.catalog import METRICS
 
     assert main(["run", "chain", "--seconds", "0.1", "--out", str(tmp_path / "chain")]) == 0
     out = capsys.readouterr().out
@@ -683,7 +683,7 @@ def test_metrics_are_named_for_the_scene_kind_and_defined_in_help_and_readme(tmp
     assert _summary(tmp_path / "tower")["kind"] == "stack"
     assert main(["run", "--help"]) == 0
     help_text = capsys.readouterr().out
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     for name in METRICS:
         assert name in help_text and f"`{name}`" in readme, name
 
@@ -691,7 +691,7 @@ def test_metrics_are_named_for_the_scene_kind_and_defined_in_help_and_readme(tmp
 def test_old_summaries_and_run_lists_stay_readable(tmp_path):
     """A version-1 summary (duration_seconds, wall_seconds, simulated_seconds) reads with the new names, and a
     runs.csv begun by the old version keeps its own columns when a new run is appended to it."""
-    from steel.run_record import read_summary, record_run
+    from steel.app.run_record import read_summary, record_run
 
     (tmp_path / "summary.json").write_text(json.dumps({"outcome": "completed", "duration_seconds": 3.0,
                                                        "wall_seconds": 2.0, "simulated_seconds": 1.0}))
@@ -728,7 +728,7 @@ def test_compile_estimates_pick_the_longest_fitting_key():
     by their last dotted parts, so no private package path is written in the table."""
     import types  # noqa: PLC0415
 
-    from steel.compile_progress import MEASURED_S, estimate_seconds  # noqa: PLC0415
+    from steel.app.compile_progress import MEASURED_S, estimate_seconds  # noqa: PLC0415
 
     def est(name):
         return estimate_seconds(types.SimpleNamespace(name=name))

@@ -338,7 +338,7 @@ def build_scene(name: str, world_count: int, device: str, *, color: bool = False
     return BUILDERS[name](world_count, device, color)
 
 
-# The outcome a shipped scene promises, checked on the final state of a run (steel.runner's summary).
+# The outcome a shipped scene promises, checked on the final state of a run (steel.app.runner's summary).
 TOWER_STAND_HEIGHT = 0.005  # [m] a box's centre within this of its stacked height counts as stacked
 TOWER_STAND_OFFSET = 0.05  # [m] ... and within this horizontally of its tower's bottom box
 

@@ -1,7 +1,7 @@
 """The measurements ``steel run`` prints and writes for a rigid run, chosen by the kind of scene.
 
 What informs depends on the scene, so each kind gets its own (names and definitions in
-:data:`steel.catalog.METRICS`, which ``steel run --help`` and the README show):
+:data:`steel.app.catalog.METRICS`, which ``steel run --help`` and the README show):
 
 * ``stack`` (free bodies: the towers, the cable pile): ``stack_top_m``, the highest body origin;
   ``stack_drift_max_m``, the largest horizontal distance of any body from where it started over the
@@ -145,7 +145,7 @@ class KindMetrics:
         return float(max(seen)) if seen else None
 
     def summary(self) -> dict:
-        """The summary's entries of this kind (see :data:`steel.catalog.METRICS`)."""
+        """The summary's entries of this kind (see :data:`steel.app.catalog.METRICS`)."""
         if not self.values:
             return {"kind": self.kind}
         now = self.values[-1]

@@ -5,10 +5,10 @@ import, so the scene names, solver names and defaults they print live here, and 
 use them (scenes, runners, guard) import them from here.
 """
 
-SCENES = ("tower", "humanoid", "ant", "chain", "cartpole")  # rigid scenes of steel.scenes
-VBD_SCENES = ("cable_pile",)  # rigid scenes of steel.scenes that only SolverVBD steps (cables)
-PARTICLE_SCENES = ("cloth", "cloth_hang", "soft_cube", "cloth_boxes")  # particle scenes of steel.particle_scenes
-SOLVERS = ("steel", "featherstone", "vbd")  # solvers of steel.runner (vbd: also the particle scenes)
+SCENES = ("tower", "humanoid", "ant", "chain", "cartpole")  # rigid scenes of steel.app.scenes
+VBD_SCENES = ("cable_pile",)  # rigid scenes of steel.app.scenes that only SolverVBD steps (cables)
+PARTICLE_SCENES = ("cloth", "cloth_hang", "soft_cube", "cloth_boxes")  # particle scenes of steel.app.particle_scenes
+SOLVERS = ("steel", "featherstone", "vbd")  # solvers of steel.app.runner (vbd: also the particle scenes)
 VIEWERS = ("null", "usd", "gl")
 
 # Time step [s] shared by every rigid scene and backend; 1/600 s is 10 substeps of a 60 Hz frame, small
@@ -18,7 +18,8 @@ DT = 1.0 / 600.0
 DEFAULT_MARGIN = 20.0  # [m] divergence guard: growth of the start bounding box
 DEFAULT_MAX_SPEED = 50.0  # [m/s] divergence guard: largest body COM or particle speed
 
-# Thresholds of the summary's checks and measurements (steel.run_checks, steel.run_metrics), here so --help states them.
+# Thresholds of the summary's checks and measurements (steel.app.run_checks, steel.app.run_metrics), here so --help
+# states them.
 ENERGY_GAIN_HEIGHT = 0.05  # [m] tolerated energy rise: the work of lifting every body this high
 # [m] a shipped scene's own tolerated rise, at time steps up to DT, where every semi-implicit integrator measurably
 # gains more than ENERGY_GAIN_HEIGHT. The released chain whips at 1.4 s and 2.3 s; at DT it gains 1.29 J over the
@@ -32,7 +33,7 @@ SCENE_ENERGY_GAIN_HEIGHT = {"chain": 0.5}
 LEAVE_MARGIN = 2.0  # [m] how far outside the start's bounding box a centre of mass may go before it left
 FALLEN_TILT_DEG = 60.0  # [deg] a floating base tilted further than this from its start orientation has fallen
 
-# What each shipped rigid scene is, which picks the measurements a run prints (steel.run_metrics); robot files
+# What each shipped rigid scene is, which picks the measurements a run prints (steel.app.run_metrics); robot files
 # are "floating" unless welded (--fixed-base, or a file whose root is not free: "fixed_base").
 SCENE_KINDS = {"tower": "stack", "cable_pile": "stack", "humanoid": "floating", "ant": "floating",
                "chain": "fixed_base", "cartpole": "fixed_base"}
