@@ -168,7 +168,7 @@ def test_help_documents_the_solvers_own_options():
 def test_steel_sleeping_port_sleeps_wakes_one_tower_and_sleeps_again_on_cpu(tmp_path):
     """steel_sleeping (Newton's example needs CUDA) at its defaults: the 24 tower bodies all sleep by 1.2 s, the kick
     at 5 s wakes tower 1 alone, which (with the block) sleeps again 1.87 s later; no sleeping body moved. (With rigid
-    friction-anchor rows it slept again 2.45 s later: the settled anchors' regularized rows, rows/contacts.py, let the
+    friction-anchor rows it slept again 2.45 s later: the settled anchors' regularized rows, contacts/rows.py, let the
     kicked tower come to rest sooner.)"""
     assert main(["steel_sleeping", "--test", "--out", str(tmp_path), "--quiet"]) == 0
     summary = json.loads((tmp_path / "summary.json").read_text())

@@ -733,8 +733,8 @@ def test_compile_estimates_pick_the_longest_fitting_key():
     def est(name):
         return estimate_seconds(types.SimpleNamespace(name=name))
 
-    assert est("steel.solvers.steel.pgs") == MEASURED_S["steel.solvers.steel.pgs"]
-    assert est("steel.solvers.steel.pgs_velocity") == MEASURED_S["steel.solvers.steel.pgs_velocity"]
+    assert est("steel.solvers.steel.sweep.pgs") == MEASURED_S["steel.solvers.steel.sweep.pgs"]
+    assert est("steel.solvers.steel.sweep.velocity") == MEASURED_S["steel.solvers.steel.sweep.velocity"]
     assert est("narrow_phase_gjk_mpr_True_False_write") == MEASURED_S["narrow_phase_gjk_mpr"]
     assert est("newton._src.sim.articulation") == MEASURED_S["sim.articulation"]
     assert not any(key.startswith("newton.") for key in MEASURED_S)

@@ -31,18 +31,18 @@ import warp as wp
 # Compile times [s] of a cold `steel run chain --seconds 0.01` on this project's 2-core CPU (Warp 1.19, the
 # cores shared with other jobs; 19 modules, 408 s and 317 s in two runs), the modules that took 5 s or more in
 # the first; generic kernels by their name's prefix. The PGS module: 251 s and 198 s then, with the velocity sweeps'
-# kernel in it; without it (now ``pgs_velocity``, built only when ``velocity_iterations > 0``) about 60 % of that,
+# kernel in it; without it (now ``sweep.velocity``, built only when ``velocity_iterations > 0``) about 60 % of that,
 # measured by loading each module alone into an empty cache (figures in benchmarks/README.md's performance log).
 # A key names a module exactly, a generic kernel by its name's prefix (``KEY_...``), or one of Newton's modules by its
 # last dotted parts (``....KEY``), so no private package path is written here; the longest key that fits wins.
 MEASURED_S = {
-    "steel.solvers.steel.pgs": 135.0,
-    "steel.solvers.steel.pgs_velocity": 95.0,
-    "steel.solvers.steel.rows.contacts": 28.0,
+    "steel.solvers.steel.sweep.pgs": 135.0,
+    "steel.solvers.steel.sweep.velocity": 95.0,
+    "steel.solvers.steel.contacts.rows": 28.0,
     "sim.articulation": 25.0,
     "narrow_phase_gjk_mpr": 25.0,
     "viewer.kernels": 17.0,
-    "steel.solvers.steel.rows.joint_rows": 11.0,
+    "steel.solvers.steel.joints.rows": 11.0,
     "steel.solvers.steel.predict": 11.0,
     "steel.articulation.dynamics": 8.0,
     "narrow_phase_primitive": 7.0,
@@ -70,7 +70,7 @@ def estimate_seconds(module: wp.Module, block_dim=None) -> float:
     name = module.name
     fits = [key for key in MEASURED_S if name == key or name.startswith(key + "_") or name.endswith("." + key)]
     if fits:
-        # The longest: "steel.solvers.steel.pgs" must not answer for "steel.solvers.steel.pgs_velocity".
+        # The longest: "steel.solvers.steel.sweep.pgs" must not answer for "steel.solvers.steel.sweep.velocity".
         return MEASURED_S[max(fits, key=len)]
     block_dim = module.options["block_dim"] if block_dim is None else block_dim
     module.get_module_hash(block_dim)  # fills the hasher the source is counted from

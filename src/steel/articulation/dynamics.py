@@ -361,6 +361,7 @@ def eval_body_parent_f(
     joint_qdd: wp.array,
     body_parent_f: wp.array,
     body_f_extra: wp.array | None = None,
+    joints: JointModel | None = None,
 ) -> None:
     """Wrench each body receives through its inbound joint, about its COM, world frame [N, N·m].
 
@@ -371,7 +372,9 @@ def eval_body_parent_f(
     gravity) with the joint accelerations the solver applied. In equilibrium it balances every
     force on the subtree; for a FREE root it is the residual of the root's own balance.
     ``body_f_extra`` adds external wrenches the bias pass did not see (a solver's contact forces),
-    world frame about each COM [N, N·m]. Bodies outside every articulation are not written.
+    world frame about each COM [N, N·m]. Bodies outside every articulation are not written. ``joints``: the
+    joint struct to read instead of ``plan.joints`` (a solver's copy whose ``articulation_skip`` names the
+    articulations to leave untouched); those articulations' bodies are not written either.
     """
     if plan.articulation_count == 0:
         return
@@ -382,7 +385,7 @@ def eval_body_parent_f(
             plan.tree_start,
             plan.tree_joint,
             plan.joint_parent_joint,
-            plan.joints,
+            plan.joints if joints is None else joints,
             body_q,
             data.articulation_origin,
             data.dof_S,

@@ -106,7 +106,7 @@ def test_corner_order_does_not_tilt_a_landing_stack():
     Six slightly offset cubes dropped 1 m (5.4 m/s at impact). Solving the corners of each face one
     after another left every box with a tilt velocity proportional to the impact: 0.71 degrees of tilt
     and 4.4 mm of drift with that sweep; with the corners of a body pair solved as one group (see
-    pgs.py) 0.07 degrees and 0.15 mm.
+    sweep/pgs.py) 0.07 degrees and 0.15 mm.
     """
     model = _box_stack(6, 1.0, seed=0)
     solver = SolverSteel(model)

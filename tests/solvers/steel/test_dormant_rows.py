@@ -1,4 +1,4 @@
-"""Dormant speculative contact rows (rows/dormant.py): no Jacobian until the sweep's gate says the row might act.
+"""Dormant speculative contact rows (contacts/dormant.py): no Jacobian until the sweep's gate says the row might act.
 
 Dormancy must never change the iterate: every test compares against the same solver with it switched off
 (``solver.steel_data.dormant.enabled``), bitwise. The benchmark scenes cover self-contacts of one articulation (chain,

@@ -1,4 +1,4 @@
-"""SolverSteel drive_mode="rows" (rows/drives.py) and joint velocity limits (rows/velocity_limits.py), on the CPU."""
+"""SolverSteel drive_mode="rows" (joints/drives.py) and joint velocity limits (joints/velocity_limits.py), on the CPU."""
 
 import numpy as np
 import pytest

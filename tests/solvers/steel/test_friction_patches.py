@@ -6,7 +6,7 @@ import pytest
 import newton
 import warp as wp
 from steel.solvers import SolverSteel
-from steel.solvers.steel.rows.patches import region_roles
+from steel.solvers.steel.contacts.patches import region_roles
 
 from .scenes import G, single_box, tilted_gravity
 

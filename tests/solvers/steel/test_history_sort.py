@@ -1,4 +1,4 @@
-"""The contact history's sort (rows/history.py): on the CPU the recording kernel sorts the live records itself
+"""The contact history's sort (contacts/history.py): on the CPU the recording kernel sorts the live records itself
 (a merge sort for keys in few ascending runs, its own radix sort beyond) instead of Warp's radix sort. All must
 give the stable order by shape-pair key, since ties between equally near records go to the first in that order;
 these tests pin it down."""
@@ -9,7 +9,7 @@ import warp as wp
 
 import newton
 from steel.solvers import SolverSteel
-from steel.solvers.steel.rows.history import (NO_KEY, first_record, guess_first_record, radix_sort_records,
+from steel.solvers.steel.contacts.history import (NO_KEY, first_record, guess_first_record, radix_sort_records,
                                              sort_live_records, sort_records)
 
 KEY_BITS = 17  # the test keys lie below 100000 < 2^17

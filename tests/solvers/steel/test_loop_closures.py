@@ -1,4 +1,4 @@
-"""SolverSteel loop-closing joints (rows/loop_closures.py): a four-bar linkage closed by a REVOLUTE joint."""
+"""SolverSteel loop-closing joints (joints/loop_closures.py): a four-bar linkage closed by a REVOLUTE joint."""
 
 import numpy as np
 import pytest

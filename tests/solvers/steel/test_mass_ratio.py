@@ -1,5 +1,5 @@
-"""Heavy-on-light stacks: the bottom-up shock pass holds them (shock.py); construction warns beyond the ratio the
-sweep alone holds (mass_ratio.py)."""
+"""Heavy-on-light stacks: the bottom-up shock pass holds them (sweep/shock.py); construction warns beyond the ratio the
+sweep alone holds (sweep/mass_ratio.py)."""
 
 import warnings
 
@@ -9,7 +9,7 @@ import warp as wp
 
 import newton
 from steel.solvers import SolverSteel
-from steel.solvers.steel.mass_ratio import MASS_RATIO_PER_ITERATION
+from steel.solvers.steel.sweep.mass_ratio import MASS_RATIO_PER_ITERATION
 
 from .scenes import run
 
@@ -100,7 +100,7 @@ def test_a_heavy_box_off_centre_on_a_light_one_holds():
 
 def test_the_top_contact_reports_the_full_weight_above_it():
     """contact_f of the heavy box's contacts after 1 s of 1:100: measured 980.9995 N of 981.0 (rel 5e-7); limit rel
-    2e-6. The pass does not carry the reaction down (shock.py): the ground under the light box reads 125 N of
+    2e-6. The pass does not carry the reaction down (sweep/shock.py): the ground under the light box reads 125 N of
     991 N, which this test does not pin."""
     model = box_stack((1.0, 100.0))
     with warnings.catch_warnings():

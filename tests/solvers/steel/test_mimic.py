@@ -1,4 +1,4 @@
-"""SolverSteel mimic joints (rows/mimic.py), on the CPU."""
+"""SolverSteel mimic joints (joints/mimic.py), on the CPU."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""SolverSteel bilateral pre-elimination (rows/preelimination.py): the four-bar of test_loop_closures, closed by a
+"""SolverSteel bilateral pre-elimination (sweep/preelimination.py): the four-bar of test_loop_closures, closed by a
 REVOLUTE joint, with its closure (and a mimic) rows solved as one regularized block before the sweep."""
 
 import warnings

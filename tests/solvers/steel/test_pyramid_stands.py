@@ -4,7 +4,7 @@ The scene is the growth benchmark's (``benchmarks.scenes.build_pyramid``: levels
 straddling the gap between two below, mu 0.7, dt 1/600 s), default options. Each box of a pyramid is held
 at up to four friction anchors below and four above; as rigid rows they fought over slips the boxes could
 not all meet, and the slip correction pumped what the sweep left into the velocities. The settled anchors'
-regularized step (``rows/contacts.py``, ``ANCHOR_REGULARIZATION``) gives that problem one solution.
+regularized step (``contacts/rows.py``, ``ANCHOR_REGULARIZATION``) gives that problem one solution.
 """
 
 import numpy as np

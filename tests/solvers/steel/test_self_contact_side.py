@@ -1,4 +1,4 @@
-"""A contact between two links of one articulation: its rows get one side holding J0 + J1 (rows/contact_sides.py).
+"""A contact between two links of one articulation: its rows get one side holding J0 + J1 (contacts/sides.py).
 
 Scene: a free base box on the ground carries a smaller box on a prismatic joint along z, with the
 parent filter off, so the top box lands on the base and the two touch as a self-contact. The base's

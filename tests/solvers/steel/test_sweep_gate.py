@@ -1,4 +1,4 @@
-"""The sweep's gate on rows that cannot act (pgs.py, "Gate").
+"""The sweep's gate on rows that cannot act (sweep/pgs.py, "Gate").
 
 A unilateral row with no impulse whose last full ``J qd`` cleared its target by more than its world's
 velocity drift since then can move it is skipped. The gate must never change the iterate: every test
@@ -111,7 +111,7 @@ def test_gate_keeps_the_iterate_bitwise(options):
 @pytest.mark.parametrize("options", [{}, {"contact_friction_position_iterations": 4}, {"velocity_iterations": 2}],
                          ids=["position", "friction_phases", "velocity_iterations"])
 def test_skipped_quiet_passes_keep_the_iterate_bitwise(options):
-    """Passes after one that applied nothing are skipped (pgs.py ``_run_passes``); the gate's switch turns that
+    """Passes after one that applied nothing are skipped (sweep/pgs.py ``_run_passes``); the gate's switch turns that
     off too, so the two runs differ in it, and must agree bitwise, before, during and after the landing."""
     model = _quiet_scene()
     gated, state = _run(model, _solver(model, True, **options), 80)

@@ -1,4 +1,4 @@
-"""The sweep's unit order (pgs.py ``_order_units``): top down by key, ties by body pair, then by row.
+"""The sweep's unit order (sweep/pgs.py ``_order_units``): top down by key, ties by body pair, then by row.
 
 The sweep visits row units (normal and limit rows) by descending key (the pair's mean body height,
 so a stack's weight travels down in one pass), ties broken by the body pair (so a pair's contacts

@@ -2,13 +2,13 @@
 
 The contact rows push an overlap out at ``baumgarte (-phi) / dt``; at dt = 1e-9 s a 1 mm overlap
 asked for 2e5 m/s and the box left at ~1e6 m/s (83 km after 20 steps). The push-out speed is now
-bounded by a solver-wide cap whatever dt (``rows/contacts.py``).
+bounded by a solver-wide cap whatever dt (``contacts/rows.py``).
 """
 
 import numpy as np
 
 from steel.solvers import SolverSteel
-from steel.solvers.steel.rows.contacts import DEPENETRATION_SPEED_MAX
+from steel.solvers.steel.contacts.rows import DEPENETRATION_SPEED_MAX
 
 from .scenes import run, single_box
 

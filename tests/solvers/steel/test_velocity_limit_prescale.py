@@ -1,4 +1,4 @@
-"""SolverSteel's velocity-limit prescale (rows/velocity_limits.py), side by side with the reference solver, on the CPU.
+"""SolverSteel's velocity-limit prescale (joints/velocity_limits.py), side by side with the reference solver, on the CPU.
 
 With ``enable_joint_velocity_limits`` each articulation whose limited DOFs already exceed a limit is rescaled
 before the step by the one ratio ``min(v / |qd|)``. The reference figures quoted below were measured by running

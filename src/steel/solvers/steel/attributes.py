@@ -25,11 +25,11 @@ adhesion [N]                             shape  0        newton:steel:adhesion (
 The joint DOF attribute ``joint_friction_load_coefficient`` (default 0, USD
 ``newton:steel:jointFrictionLoadCoefficient`` when authored, the older
 ``newton:steel:joint_friction_load_coefficient`` with a deprecation warning) adds ``c (|F| + |T|)`` to
-a DOF's joint friction; it is validated and read by ``rows/joint_friction.py``.
+a DOF's joint friction; it is validated and read by ``joints/friction.py``.
 
 condim 4 adds a spin row to free-body contacts and condim 6 also a rolling pair
-(``rows/angular.py``); a positive torsional radius adds PhysX patch torsion to articulated contacts
-(``rows/torsion.py``); adhesion pulls on the normal rows (``rows/adhesion.py``). Every value is
+(``contacts/angular.py``); a positive torsional radius adds PhysX patch torsion to articulated contacts
+(``contacts/torsion.py``); adhesion pulls on the normal rows (``contacts/adhesion.py``). Every value is
 validated.
 
 Damping applies to free bodies and floating bases (the child of a world-rooted FREE joint);
@@ -46,8 +46,8 @@ import warp as wp
 
 import newton
 
-from .rows.joint_friction import register_load_coefficient
-from .rows.torsion import check_torsion_shapes
+from .joints.friction import register_load_coefficient
+from .contacts.torsion import check_torsion_shapes
 
 NAMESPACE = "steel"
 
@@ -104,7 +104,7 @@ def register_custom_attributes(builder: newton.ModelBuilder) -> None:
                 mjcf_attribute_name=mjcf_name,
             )
         )
-    register_load_coefficient(builder)  # steel:joint_friction_load_coefficient (rows/joint_friction.py)
+    register_load_coefficient(builder)  # steel:joint_friction_load_coefficient (joints/friction.py)
 
 
 class _Current:

@@ -33,7 +33,7 @@ get 0.
 
 Restarts. A coupler that iterates re-solves one step several times from the same input state. The
 only state SolverSteel carries from one step into the next is the contact friction history
-(:mod:`steel.solvers.steel.rows.history`), which each step both reads (warm start, anchors) and
+(:mod:`steel.solvers.steel.contacts.history`), which each step both reads (warm start, anchors) and
 replaces. So that every try starts from the history the first one saw, the input-state notice of a
 new step saves a copy when restarts are possible, and the notice of a restart restores it. The
 CRBA mass matrix is the other cross-step reuse (``update_mass_matrix_interval > 1`` skips its

@@ -14,18 +14,18 @@ response ``Y = H^-1 J^T``.
 A contact takes one ``ROW_CONTACT`` row followed, when it has friction, by two ``ROW_FRICTION``
 rows (tangents ``t1``, ``t2``) whose pair is solved together on the disk ``|lambda_t| <= mu lambda_n``
 (with friction patches, the default, only a region's anchors carry the pair, as ``ROW_PATCH`` rows
-whose disk is their share of the region's normal impulse, ``rows/patches.py``),
+whose disk is their share of the region's normal impulse, ``contacts/patches.py``),
 then, on a free-body contact whose shape has ``steel:condim`` 4 or 6, one ``ROW_SPIN`` row (relative
 angular velocity about the normal) bounded by ``|lambda_s| <= mu_t lambda_n`` and, at condim 6, two
 ``ROW_ROLLING`` rows (relative angular velocity about ``t1``, ``t2``) solved as a pair on the disk
-``|lambda_r| <= mu_r lambda_n`` (``rows/angular.py``); an articulated contact that hosts its region's
-patch torsion ends with one ``ROW_TORSION`` row (``rows/torsion.py``). Angular rows carry ``dir = 0``: they add no force
+``|lambda_r| <= mu_r lambda_n`` (``contacts/angular.py``); an articulated contact that hosts its region's
+patch torsion ends with one ``ROW_TORSION`` row (``contacts/torsion.py``). Angular rows carry ``dir = 0``: they add no force
 to ``contact_f`` and the friction history. The rows that follow a unit's first row (a normal or limit
 row) and belong to it are its *tail*: the sweep solves a tail pair (``ROW_FRICTION``, ``ROW_ROLLING``) on
 a disk and a single tail row (``ROW_SPIN``) on an interval, both scaled by the unit row's impulse.
 
 A row may carry a ``preload``, an impulse applied once before the sweep outside the row's bounds
-(adhesion's pull ``-A dt`` on a normal row, ``rows/adhesion.py``); the row's net impulse, which the
+(adhesion's pull ``-A dt`` on a normal row, ``contacts/adhesion.py``); the row's net impulse, which the
 observables report, is ``impulse + preload``.
 
 Every row kernel and ``wp.func`` takes the pool as one ``RowBuffers`` argument named ``rows``
@@ -35,7 +35,7 @@ place instead of in every signature and launch.
 
 Warp passes a struct by value, and ``RowBuffers`` holds 30 array headers: a ``wp.func`` taking it
 that the C++ compiler keeps out of line copies all of it on every call. Every ``wp.func`` that takes
-``RowBuffers`` is therefore declared ``@wp.func(inline=True)``, except ``order_units`` (``pgs_order.py``),
+``RowBuffers`` is therefore declared ``@wp.func(inline=True)``, except ``order_units`` (``sweep/order.py``),
 called once per world and sweep. Rejected: the compiler's own inlining choices, which made the sweep
 slower than the separate arrays the struct replaced (timings in benchmarks/README.md's performance log).
 """
@@ -62,21 +62,21 @@ ROW_SPIN = wp.constant(3)
 ROW_ROLLING = wp.constant(4)
 ROW_PATCH = wp.constant(5)  # a friction-patch anchor's tangent pair: its disk is a share of the region's load
 # A tangent pair solved together with its normal row by a coupled per-contact update (a
-# ``friction_mode`` other than "fixed_normal", ``rows/friction_modes.py``).
+# ``friction_mode`` other than "fixed_normal", ``contacts/friction_modes.py``).
 ROW_COUPLED = wp.constant(6)
-# A patch-torsion row (``steel:min_torsional_patch_radius``, ``rows/torsion.py``): one per contact region
+# A patch-torsion row (``steel:min_torsional_patch_radius``, ``contacts/torsion.py``): one per contact region
 # of an articulated body, solved after its group's other rows on a budget shared with sliding friction.
 ROW_TORSION = wp.constant(7)
 # Boxed one-DOF rows, ``|lambda| <= rows.mu[r]`` [N·s or N·m·s] around their target: joint friction
-# (``rows/joint_friction.py``) and, soft, drive rows (``rows/drives.py``). Velocity sweeps with
+# (``joints/friction.py``) and, soft, drive rows (``joints/drives.py``). Velocity sweeps with
 # ``velocity_drive_mode="freeze"`` turn drive rows into ``ROW_FROZEN``, which keep their impulse.
 ROW_BOX = wp.constant(8)
 ROW_DRIVE = wp.constant(9)
 ROW_FROZEN = wp.constant(10)
-# A fused velocity limit (``rows/velocity_limits.py``): no accumulated impulse; at the end of every iteration the
+# A fused velocity limit (``joints/velocity_limits.py``): no accumulated impulse; at the end of every iteration the
 # sweep applies the impulse that puts its DOF's velocity on ``|qd| <= rows.mu[r]``, through the articulation.
 ROW_CLAMP = wp.constant(11)
-# A velocity-limit row of an undriven DOF (``rows/velocity_limits.py``): unilateral like ``ROW_LIMIT``, but its
+# A velocity-limit row of an undriven DOF (``joints/velocity_limits.py``): unilateral like ``ROW_LIMIT``, but its
 # impulse only grows within a step (a pass never hands back what an earlier pass applied), as the reference's.
 ROW_SPEED_LIMIT = wp.constant(12)
 
@@ -124,31 +124,31 @@ class RowBuffers:
     mu: wp.array[float]  # friction coefficient of a contact's rows (non-dimensional); angular rows: the
     #                      bound per unit normal impulse [m]; boxed rows: the bound [N·s or N·m·s]  (row,)
     contact: wp.array[wp.int32]  # contact index of a contact/friction row, -1 otherwise  (row,)
-    region: wp.array[wp.int32]  # friction patch region of a contact's normal row (rows/patches.py): the contact
+    region: wp.array[wp.int32]  # friction patch region of a contact's normal row (contacts/patches.py): the contact
     #                             index of the region's first member; read only on contact normal rows  (row,)
     dir: wp.array[wp.vec3]  # row direction in world frame (contact normal or tangent), for forces  (row,)
     body: wp.array2d[wp.int32]  # the two bodies of a contact row (-1: static); -1, -1 on limit rows  (row, 2)
     key: wp.array[float]  # sweep order, larger first: the pair's mean body height [m]; limits UNBOUNDED  (row,)
-    # Solution, seeded by the row families (warm start) and solved by the sweep (pgs.py):
+    # Solution, seeded by the row families (warm start) and solved by the sweep (sweep/pgs.py):
     impulse: wp.array[float]  # accumulated impulse lambda [N·s or N·m·s]  (row,)
     preload: wp.array[float]  # impulse applied before the sweep, outside the bounds [N·s]; 0 on most rows  (row,)
     Y: wp.array[float]  # response H^-1 J^T of each side [qd per N·s], laid out as J  (row * 2 * stride,)
     inv_mass: wp.array[float]  # 1 / (J Y + cfm) [1/kg or 1/(kg·m²)]; -1 until the sweep forms it; -2 / -3: a
-    #                            dormant contact's normal row, its J not written yet (rows/dormant.py)  (row,)
+    #                            dormant contact's normal row, its J not written yet (contacts/dormant.py)  (row,)
     # Sweep scratch:
     order: wp.array[wp.int32]  # units (normal and limit rows) sorted by key, then body pair  (row,)
     span: wp.array[wp.int32]  # at either end of a group's sorted run, the other end  (row,)
     step: wp.array[float]  # the Jacobi step of each row of a group [N·s or N·m·s]  (row,)
     bound: wp.array[float]  # a tail row's bound at its last projection [N·s or N·m·s]  (row,)
     regularization: wp.array[float]  # g of a penetrating contact row (contact_regularization) or of a settled
-    #                                  friction anchor's pair (rows/contacts.py), 0: rigid, non-dimensional  (row,)
+    #                                  friction anchor's pair (contacts/rows.py), 0: rigid, non-dimensional  (row,)
     compliance: wp.array[float]  # softness s of a compliant contact row (contact_compliance): the row
     #                              holds J qd >= target - s lambda [m/(N·s²) = 1/kg]; 0: rigid  (row,)
-    # The gate on rows that cannot act (pgs.py, "Gate"): a bound on how far each world's joint velocities
+    # The gate on rows that cannot act (sweep/pgs.py, "Gate"): a bound on how far each world's joint velocities
     # moved, and each unit row's velocity when it was last computed in full.
     gate_rounding: float  # relative float32 rounding allowed on a J qd sum and its bounds, from stride;
     #                      inf switches the gate off (every test fails), and the sweep's skip of
-    #                      passes that would repeat one that applied nothing (pgs.py)
+    #                      passes that would repeat one that applied nothing (sweep/pgs.py)
     y_max: wp.array[float]  # max_k |Y_k| of the row's response [qd per N·s], formed with it  (row,)
     world_drift: wp.array[float]  # bound on the sum of max_k |change of qd_k| of the applies since the
     #                               sweep began [m/s or rad/s]  (world,)
@@ -171,7 +171,8 @@ class DofBuffers:
 class SteelRows:
     """The row pool of one solver, allocated once at construction; ``buffers`` is what kernels take."""
 
-    def __init__(self, world_count: int, articulation_capacity: int, free_body_capacity: int, stride: int, device):
+    def __init__(self, world_count: int, articulation_capacity: int, free_body_capacity: int, stride: int, device, *,
+                 late_rows: bool = False, clamp_rows: bool = False):
         self.world_count = world_count
         self.articulation_capacity = articulation_capacity
         self.free_body_capacity = free_body_capacity
@@ -184,8 +185,8 @@ class SteelRows:
         b.free_body_capacity = free_body_capacity
         b.world_row_capacity = self.world_row_capacity
         b.stride = stride
-        b.late_rows = 0
-        b.clamp_rows = 0
+        b.late_rows = int(late_rows)  # patch torsion rows solved after their group's other tails (contacts/torsion.py)
+        b.clamp_rows = int(clamp_rows)  # fused velocity limits clamped after each iteration (joints/velocity_limits.py)
         b.world_row_count = wp.zeros((world_count, 2), dtype=wp.int32, device=device)
         b.world_rows_dropped = wp.zeros((world_count, 2), dtype=wp.int32, device=device)
         b.constraint_overflow = wp.zeros(world_count + 1, dtype=wp.bool, device=device)

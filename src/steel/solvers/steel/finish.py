@@ -76,7 +76,7 @@ def finish_joint_velocity(
             joint_qd_out[d] = joint_qd_in[d]
         return
     if joints.articulation_skip[joint_articulation[j]] != 0:
-        return  # a sleeping island: its output is the frozen state (sleeping.py)
+        return  # a sleeping island: its output is the frozen state (sleeping/stages.py)
     for d in range(d0, d1):
         if dof_is_kinematic[d] != 0:
             joint_qd_out[d] = joint_qd_in[d]

@@ -30,7 +30,7 @@ import warp as wp
 
 from ...articulation.joint_model import JointModel
 from ...structs import struct_of
-from .rows.velocity_limits import input_velocity
+from .joints.velocity_limits import input_velocity
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 

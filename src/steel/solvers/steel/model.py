@@ -14,14 +14,14 @@ attribute                   meaning                                             
 ``tables``                  who responds, which world solves what, free bodies, kinematic DOFs        tables.py
 ``attributes``              ``steel:`` rigid-body attributes (damping, speed caps, depenetration)    attributes.py
 ``shape_attributes``        ``steel:`` shape attributes (condim, torsion radius, adhesion)           attributes.py
-``mimic`` / ``no_mimic``    mimic constraint pairs (``None`` without) / an empty stand-in            rows/mimic.py
-``joint_friction``          joint friction rows' coefficients and load scratch (``None``: off)        rows/joint_friction.py
-``closures``                loop-closing joints and equality constraints solved as rows             rows/loop_closures.py
-``preeliminate``            bilateral rows eliminated before the sweep (``False``: none)             rows/preelimination.py
-``shock_up``                heavy-on-light shock propagation setup (``None``: off)                   shock.py
+``mimic`` / ``no_mimic``    mimic constraint pairs (``None`` without) / an empty stand-in            joints/mimic.py
+``joint_friction``          joint friction rows' coefficients and load scratch (``None``: off)        joints/friction.py
+``closures``                loop-closing joints and equality constraints solved as rows             joints/loop_closures.py
+``preeliminate``            bilateral rows eliminated before the sweep (``False``: none)             sweep/preelimination.py
+``shock_up``                heavy-on-light shock propagation setup (``None``: off)                   sweep/shock.py
 ``rigid_contact_capacity``  contact slots the solver was sized for                                   rows/capacity.py
 ``row_capacities``          ``(articulated, free-body)`` rows per world, and the J stride            rows/capacity.py
-``contact_model``           ``ContactModel`` struct of the contact stages                            rows/contact_data.py
+``contact_model``           ``ContactModel`` struct of the contact stages                            contacts/data.py
 ``drive_model``             ``DriveModel`` struct of the free dynamics                               predict.py
 ==========================  ========================================================================  ============
 
@@ -41,21 +41,21 @@ import newton
 from ...articulation import ArticulationCore
 from ...articulation.checks import body_name, dof_joint, inverted_limits, joint_name, massless_dofs
 from . import attributes as _attributes
-from .mass_ratio import warn_mass_ratio
+from .sweep.mass_ratio import warn_mass_ratio
 from .options import SteelOptions
 from .predict import drive_model
-from .rows.adhesion import check_adhesion_options
+from .contacts.adhesion import check_adhesion_options
 from .rows.capacity import resolved_rigid_contact_max, row_capacities
-from .rows.compliance import warn_point_friction
-from .rows.contact_data import contact_model
-from .rows.joint_friction import JointFriction, check_joint_friction_options
-from .rows.loop_closures import LoopClosures
-from .rows.mimic import Mimic, empty_mimic_model
-from .rows.preelimination import check_preelimination_options, preelimination_plan
-from .rows.shared_anchor import warn_shared_anchor_patches
-from .rows.torsion import check_torsion_options
-from .shock import shock_setup
-from .sleeping import check_sleeping_model
+from .contacts.compliance import warn_point_friction
+from .contacts.data import contact_model
+from .joints.friction import JointFriction, check_joint_friction_options
+from .joints.loop_closures import LoopClosures
+from .joints.mimic import Mimic, empty_mimic_model
+from .sweep.preelimination import check_preelimination_options, preelimination_plan
+from .contacts.shared_anchor import warn_shared_anchor_patches
+from .contacts.torsion import check_torsion_options
+from .sweep.shock import shock_setup
+from .sleeping.stages import check_sleeping_model
 from .tables import SteelTables, cross_world_global_bodies
 
 FRICTION_ANCHOR_BETA_DEFAULT = 0.2  # what friction_anchor_beta=None resolves to where friction patches apply
@@ -101,7 +101,7 @@ class SteelModel:
         if opts.friction_anchor_beta is None:
             opts.friction_anchor_beta = FRICTION_ANCHOR_BETA_DEFAULT
             if opts.contact_compliance or opts.friction_mode != "fixed_normal":
-                # Both solve point friction only (rows/compliance.py, rows/friction_modes.py).
+                # Both solve point friction only (contacts/compliance.py, contacts/friction_modes.py).
                 warn_point_friction("contact_compliance=True" if opts.contact_compliance
                                     else f"friction_mode={opts.friction_mode!r}")
                 opts.friction_anchor_beta = 0.0

@@ -13,7 +13,7 @@
   (``Model.request_state_attributes("body_parent_f")``), as the reference does; with sleeping each
   output gets the solver's kept copy, so either of two alternating states reads the last awake value.
 * ``body_awake[b]`` (``enable_sleeping`` only) is True unless body ``b``'s articulation is asleep;
-  written by :mod:`.sleeping`, seeded from the current flags when allocated.
+  written by :mod:`.sleeping.stages`, seeded from the current flags when allocated.
 """
 
 from __future__ import annotations
@@ -26,9 +26,8 @@ import newton
 from newton.solvers import SolverBase
 
 from ...articulation import eval_body_parent_f
-from .sleeping import skipping_asleep
 from .data import RowBuffers
-from .rows.velocity_limits import input_velocity
+from .joints.velocity_limits import input_velocity
 from ...launches import launch
 
 
@@ -168,9 +167,9 @@ def write_observables(sm, sd, observables, contacts, state_in, dt: float, state_
         if sd.sleep is None:
             target.zero_()
         qdd_solved_from(sm, sd, state_in, dt)
-        with skipping_asleep(sm, sd):
-            eval_body_parent_f(model, sm.core.plan, sm.core.data, state_in.body_q, sd.qdd,
-                               target, body_f_extra=body_contact_f)
+        eval_body_parent_f(model, sm.core.plan, sm.core.data, state_in.body_q, sd.qdd, target,
+                           body_f_extra=body_contact_f,
+                           joints=None if sd.sleep is None else sd.sleep.joints_skipping_asleep)
         for out in parent_outputs:
             if out is not target:
                 wp.copy(out, target)

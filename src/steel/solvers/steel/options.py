@@ -32,8 +32,8 @@ import warp as wp
 import newton
 
 from ..inputs import check_bool
-from .rows.compliance import check_compliance_options
-from .rows.friction_modes import check_friction_mode_options
+from .contacts.compliance import check_compliance_options
+from .contacts.friction_modes import check_friction_mode_options
 
 INF = float("inf")
 
@@ -334,17 +334,17 @@ OPTION_HELP = {
     "joint_limit_activation_gap": "distance from a limit at which its row is created [m or rad] (inf: always)",
     "enable_joint_velocity_limits": "Model.joint_velocity_limit [m/s or rad/s] of PRISMATIC/REVOLUTE/D6 DOFs as a "
                                     "row pair per DOF, after rescaling articulations already over a limit "
-                                    "(rows/velocity_limits.py)",
+                                    "(joints/velocity_limits.py)",
     "velocity_limit_activation_fraction": "create a DOF's velocity-limit rows only while |qd| >= fraction * limit "
                                           "on the input velocity (inf: never)",
     "fuse_joint_velocity_limits": "with drive_mode='rows': a driven DOF's velocity limit is a clamp after each "
                                   "sweep iteration instead of two rows",
     "drive_mode": "'augmented': implicit drives in the mass matrix, only the explicit force clamped by "
                   "joint_effort_limit; 'rows': one soft row per driven DOF whose impulse is clamped by "
-                  "joint_effort_limit dt (rows/drives.py)",
+                  "joint_effort_limit dt (joints/drives.py)",
     "enable_joint_friction": "dry joint friction: one row per PRISMATIC/REVOLUTE/BALL/D6 DOF bounded by "
                              "Model.joint_friction [N or N·m] plus steel:joint_friction_load_coefficient times the "
-                             "joint's load (rows/joint_friction.py; also on the CPU)",
+                             "joint's load (joints/friction.py; also on the CPU)",
     "articulation_constraint_max": "rows per world for articulated bodies (None: sized from the model, none dropped)",
     "free_body_constraint_max": "rows per world for free bodies (None: sized from the model, none dropped)",
     "warn_constraint_overflow": "warn once when rows are dropped for lack of capacity",
@@ -352,14 +352,14 @@ OPTION_HELP = {
                             "under contact_compliance or a coupled friction_mode; 0: point friction)",
     "friction_mode": "per-contact friction update: 'fixed_normal' (tangent pair on the disk of the normal impulse), "
                      "'bisection', 'bisection_desaxce', 'coulomb_newton' (normal and friction solved together; "
-                     "rows/friction_modes.py)",
+                     "contacts/friction_modes.py)",
     "row_schedule": "sweep order: 'interleaved' (all rows each iteration), 'contact_then_internal' (every contact "
                     "iteration, then every joint-limit iteration), 'phased' (each iteration limits, then contacts)",
     "contact_shared_anchor": "every contact row at the midpoint of the two witness points (patch anchors keep "
-                             "theirs; rows/shared_anchor.py)",
+                             "theirs; contacts/shared_anchor.py)",
     "contact_friction_shared_anchor": "point-friction rows at the witness midpoint (no effect on patch anchors)",
     "contact_compliance": "contacts with a positive Contacts.rigid_contact_stiffness [N/m] as implicit spring-dampers "
-                          "F = max(0, -k phi_next - c u_next) [N] (rows/compliance.py)",
+                          "F = max(0, -k phi_next - c u_next) [N] (contacts/compliance.py)",
     "contact_regularization": "implicit contact spring g of penetrating contact rows, non-dimensional: unique normal "
                               "splits, resting sag about g a dt^2 / baumgarte [m] (0: rigid)",
     "contact_friction_position_iterations": "sliding friction only in the last k position iterations, held at 0 "
@@ -369,7 +369,7 @@ OPTION_HELP = {
     "enable_restitution": "bounce with each shape pair's restitution above restitution_velocity_threshold",
     "restitution_velocity_threshold": "approach speed below which restitution is ignored [m/s]",
     "contact_friction_scale": "scale on the friction coefficient of every contact, non-dimensional",
-    "enable_sleeping": "put resting islands to sleep (sleeping.py; rejects contact_warmstart, velocity_iterations > 0, "
+    "enable_sleeping": "put resting islands to sleep (sleeping/stages.py; rejects contact_warmstart, velocity_iterations > 0, "
                        "models without articulations)",
     "sleep_linear_threshold": "linear speed under which a body counts as quiet [m/s]",
     "sleep_angular_threshold": "angular speed under which a body counts as quiet [rad/s]",

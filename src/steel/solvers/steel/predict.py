@@ -4,7 +4,7 @@ Owns ``sd.dof_f`` (explicit joint forces), ``sd.dof_diag`` (implicit mass-matrix
 and the predicted velocity ``qd*`` that the rows then correct.
 
 Implicit drives and passive joint terms (``drive_mode="augmented"``; with ``drive_mode="rows"`` the
-drives are rows instead, ``rows/drives.py``, and only the passive terms stay here). A PD drive evaluated at the
+drives are rows instead, ``joints/drives.py``, and only the passive terms stay here). A PD drive evaluated at the
 end of the step, ``f = ke (q_t - q - dt qd') + kd (qd_t - qd')``, with ``H (qd' - qd) = dt (f + f_other)``
 rearranges to
 
@@ -33,7 +33,7 @@ correction: ``w'`` is re-solved with the inertia the body will have after turnin
 that the world angular momentum ``I w`` is carried over unchanged (measured: |L| drifts by less
 than 1 % over a 5 s intermediate-axis tumble at dt = 1/240 s, against 1.4 % without it).
 
-The fused launch also writes what the dormant contact rows are bounded by (``rows/dormant.py``): per joint,
+The fused launch also writes what the dormant contact rows are bounded by (``contacts/dormant.py``): per joint,
 after the input kinematics, the sums of its path's motion-subspace magnitudes, and per articulation, after
 ``qd*``, the largest input velocity and the largest change ``qd* - qd_in``.
 
@@ -87,7 +87,7 @@ from ...launches import launch, serial_threads
 from ...structs import struct_of
 from .data import DofBuffers
 from .kinematics_carry import KeptPlacement, carry_matches, restore_bodies, void_kept
-from .rows.dormant import joint_path_sums, velocity_spread
+from .contacts.dormant import joint_path_sums, velocity_spread
 
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
@@ -165,7 +165,7 @@ def joint_forces(
             c = joint_damping[d]
             f -= c * qd
             diag += dt * c
-            if driven:  # drive_mode="rows" leaves ke and kd to rows/drives.py
+            if driven:  # drive_mode="rows" leaves ke and kd to joints/drives.py
                 q = joint_q[joints.q_start[j] + k]
                 ke = joint_target_ke[d]
                 kd = joint_target_kd[d]
@@ -277,7 +277,7 @@ def predict_articulation_velocity(
 ):
     """``qd* = qd - dt H^-1 bias`` of articulation ``art`` (the body of :func:`predict_velocity`)."""
     if articulation_skip[art] != 0:
-        return  # a sleeping island: no dynamics (sleeping.py)
+        return  # a sleeping island: no dynamics (sleeping/stages.py)
     n = dof_count[art]
     d0 = dof_start[art]
     base = mass_start[art]
@@ -407,7 +407,7 @@ def _free_dynamics(
                                                 body_q_out, body_qd_out, core.articulation_origin, core.body_v,
                                                 core.body_c, core.dof_S)
                 void_kept(art, plan.tree_start, plan.tree_joint, joints, kept.q)
-            # The dormant contact rows' bound on |J| (rows/dormant.py): the subspaces are this step's.
+            # The dormant contact rows' bound on |J| (contacts/dormant.py): the subspaces are this step's.
             joint_path_sums(art, plan.tree_start, plan.tree_joint, plan.joint_parent_joint, joints.qd_start,
                             core.dof_S, path_sums_out)
         for t in range(plan.tree_start[art], plan.tree_start[art + 1]):

@@ -31,22 +31,22 @@ from .options import (
     options_docstring,
     validate_option,
 )
-from .pgs import sweep
-from .pgs_velocity import velocity_sweep
+from .sweep.pgs import sweep
+from .sweep.velocity import velocity_sweep
 from .predict import eval_free_dynamics, eval_joint_forces, flag_changed_diagonal, free_dynamics_fuses, predict_velocity
-from .rows.compliance import COMPLIANT, SKIPPED, check_compliance_contacts
-from .rows.contacts import build_contact_rows
-from .rows.drives import build_drive_rows
-from .rows.history import bias_time, forget_worlds, record_contacts
-from .rows.joint_rows import build_joint_rows
-from .rows.loop_closures import (check_equality_constraints, closure_joints, flag_disabled_tree_joints,
+from .contacts.compliance import COMPLIANT, SKIPPED, check_compliance_contacts
+from .contacts.rows import build_contact_rows
+from .joints.drives import build_drive_rows
+from .contacts.history import bias_time, forget_worlds, record_contacts
+from .joints.rows import build_joint_rows
+from .joints.loop_closures import (check_equality_constraints, closure_joints, flag_disabled_tree_joints,
                                  warn_ignored_dof_settings)
-from .rows.preelimination import warn_body_parent_f_once
-from .rows.velocity_limits import input_velocity, velocity_limits_fused
-from .rows.warmstart import check_contacts as check_warm_start_contacts
-from .shock import shock_pass
-from .islands import label_islands
-from .sleeping import (begin_step, collect_island_awake, freeze_outputs, publish_frozen, update_sleep, wake_changed,
+from .sweep.preelimination import warn_body_parent_f_once
+from .joints.velocity_limits import input_velocity, velocity_limits_fused
+from .contacts.warmstart import check_contacts as check_warm_start_contacts
+from .sweep.shock import shock_pass
+from .sleeping.islands import label_islands
+from .sleeping.stages import (begin_step, collect_island_awake, freeze_outputs, publish_frozen, update_sleep, wake_changed,
                        wake_islands, wake_worlds, write_body_awake, write_sleep_observables)
 from .step_data import SteelData
 from ...launches import launch
@@ -67,7 +67,7 @@ class SolverSteel(SolverBase, SteelCoupling):
     generalized response ``Y = H^-1 J^T`` (Catto, GDC 2005-2013), and positions follow from the
     solved velocities by symplectic Euler. With ``velocity_iterations > 0`` the positions follow the
     position-solve velocity and further sweeps without the position bias refine the published
-    velocity (see :mod:`steel.solvers.steel.pgs`). See ``docs/architecture.md`` for the stages.
+    velocity (see :mod:`steel.solvers.steel.sweep.pgs`). See ``docs/architecture.md`` for the stages.
 
     The options are those of ``newton.solvers.SolverSteel`` (all keyword-only, same names and
     defaults); see :mod:`steel.solvers.steel.options` for the two deliberate differences
@@ -216,7 +216,7 @@ class SolverSteel(SolverBase, SteelCoupling):
         return state_out
 
     def _advance_with_sleeping(self, state_in, state_out, control, contacts, dt, observables):
-        """The step with sleeping (sleeping.py, steps 1-5 of its docstring): wake events and island labels, then
+        """The step with sleeping (sleeping/stages.py, steps 1-5 of its docstring): wake events and island labels, then
         the solve of the awake articulations, or the frozen outputs when none is awake. The branches are
         ``wp.capture_if``s on device flags, so a CUDA graph capture records both."""
         sm, sd = self.steel_model, self.steel_data
@@ -260,9 +260,10 @@ class SolverSteel(SolverBase, SteelCoupling):
         refresh = self._refresh_mass_matrix or self._step_count % opts.update_mass_matrix_interval == 0
         # The kinematics write every body (none outside the trees, none asleep): no pass-through copies.
         kinematics_write_every_body = sd.sleep is None and not len(core.plan.bodies_outside_np)
+        fused = free_dynamics_fuses(sm, refresh)
         # The fused launch with the input kinematics writes what dormant contact rows are bounded by.
-        sd.dormant.fused = free_dynamics_fuses(sm, refresh) and not kinematics_done
-        if free_dynamics_fuses(sm, refresh):
+        dormant_bounds = fused and not kinematics_done
+        if fused:
             # 1-2 in one launch, one thread per articulation (predict.py), bitwise the stages below.
             if not kinematics_done:
                 if sm.model.body_count and not kinematics_write_every_body:
@@ -296,7 +297,7 @@ class SolverSteel(SolverBase, SteelCoupling):
         if opts.drive_mode == "rows":
             build_drive_rows(sm, sd, state_in.joint_q, control, dt)  # first: the last rows to be dropped
         if contacts is not None and contacts.rigid_contact_max > 0:
-            build_contact_rows(sm, sd, contacts, state_in.body_q, sd.body_qd_in, dt)
+            build_contact_rows(sm, sd, contacts, state_in.body_q, sd.body_qd_in, dt, dormant_bounds)
             if opts.contact_compliance:
                 sd.compliance.count(sm, sd, contacts)  # an eager step raises here on invalid input
         build_joint_rows(sm, sd, state_in, dt)  # limits, mimics, joint friction, velocity limits: one launch
@@ -304,18 +305,18 @@ class SolverSteel(SolverBase, SteelCoupling):
         # 4. Projected Gauss-Seidel on the predicted velocity.
         sweep(sm, sd, sd.qd)
         if opts.iterations > 0:
-            shock_pass(sm, sd, sd.qd)  # heavy on light only (shock.py)
+            shock_pass(sm, sd, sd.qd)  # heavy on light only (sweep/shock.py)
         if sd.qd_position is not None:
             # 4b. velocity_iterations: keep the position-solve velocity for the positions, then
-            # refine the velocity without the position bias (pgs_velocity.py).
+            # refine the velocity without the position bias (sweep/velocity.py).
             wp.copy(sd.qd_position, sd.qd)
             velocity_sweep(sm, sd, sd.qd)
             shock_pass(sm, sd, sd.qd)
         # 5. Observables and contact history of this step (before an in-place output overwrites the input).
-        warn_body_parent_f_once(sm, sd, observables)  # rows/preelimination.py
+        warn_body_parent_f_once(sm, sd, observables)  # sweep/preelimination.py
         write_observables(sm, sd, observables, contacts, state_in, dt, state_out)
         if contacts is not None and contacts.rigid_contact_max > 0 and dt >= sd.bias_dt:
-            # Forces over the bias time; a step far shorter than the one before keeps its records (rows/history.py).
+            # Forces over the bias time; a step far shorter than the one before keeps its records (contacts/history.py).
             record_contacts(sm, sd, contacts, dt)
         # 6. Velocities -> positions, then publish body poses and twists.
         fused_finish = finish_fuses(sm, sd.qd_position)
@@ -510,12 +511,12 @@ class SolverSteel(SolverBase, SteelCoupling):
         """Re-read what ``flags`` names: body flags, inertias, armature, gains and the ``steel:`` attributes.
 
         SHAPE_PROPERTIES re-validates the ``steel:`` shape attributes (see ``attributes.py``). With
-        ``enable_sleeping``, only the islands whose flagged arrays changed wake (``model_diff.py``).
+        ``enable_sleeping``, only the islands whose flagged arrays changed wake (``sleeping/model_diff.py``).
 
         Raises:
             ValueError: with ``enable_sleeping``, a flagged array was replaced by one with another
                 entity count; a shape attribute is invalid (a non-finite ``shape_material_mu``, see
-                ``attributes.py``); a mimic index or coefficient is invalid (``rows/mimic.py``); a
+                ``attributes.py``); a mimic index or coefficient is invalid (``joints/mimic.py``); a
                 ``joint_target_kd``, ``joint_effort_limit`` or ``body_mass`` is NaN or negative; before
                 anything changes.
         """
@@ -525,15 +526,15 @@ class SolverSteel(SolverBase, SteelCoupling):
         _check_model_values(self.model, flags)  # as at construction, before anything changes
         sm.refresh_checked(flags)  # steel: shape attributes, mimic pairs: validated as read (model.py)
         if sd.sleep is not None:
-            wake_changed(sd.sleep, flags)  # sleeping.py: the islands whose arrays changed (host read)
+            wake_changed(sd.sleep, flags)  # sleeping/stages.py: the islands whose arrays changed (host read)
         sm.refresh(flags)  # tables, body attributes, shock setup, the kernels' structs (model.py)
         if flags & int(newton.ModelFlags.JOINT_PROPERTIES):
-            flag_disabled_tree_joints(self.model, sd.rows.constraint_overflow)  # rows/loop_closures.py
+            flag_disabled_tree_joints(self.model, sd.rows.constraint_overflow)  # joints/loop_closures.py
         if sm.closures.count and flags & (int(newton.ModelFlags.JOINT_PROPERTIES)
                                           | int(newton.ModelFlags.JOINT_DOF_PROPERTIES)):
             warn_ignored_dof_settings(self.model, sm.closures.joint_list)
         if flags & int(newton.ModelFlags.CONSTRAINT_PROPERTIES):
-            check_equality_constraints(self.model, closure_joints(self.model))  # rows/loop_closures.py
+            check_equality_constraints(self.model, closure_joints(self.model))  # joints/loop_closures.py
         if sm.joint_friction is not None and flags & (int(newton.ModelFlags.JOINT_DOF_PROPERTIES)
                                                       | int(newton.ModelFlags.JOINT_DOF_FORCE_PROPERTIES)):
             sm.joint_friction.check()

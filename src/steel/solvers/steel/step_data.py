@@ -19,18 +19,18 @@ attribute                  meaning [units]                                      
 ``body_contact_f``         contact wrench on each body about its COM, world [N, N·m]                    (body,)
 ``parent_f_kept``          ``body_parent_f`` of asleep bodies: their last awake value [N, N·m]          (body,)
 ``body_qd_in``             the input state's body twists as the step reads them [m/s, rad/s]            (body,)
-``contact_slots``          per-contact-slot results (``ContactSlots``, ``rows/contact_data.py``)        (contact,)
+``contact_slots``          per-contact-slot results (``ContactSlots``, ``contacts/data.py``)        (contact,)
 ``contact_params``         the contact options' struct, refilled when a value changes
 ``contact_input``          the struct of the ``Contacts`` buffer last passed
-``history``                last step's contact records (``rows/history.py``)                            (contact,)
+``history``                last step's contact records (``contacts/history.py``)                            (contact,)
 ``warm_start_contacts``    seed rows from the history (a switch tests and couplers turn off)
 ``warned``                 names of the once-only warnings already given
-``bias_dt``                the last step's bias time [s] (``rows/history.py``), ``None`` before any
+``bias_dt``                the last step's bias time [s] (``contacts/history.py``), ``None`` before any
 ``kinematics_carry``       the last fused finish's placement (``kinematics_carry.py``)
-``compliance``             compliant-contact counters (``rows/compliance.py``)
+``compliance``             compliant-contact counters (``contacts/compliance.py``)
 ``prescale``               the rescaled input velocity (joint velocity limits, else ``None``)
-``dormant``                speculative contacts built without a Jacobian (``rows/dormant.py``)
-``sleep``                  sleeping's device state (``enable_sleeping``, else ``None``; ``sleep_state.py``)
+``dormant``                speculative contacts built without a Jacobian (``contacts/dormant.py``)
+``sleep``                  sleeping's device state (``enable_sleeping``, else ``None``; ``sleeping/state.py``)
 =========================  ===========================================================================  ==============
 """
 
@@ -42,12 +42,12 @@ from ...structs import struct_of
 from .data import DofBuffers, SteelRows
 from .kinematics_carry import KinematicsCarry
 from .model import SteelModel
-from .rows.compliance import ComplianceCounters
-from .rows.contact_data import ContactInputCache, ContactParamsCache, allocate_contact_slots
-from .rows.dormant import DormantRows
-from .rows.history import ContactHistory
-from .rows.velocity_limits import VelocityLimitPrescale, velocity_limits_fused
-from .sleep_state import SleepState
+from .contacts.compliance import ComplianceCounters
+from .contacts.data import ContactInputCache, ContactParamsCache, allocate_contact_slots
+from .contacts.dormant import DormantRows
+from .contacts.history import ContactHistory
+from .joints.velocity_limits import VelocityLimitPrescale, velocity_limits_fused
+from .sleeping.state import SleepState
 
 
 class SteelData:
@@ -56,9 +56,9 @@ class SteelData:
     def __init__(self, sm: SteelModel):
         model, opts, dev = sm.model, sm.options, sm.model.device
         art_cap, free_cap, stride = sm.row_capacities
-        self.rows = SteelRows(max(int(model.world_count), 1), art_cap, free_cap, stride, dev)
-        self.rows.buffers.late_rows = int(sm.shape_attributes.patch_torsion_enabled)  # rows/torsion.py
-        self.rows.buffers.clamp_rows = int(velocity_limits_fused(opts))  # rows/velocity_limits.py
+        self.rows = SteelRows(max(int(model.world_count), 1), art_cap, free_cap, stride, dev,
+                              late_rows=sm.shape_attributes.patch_torsion_enabled,
+                              clamp_rows=velocity_limits_fused(opts))
         nd = max(model.joint_dof_count, 1)
         self.qd = wp.zeros(nd, dtype=float, device=dev)
         self.qdd = wp.zeros(nd, dtype=float, device=dev)

@@ -1,2 +1,1 @@
-"""Row families of SolverSteel. Each module builds its rows into the shared pool of
-:class:`steel.solvers.steel.data.SteelRows` through :mod:`.common`; the sweep treats them alike."""
+"""The row pool's plumbing shared by every row family: reservation, Jacobian helpers, DOF loops, capacities."""

@@ -30,9 +30,9 @@ import numpy as np
 
 import newton
 
-from .joint_friction import FRICTION_TYPES
-from .loop_closures import closure_rows_per_world
-from .mimic import mimic_rows_per_world
+from ..joints.friction import FRICTION_TYPES
+from ..joints.loop_closures import closure_rows_per_world
+from ..joints.mimic import mimic_rows_per_world
 
 ROWS_PER_CONTACT = 3
 

@@ -153,7 +153,7 @@ def row_velocity_bounds(rows: RowBuffers, r: int, joint_qd: wp.array[float]):
     """``(J qd, sum_k |J_k qd_k|, sum_k |J_k|)`` of row ``r`` [m/s or rad/s; the last per unit qd].
 
     ``J qd`` is summed as :func:`row_velocity` sums a row of more than one DOF (side by side, in DOF
-    order), so it is bitwise the same; the two bounds feed the sweep's gate (``pgs.py``). The extra
+    order), so it is bitwise the same; the two bounds feed the sweep's gate (``sweep/pgs.py``). The extra
     sums are independent of the first and cost little beside it on a serial float chain.
     """
     return row_dot_bounds(rows.J, rows.dof_start, rows.dof_count, r, rows.stride, joint_qd)
@@ -287,7 +287,7 @@ def write_dof_row(
     rows.regularization[r] = 0.0
     rows.compliance[r] = compliance
     rows.mu[r] = bound
-    rows.dir[r] = wp.vec3(0.0)  # no world direction (a connect row writes its own: rows/preelimination.py)
+    rows.dir[r] = wp.vec3(0.0)  # no world direction (a connect row writes its own: sweep/preelimination.py)
     rows.impulse[r] = 0.0  # cold start
     rows.preload[r] = 0.0
     rows.contact[r] = -1
@@ -327,7 +327,7 @@ class JointRowModel:
     art_row_world: wp.array[wp.int32]
     art_is_global: wp.array[wp.int32]
     dof_is_kinematic: wp.array[wp.int32]
-    articulation_skip: wp.array[wp.int32]  # 1: an asleep island, no rows (sleeping.py)
+    articulation_skip: wp.array[wp.int32]  # 1: an asleep island, no rows (sleeping/stages.py)
 
 
 def joint_row_model(sm) -> JointRowModel:

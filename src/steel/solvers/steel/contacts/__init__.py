@@ -1,0 +1,1 @@
+"""Contact rows: a rigid contact's normal, friction and angular rows, their history, patches and dormancy."""

@@ -1,0 +1,1 @@
+"""Joint rows: limits, drives, joint friction, mimics, loop closures and velocity limits, in one launch."""

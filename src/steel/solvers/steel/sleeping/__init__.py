@@ -1,0 +1,1 @@
+"""Sleeping (``enable_sleeping``): islands, quiet timers and wake events, their device state, model changes."""
