@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import warnings
 import inspect
-from dataclasses import MISSING, fields
 
 import numpy as np
 import warp as wp
@@ -23,9 +22,10 @@ from .data import DofBuffers, SteelRows
 from .finish import finish_and_publish, finish_fuses, finish_step
 from .mass_ratio import warn_mass_ratio
 from .observables import SteelObservableKind, SteelObservables, write_observables
+from ..option_table import signature as option_signature
 from .options import (
+    OPTIONS,
     STEP_OPTIONS,
-    SteelOptions,
     build_options,
     check_options_on_device,
     options_docstring,
@@ -64,7 +64,7 @@ from ...launches import launch
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
 
-_OPTION_NAMES = frozenset(f.name for f in fields(SteelOptions))
+_OPTION_NAMES = frozenset(row.name for row in OPTIONS)
 
 
 class SolverSteel(SolverBase, SteelCoupling):
@@ -109,11 +109,6 @@ class SolverSteel(SolverBase, SteelCoupling):
     def __init__(self, model: newton.Model, **options):
         check_model_type(model, "SolverSteel")
         options = {name: as_python_scalar(value) for name, value in options.items()}
-        for name in ("articulation_constraint_max", "free_body_constraint_max"):
-            # As the reference: a capacity of 0 rows would drop every contact of its kind silently.
-            value = options.get(name)
-            if isinstance(value, int) and not isinstance(value, bool) and value < 1:
-                raise ValueError(f"{name} must be >= 1 (or None to size it from the model), got {value!r}")
         opts = build_options(**options)  # validate everything before allocating anything
         _check_model(model)
         _check_model_values(model, int(newton.ModelFlags.ALL))
@@ -650,12 +645,8 @@ def factor_articulations(core: ArticulationCore) -> None:
 
 
 def _signature() -> inspect.Signature:
-    """``SolverSteel(model, *, <every option with its default>)``, as the reference declares it."""
-    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
-              inspect.Parameter("model", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="newton.Model")]
-    params += [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default if f.default is not
-                                 MISSING else None) for f in fields(SteelOptions)]
-    return inspect.Signature(params)
+    """``SolverSteel(model, *, <every option with its default>)``, as the reference declares it (from ``OPTIONS``)."""
+    return option_signature(OPTIONS, model_annotation="newton.Model")
 
 
 SolverSteel.__init__.__signature__ = _signature()
