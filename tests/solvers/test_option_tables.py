@@ -6,12 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from steel.solvers import SolverSteel
-from steel.solvers.option_table import check_int, check_real, describe_range, option_help_lines, option_table
+from steel.solvers import SolverSteel, SolverVBD
+from steel.solvers.option_table import (check_int, check_real, describe_range, option_help_lines, option_table,
+                                        validator)
 from steel.solvers.steel import options as steel_options
+from steel.solvers.vbd import options as vbd_options
 
 ROOT = Path(__file__).resolve().parents[2]
-SOLVER_NAMES = ("steel",)
+SOLVER_NAMES = ("steel", "vbd")
 
 
 def test_readme_not_built_table_is_the_rendered_one():
@@ -25,8 +27,6 @@ def test_readme_not_built_table_is_the_rendered_one():
 def test_every_default_passes_its_own_check_unchanged(solver_name):
     """A row's default is a valid value of the row (a typo in a range would otherwise reject the default)."""
     for row in option_table(solver_name):
-        from steel.solvers.option_table import validator  # noqa: PLC0415
-
         value = validator(row)(row.default)
         assert value == row.default or (value != value and row.default != row.default), row.name
 
@@ -78,3 +78,13 @@ def test_one_range_wording_for_every_solver():
             check_real("x", bad, 0.0)
     assert check_real("x", float("inf"), 0.0, inf_ok=True) == float("inf")
     assert check_real("x", 2, 0.0) == 2.0 and type(check_real("x", 2, 0.0)) is float
+
+
+def test_vbd_signature_dataclass_and_derived_sets_follow_the_table():
+    params = inspect.signature(SolverVBD.__init__).parameters
+    seed = [row for row in vbd_options.OPTIONS if not row.later]
+    assert [p for p in params if p not in ("self", "model")] == [row.name for row in seed]
+    assert all(params[row.name].default == row.default for row in seed)
+    assert set(vbd_options.EXTRAS) | set(vbd_options.ALIASES) | {vbd_options.LATER_GAP} == {
+        row.name for row in vbd_options.OPTIONS if row.later}
+    assert vbd_options.ALIASES == {vbd_options.RELAXATION: vbd_options.OLD_RELAXATION}
