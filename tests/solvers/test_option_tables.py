@@ -6,14 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from steel.solvers import SolverSteel, SolverVBD
+from steel.solvers import SolverFeatherstone, SolverSteel, SolverVBD
 from steel.solvers.option_table import (check_int, check_real, describe_range, option_help_lines, option_table,
                                         validator)
+from steel.solvers.featherstone import validate as featherstone_options
 from steel.solvers.steel import options as steel_options
 from steel.solvers.vbd import options as vbd_options
+from tests.solvers.steel.scenes import single_box
 
 ROOT = Path(__file__).resolve().parents[2]
-SOLVER_NAMES = ("steel", "vbd")
+SOLVER_NAMES = ("steel", "vbd", "featherstone")
 
 
 def test_readme_not_built_table_is_the_rendered_one():
@@ -88,3 +90,21 @@ def test_vbd_signature_dataclass_and_derived_sets_follow_the_table():
     assert set(vbd_options.EXTRAS) | set(vbd_options.ALIASES) | {vbd_options.LATER_GAP} == {
         row.name for row in vbd_options.OPTIONS if row.later}
     assert vbd_options.ALIASES == {vbd_options.RELAXATION: vbd_options.OLD_RELAXATION}
+
+
+def test_featherstone_signature_keeps_its_annotated_defaults():
+    """The signature derived from the table is the one the explicit constructor declared: defaults and types."""
+    params = inspect.signature(SolverFeatherstone.__init__).parameters
+    assert {name: (p.default, p.annotation) for name, p in params.items() if name not in ("self", "model")} == {
+        "angular_damping": (0.05, "float"), "update_mass_matrix_interval": (1, "int"),
+        "friction_smoothing": (1.0, "float"), "use_tile_gemm": (False, "bool"), "fuse_cholesky": (True, "bool"),
+        "deterministic": (None, "wp.DeterministicMode | None")}
+    assert params["model"].annotation == "newton.Model"
+    assert [row.name for row in featherstone_options.OPTIONS] == [p for p in params if p not in ("self", "model")]
+
+
+def test_unknown_options_are_type_errors_in_every_solver():
+    model = single_box(z=0.5)
+    for cls in (SolverSteel, SolverFeatherstone):
+        with pytest.raises(TypeError, match=rf"^{cls.__name__}\(\) got an unexpected keyword argument 'bogus'$"):
+            cls(model, bogus=1)

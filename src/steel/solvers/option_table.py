@@ -195,22 +195,30 @@ def validators(table) -> dict:
 _ANNOTATIONS = {"bool": bool, "int": int, "float": float, "enum": str, "object": object}
 
 
+def annotation(row: Option) -> str:
+    """The row's type as a string, as a module with ``from __future__ import annotations`` has it (``float | None``)."""
+    kind = row.annotation or _ANNOTATIONS[row.kind].__name__
+    return f"{kind} | None" if row.optional and kind != "object" else kind
+
+
 def options_dataclass(cls_name: str, table, doc: str, module: str):
     """A mutable dataclass with one field per row (the row's default), in table order."""
-    specs = []
-    for row in table:  # annotations as strings, as a module with ``from __future__ import annotations`` has them
-        kind = row.annotation or _ANNOTATIONS[row.kind].__name__
-        specs.append((row.name, f"{kind} | None" if row.optional and kind != "object" else kind, row.default))
+    specs = [(row.name, annotation(row), row.default) for row in table]
     cls = make_dataclass(cls_name, specs)
     cls.__doc__, cls.__module__ = doc, module
     return cls
 
 
-def signature(table, model_annotation=inspect.Parameter.empty) -> inspect.Signature:
-    """``(self, model, *, <every row with its default>)``: a constructor's signature from its table."""
+def signature(table, model_annotation=inspect.Parameter.empty, *, annotate: bool = False) -> inspect.Signature:
+    """``(self, model, *, <every row with its default>)``: a constructor's signature from its table.
+
+    ``annotate``: each option carries its row's :func:`annotation` (SolverSteel's and SolverVBD's reference
+    signatures have none)."""
     params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
               inspect.Parameter("model", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=model_annotation)]
-    params += [inspect.Parameter(row.name, inspect.Parameter.KEYWORD_ONLY, default=row.default) for row in table]
+    params += [inspect.Parameter(row.name, inspect.Parameter.KEYWORD_ONLY, default=row.default,
+                                 annotation=annotation(row) if annotate else inspect.Parameter.empty)
+               for row in table]
     return inspect.Signature(params)
 
 
