@@ -2,9 +2,9 @@
 
 Owns the option table (``OPTIONS``, one :class:`~steel.solvers.option_table.Option` row per constructor
 option: the signature, :class:`FeatherstoneOptions` and :func:`build_options` derive from it; units and
-meanings in full are in the class docstring) and two host-side checks of the model, run once before the solver keeps any allocation (the
-per-step checks of ``State``/``Control`` arrays are :mod:`steel.solvers.inputs`; non-finite
-states are contained on the device, see :mod:`.forces`):
+meanings in full are in the class docstring) and two host-side checks of the model, run once before
+the solver keeps any allocation (the per-step checks of ``State``/``Control`` arrays are
+:mod:`steel.solvers.inputs`; non-finite states are contained on the device, see :mod:`.forces`):
 
 * **Inverted or NaN joint limits.** A DOF whose ``joint_limit_lower > joint_limit_upper`` has no
   admissible coordinate: the penalty of :mod:`.forces` would push it to whichever bound it is

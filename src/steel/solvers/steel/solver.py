@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 import inspect
+from dataclasses import fields
 
 import numpy as np
 import warp as wp
@@ -26,6 +27,7 @@ from ..option_table import signature as option_signature
 from .options import (
     OPTIONS,
     STEP_OPTIONS,
+    SteelOptions,
     build_options,
     check_options_on_device,
     options_docstring,
@@ -64,7 +66,7 @@ from ...launches import launch
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
 
-_OPTION_NAMES = frozenset(row.name for row in OPTIONS)
+_OPTION_NAMES = frozenset(f.name for f in fields(SteelOptions))
 
 
 class SolverSteel(SolverBase, SteelCoupling):
