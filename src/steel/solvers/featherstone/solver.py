@@ -22,8 +22,6 @@ group (fused) or the same (unfused, factor in the solve launch).
 
 from __future__ import annotations
 
-import math
-import numbers
 import warnings
 
 import numpy as np
@@ -42,9 +40,8 @@ from .mimic import mimic_tables
 from . import particles as particles_module
 from .particles import ParticleStepper
 from .tiles import TileMassMatrix
-from .validate import check_dof_inertia, check_joint_limits, warn_start_outside_limits
-from ..inputs import (as_python_scalar, check_bool, check_control, check_dt, check_model_type, check_state,
-                      warn_full_contact_buffers)
+from .validate import SIGNATURE, build_options, check_dof_inertia, check_joint_limits, warn_start_outside_limits
+from ..inputs import check_control, check_dt, check_model_type, check_state, warn_full_contact_buffers
 
 from newton.solvers.experimental.coupled import CouplingInterface
 from ...launches import launch
@@ -124,16 +121,6 @@ class FeatherstoneData:
         if model.body_count:
             flags = model.body_flags.numpy()
             self.body_kinematic.assign((flags & int(newton.BodyFlags.KINEMATIC) != 0).astype(np.int32))
-
-
-def _check_nonnegative(name: str, value) -> float:
-    # Wrong type -> TypeError, wrong value -> ValueError, as SolverSteel's options.
-    number = as_python_scalar(value)
-    if isinstance(number, bool) or not isinstance(number, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
-    if not math.isfinite(number) or number < 0.0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-    return float(number)
 
 
 class SolverFeatherstone(SolverBase, CouplingInterface):
@@ -219,32 +206,10 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
 
     SUPPORTED_OBSERVABLES = frozenset({SolverBase.ObservableKind.BODY_PARENT_F})
 
-    def __init__(
-        self,
-        model: newton.Model,
-        *,
-        angular_damping: float = 0.05,
-        update_mass_matrix_interval: int = 1,
-        friction_smoothing: float = 1.0,
-        use_tile_gemm: bool = False,
-        fuse_cholesky: bool = True,
-        deterministic: wp.DeterministicMode | None = None,
-    ):
+    def __init__(self, model: newton.Model, **options):
         """Validate the model and the options (see the class docstring: units, defaults), then allocate."""
-        # Validate everything before allocating anything.
-        angular_damping = _check_nonnegative("angular_damping", angular_damping)
-        if friction_smoothing is None:  # the later reference's default spelling
-            friction_smoothing = 1.0
-        friction_smoothing = _check_nonnegative("friction_smoothing", friction_smoothing)
-        interval = as_python_scalar(update_mass_matrix_interval)
-        if isinstance(interval, bool) or not isinstance(interval, int):
-            raise TypeError(f"update_mass_matrix_interval must be an integer, got {update_mass_matrix_interval!r}")
-        if interval < 1:
-            raise ValueError(f"update_mass_matrix_interval must be an integer >= 1, got {interval!r}")
-        use_tile_gemm = check_bool("use_tile_gemm", use_tile_gemm)
-        fuse_cholesky = check_bool("fuse_cholesky", fuse_cholesky)
-        if deterministic is not None and not isinstance(deterministic, wp.DeterministicMode):
-            raise TypeError(f"deterministic must be a warp.DeterministicMode or None, got {deterministic!r}")
+        opts = build_options(**options)  # every option before anything is allocated (validate.OPTIONS)
+        deterministic = opts.deterministic
         check_model_type(model, "SolverFeatherstone")
         self._reject_unsupported_joints(model)
         check_joint_limits(model)
@@ -258,11 +223,11 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
         self.plan = plan
         self.data = ArticulationData(plan)
         self.work = work
-        self.angular_damping = angular_damping
-        self.update_mass_matrix_interval = int(interval)
-        self.friction_smoothing = friction_smoothing
-        self.use_tile_gemm = bool(use_tile_gemm)
-        self.fuse_cholesky = bool(fuse_cholesky)
+        self.angular_damping = opts.angular_damping
+        self.update_mass_matrix_interval = opts.update_mass_matrix_interval
+        self.friction_smoothing = opts.friction_smoothing
+        self.use_tile_gemm = opts.use_tile_gemm
+        self.fuse_cholesky = opts.fuse_cholesky
         self.deterministic = deterministic
         mode = deterministic if deterministic is not None else wp.config.deterministic
         for module in (contacts_module, particles_module):
@@ -278,6 +243,8 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
                 model.particle_grid.reserve(model.particle_count)
 
     # -- construction helpers ------------------------------------------------------------------
+
+    __init__.__signature__ = SIGNATURE  # (model, *, <validate.OPTIONS with their defaults and types>)
 
     @staticmethod
     def _reject_unsupported_joints(model: newton.Model) -> None:

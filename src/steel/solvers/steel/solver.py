@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 import inspect
-from dataclasses import MISSING, fields
+from dataclasses import fields
 
 import numpy as np
 import warp as wp
@@ -23,7 +23,9 @@ from .kinematics_carry import input_kinematics
 from .model import SteelModel
 from .observables import (SteelObservableKind, SteelObservables, parent_f_outputs, publish_parent_f,
                           write_observables)
+from ..option_table import signature as option_signature
 from .options import (
+    OPTIONS,
     STEP_OPTIONS,
     SteelOptions,
     build_options,
@@ -99,11 +101,6 @@ class SolverSteel(SolverBase, SteelCoupling):
     def __init__(self, model: newton.Model, **options):
         check_model_type(model, "SolverSteel")
         options = {name: as_python_scalar(value) for name, value in options.items()}
-        for name in ("articulation_constraint_max", "free_body_constraint_max"):
-            # As the reference: a capacity of 0 rows would drop every contact of its kind silently.
-            value = options.get(name)
-            if isinstance(value, int) and not isinstance(value, bool) and value < 1:
-                raise ValueError(f"{name} must be >= 1 (or None to size it from the model), got {value!r}")
         opts = build_options(**options)  # validate everything before allocating anything
         _check_model(model)
         _check_model_values(model, int(newton.ModelFlags.ALL))
@@ -570,12 +567,8 @@ def factor_articulations(core: ArticulationCore) -> None:
 
 
 def _signature() -> inspect.Signature:
-    """``SolverSteel(model, *, <every option with its default>)``, as the reference declares it."""
-    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
-              inspect.Parameter("model", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="newton.Model")]
-    params += [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default if f.default is not
-                                 MISSING else None) for f in fields(SteelOptions)]
-    return inspect.Signature(params)
+    """``SolverSteel(model, *, <every option with its default>)``, as the reference declares it (from ``OPTIONS``)."""
+    return option_signature(OPTIONS, model_annotation="newton.Model")
 
 
 SolverSteel.__init__.__signature__ = _signature()

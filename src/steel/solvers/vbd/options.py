@@ -1,5 +1,11 @@
 """SolverVBD's constructor options: the seed revision's names and defaults, aliases, validation.
 
+Each option is one row of ``OPTIONS`` (an :class:`~steel.solvers.option_table.Option`): the seed
+revision's rows first, in its order, then the later revision's spellings and additions
+(``later=True``). ``VBDOptions``, ``SIGNATURE``, :func:`validate_option`, ``ALIASES``, ``EXTRAS``,
+``EXTRAS_ANY_VALUE`` and ``NONE_MEANS_DEFAULT`` derive from it; the constructor's docstring (in
+:mod:`steel.solvers.vbd.solver`) gives each option's full meaning and a test keeps it naming every row.
+
 The constructor signature is the seed revision's (every option keyword-only, same names, same
 defaults, in the same order); ``SIGNATURE`` is built from :class:`VBDOptions` and installed as the
 solver's ``__init__.__signature__`` so ``inspect.signature`` shows exactly that list.
@@ -16,80 +22,160 @@ Every check runs before the solver allocates anything; each error names the opti
 
 from __future__ import annotations
 
-import inspect
-import math
-import numbers
 import warnings
-from dataclasses import dataclass, fields
+from dataclasses import fields
 
 import warp as wp
 
 import newton
 
-from ..inputs import check_bool
+from ..option_table import (ALIAS, REFUSED, SEED_ONLY, Option, check_int, check_real, is_int, options_dataclass,
+                            signature, validators)
 
-INF = float("inf")
-
-
-@dataclass
-class VBDOptions:
-    """Every option of the seed revision's ``SolverVBD``, with its defaults (units in the docstrings there)."""
-
-    iterations: int = 10
-    friction_epsilon: float = 1e-2
-    integrate_with_external_rigid_solver: bool = False
-    particle_enable_self_contact: bool = False
-    particle_self_contact_radius: float = 0.2
-    particle_self_contact_margin: float = 0.2
-    particle_conservative_bound_relaxation: float = 0.85
-    particle_vertex_contact_buffer_size: int = 32
-    particle_edge_contact_buffer_size: int = 64
-    particle_collision_detection_interval: int = 0
-    particle_edge_parallel_epsilon: float = 1e-5
-    particle_enable_tile_solve: bool = True
-    particle_topological_contact_filter_threshold: int = 2
-    particle_rest_shape_contact_exclusion_radius: float = 0.0
-    particle_external_vertex_contact_filtering_map: dict | None = None
-    particle_external_edge_contact_filtering_map: dict | None = None
-    rigid_avbd_alpha: float = 0.95
-    rigid_avbd_joint_alpha: float | None = None
-    rigid_avbd_contact_alpha: float | None = None
-    rigid_avbd_beta: float = 0.0
-    rigid_avbd_linear_beta: float | None = None
-    rigid_avbd_angular_beta: float | None = None
-    rigid_avbd_gamma: float = 0.999
-    rigid_contact_hard: bool = True
-    rigid_contact_history: bool = False
-    rigid_contact_stick_motion_eps: float = 1.0e-4
-    rigid_contact_stick_freeze_translation_eps: float = 1.0e-4
-    rigid_contact_stick_freeze_angular_eps: float = 1.0e-4
-    rigid_contact_k_start: float = 1.0e2
-    rigid_body_contact_buffer_size: int = 64
-    rigid_body_particle_contact_buffer_size: int = 256
-    rigid_joint_linear_ke: float = 1.0e5
-    rigid_joint_angular_ke: float = 1.0e5
-    rigid_joint_linear_k_start: float = 1.0e2
-    rigid_joint_angular_k_start: float = 1.0e1
-    rigid_joint_linear_kd: float = 0.0
-    rigid_joint_angular_kd: float = 0.0
-    deterministic: object = None
+def _filtering_map(name: str, value):
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise TypeError(f"{name} must be a dict of primitive id -> list/set of primitive ids, or None, got {value!r}")
+    for key, items in value.items():
+        if not is_int(key) or key < 0:
+            raise ValueError(f"{name} keys must be non-negative int primitive ids, got {key!r}")
+        if not isinstance(items, (list, set, tuple, frozenset)) or not all(is_int(i) and i >= 0 for i in items):
+            raise ValueError(f"{name}[{key}] must be a list or set of non-negative int primitive ids, got {items!r}")
+    return value
 
 
-def _signature() -> inspect.Signature:
-    params = [
-        inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD),
-        inspect.Parameter("model", inspect.Parameter.POSITIONAL_OR_KEYWORD),
-    ]
-    params += [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default) for f in fields(VBDOptions)]
-    return inspect.Signature(params)
+def _damping(name: str, value) -> float:
+    return max(check_real(name, value), 0.0)  # documented: negative values are clamped to 0
 
 
-SIGNATURE = _signature()
+def _deterministic(name: str, value):
+    if value is not None and not isinstance(value, wp.DeterministicMode):
+        raise TypeError(f"{name} must be a warp.DeterministicMode or None, got {value!r}")
+    return value
 
+
+def _any(name: str, value):
+    return value  # handed on unchecked (collision_pipeline and its schedule: .collision checks them)
+
+
+_NON_NEGATIVE = {"low": 0.0}  # finite and >= 0
+_UNIT = {"low": 0.0, "high": 1.0}  # finite and in [0, 1]
+_GAMMA = {"low": 0.0, "high": 1.0, "low_open": True, "high_open": True}  # (1 - γ) D is the gap DAT keeps: 1 touches
+_DEFAULT = {"none_is_default": True}  # 1.8.0's None ("scene value or built-in") reads as the seed default
+
+# SolverVBD's options, one row each: first the seed revision's (the signature, in its order), then the later
+# revision's (1.8.0) spellings and additions (``later=True``: accepted, outside the signature). The units and
+# the full meaning are in SolverVBD.__init__'s docstring; the rows carry one line each for help texts.
+OPTIONS = (
+    Option("iterations", 10, "int", low=0, **_DEFAULT,
+           meaning="VBD sweeps over all colours per step (0: the inertial target is the step; None: the scene's)"),
+    Option("friction_epsilon", 1e-2, "float", **_NON_NEGATIVE, unit="m/s",
+           meaning="slip speed below which Coulomb friction is a stiff spring"),
+    Option("integrate_with_external_rigid_solver", False, "bool", meaning="bodies are moved by another solver"),
+    Option("particle_enable_self_contact", False, "bool", meaning="vertex-triangle and edge-edge self-contact"),
+    Option("particle_self_contact_radius", 0.2, "float", **_NON_NEGATIVE, **_DEFAULT, unit="m",
+           meaning="distance below which self-contact pairs push apart"),
+    Option("particle_self_contact_margin", 0.2, "float", **_NON_NEGATIVE, **_DEFAULT, unit="m",
+           meaning="self-contact detection distance"),
+    Option("particle_conservative_bound_relaxation", 0.85, "float", **_GAMMA, **_DEFAULT,
+           meaning="fraction of the distance to the nearest primitive a vertex may move between detections"),
+    Option("particle_vertex_contact_buffer_size", 32, "int", low=1, meaning="self-contact pairs kept per vertex"),
+    Option("particle_edge_contact_buffer_size", 64, "int", low=1, meaning="self-contact pairs kept per edge"),
+    Option("particle_collision_detection_interval", 0, "int", **_DEFAULT,
+           meaning="self-contact detection cadence (< 0 once, 0 before and after initialization, n every n-th "
+                   "iteration)"),
+    Option("particle_edge_parallel_epsilon", 1e-5, "float", **_NON_NEGATIVE,
+           meaning="squared sine below which two edges count as parallel"),
+    Option("particle_enable_tile_solve", True, "bool", meaning="Warp tile kernels for the vertex step"),
+    Option("particle_topological_contact_filter_threshold", 2, "int", low=0, unit="rings",
+           meaning="primitives this close in the mesh never self-collide"),
+    Option("particle_rest_shape_contact_exclusion_radius", 0.0, "float", **_NON_NEGATIVE, unit="m",
+           meaning="pairs closer than this at rest never self-collide"),
+    Option("particle_external_vertex_contact_filtering_map", None, "object", optional=True, annotation="dict",
+           check=_filtering_map, meaning="vertex -> triangles that never collide"),
+    Option("particle_external_edge_contact_filtering_map", None, "object", optional=True, annotation="dict",
+           check=_filtering_map, meaning="edge -> edges that never collide"),
+    Option("rigid_avbd_alpha", 0.95, "float", **_UNIT, **_DEFAULT, meaning="C0 stabilization"),
+    Option("rigid_avbd_joint_alpha", None, "float", **_UNIT, optional=True, meaning="joints' alpha (None: alpha)"),
+    Option("rigid_avbd_contact_alpha", None, "float", **_UNIT, optional=True,
+           meaning="contacts' alpha (None: alpha)"),
+    Option("rigid_avbd_beta", 0.0, "float", **_NON_NEGATIVE, **_DEFAULT, unit="N/m² or N·m/rad²",
+           meaning="per-iteration penalty ramp (0: fixed k)"),
+    Option("rigid_avbd_linear_beta", None, "float", **_NON_NEGATIVE, optional=True, unit="N/m²",
+           meaning="linear ramp (None: beta)"),
+    Option("rigid_avbd_angular_beta", None, "float", **_NON_NEGATIVE, optional=True, unit="N·m/rad²",
+           meaning="angular ramp (None: beta)"),
+    Option("rigid_avbd_gamma", 0.999, "float", **_UNIT, meaning="per-step decay of k and of hard-slot λ"),
+    Option("rigid_contact_hard", True, "bool", **_DEFAULT,
+           meaning="body-body contacts as augmented Lagrangian (False: penalty with the shapes' ke/kd)"),
+    Option("rigid_contact_history", False, "bool", **_DEFAULT,
+           meaning="restore contact λ and k through Contacts.rigid_contact_match_index"),
+    Option("rigid_contact_stick_motion_eps", 1.0e-4, "float", **_NON_NEGATIVE, unit="m",
+           meaning="hard contacts whose anchors moved less stick (0: off)"),
+    Option("rigid_contact_stick_freeze_translation_eps", 1.0e-4, "float", **_NON_NEGATIVE, unit="m",
+           meaning="deadzone snap of bodies resting on dynamic bodies, translation (0: off)"),
+    Option("rigid_contact_stick_freeze_angular_eps", 1.0e-4, "float", **_NON_NEGATIVE, unit="rad",
+           meaning="deadzone snap of bodies resting on dynamic bodies, rotation (0: off)"),
+    Option("rigid_contact_k_start", 1.0e2, "float", **_NON_NEGATIVE, **_DEFAULT, unit="N/m",
+           meaning="contact penalty ramp seed"),
+    Option("rigid_body_contact_buffer_size", 64, "int", low=1, meaning="contacts per body"),
+    Option("rigid_body_particle_contact_buffer_size", 256, "int", low=1,
+           meaning="particle contacts listed per coupled body"),
+    Option("rigid_joint_linear_ke", 1.0e5, "float", **_NON_NEGATIVE, **_DEFAULT, unit="N/m",
+           meaning="joint linear stiffness"),
+    Option("rigid_joint_angular_ke", 1.0e5, "float", **_NON_NEGATIVE, **_DEFAULT, unit="N·m/rad",
+           meaning="joint angular stiffness"),
+    Option("rigid_joint_linear_k_start", 1.0e2, "float", **_NON_NEGATIVE, **_DEFAULT, unit="N/m",
+           meaning="joint linear ramp seed"),
+    Option("rigid_joint_angular_k_start", 1.0e1, "float", **_NON_NEGATIVE, **_DEFAULT, unit="N·m/rad",
+           meaning="joint angular ramp seed"),
+    Option("rigid_joint_linear_kd", 0.0, "float", **_DEFAULT, check=_damping, unit="N·s/m",
+           meaning="joint linear damping (negative: 0)"),
+    Option("rigid_joint_angular_kd", 0.0, "float", **_DEFAULT, check=_damping, unit="N·m·s/rad",
+           meaning="joint angular damping (negative: 0)"),
+    Option("deterministic", None, "object", check=_deterministic,
+           meaning="a warp.DeterministicMode, validated and kept"),
+    # Later revision (Newton 1.8.0): another spelling, then additions.
+    Option("dat_conservative_bound_relaxation", None, "float", **_GAMMA, optional=True, later=True, status=ALIAS,
+           alias_of="particle_conservative_bound_relaxation",
+           meaning="1.8.0's spelling of the DAT relaxation, shared with rigid-soft DAT"),
+    Option("particle_self_contact_gap", None, "float", **_NON_NEGATIVE, optional=True, later=True, status=ALIAS,
+           unit="m",
+           meaning="1.8.0's extra detection reach: its margin is the seed's radius, margin + gap the seed's margin"),
+    Option("rigid_compliant_alm", False, "bool", later=True,
+           meaning="True: 1.8.0's compliant ALM formulation; False: the seed's AVBD with a DeprecationWarning"),
+    Option("rigid_soft_contact_use_log_barrier", False, "bool", later=True,
+           meaning="body-particle normal contacts with the self-contact log barrier"),
+    Option("rigid_soft_enable_dat", False, "bool", later=True, meaning="rigid-soft Divide-and-Truncate"),
+    Option("rigid_soft_dat_use_interval_arithmetic", False, "bool", later=True, status=REFUSED,
+           meaning="refused: the body bound here certifies the rotation with a chord bound instead"),
+    Option("tendon_max_sweeps", 256, "int", low=1, later=True, status=SEED_ONLY,
+           meaning="1.8.0's capstan relaxation sweeps (guide friction is refused here)"),
+    Option("tendon_settle_tol", 1e-3, "float", low=0.0, low_open=True, later=True, status=SEED_ONLY,
+           meaning="1.8.0's capstan relaxation tolerance"),
+    Option("tendon_activation_tol", 2e-3, "float", low=0.0, low_open=True, later=True, status=SEED_ONLY,
+           meaning="1.8.0's dynamic-roller activation hysteresis"),
+    Option("enable_fast_math", True, "bool", later=True, status=SEED_ONLY,
+           meaning="1.8.0's CUDA fast-math switch; kernels here always compile exact"),
+    Option("collision_pipeline", None, "object", later=True, check=_any,
+           meaning="a solver-owned newton.CollisionPipeline"),
+    Option("collision_frequency", None, "object", later=True, check=_any,
+           meaning="collision slot -> detections per step (ITERATIONS: every k-th iteration)"),
+    Option("collision_frequency_type", None, "object", later=True, check=_any,
+           meaning="collision slot -> schedule (PRE_INIT, PRE_POST_INIT, ITERATIONS, NONE, AUTO)"),
+)
+_SEED = tuple(row for row in OPTIONS if not row.later)
+_VALIDATORS = validators(OPTIONS)
+
+VBDOptions = options_dataclass(
+    "VBDOptions", _SEED, "Every option of the seed revision's ``SolverVBD``, with its defaults (units in the "
+    "docstrings there); one field per seed row of ``OPTIONS``.", __name__)
+SIGNATURE = signature(_SEED)
+
+# Derived views of the table, by the names build_options and the tests read.
 # Later-revision spelling -> seed option with the same meaning (per the project's decision table).
-ALIASES = {
-    "dat_conservative_bound_relaxation": "particle_conservative_bound_relaxation",
-}
+ALIASES = {row.name: row.alias_of for row in OPTIONS if row.alias_of}
 # 1.8.0's name for the DAT relaxation γ in (0, 1), shared by self-contact and rigid–soft DAT (.dat). Unlike the
 # other aliases, 1.8.0 defines both spellings: the seed's is deprecated and overrides the new one, with a
 # NewtonDeprecationWarning (measured on newton's SolverVBD, message and override alike); so here too when both are
@@ -109,131 +195,20 @@ OLD_RELAXATION = "particle_conservative_bound_relaxation"
 # cloth_rollers example calls its margin 0.3 + gap 0.3 "the 0.6 query radius".
 LATER_GAP = "particle_self_contact_gap"
 
-# Later-revision additions: name -> the value that leaves the seed behaviour unchanged. Any other
-# (valid) value selects a feature this solver does not have yet -> NotImplementedError.
-EXTRAS = {
-    # 1.8.0's formulation switch: True selects compliant ALM (.rigid.compliant); False the seed's AVBD with
-    # 1.8.0's DeprecationWarning; omitted: the seed's AVBD.
-    "rigid_compliant_alm": False,
-    "rigid_soft_contact_use_log_barrier": False,  # True: the body–particle log barrier (.particles.contacts)
-    "rigid_soft_enable_dat": False,  # True: rigid–soft Divide-and-Truncate (.dat)
-    "rigid_soft_dat_use_interval_arithmetic": False,  # True: refused (.dat certifies with a chord bound instead)
-    "tendon_max_sweeps": 256,
-    "tendon_settle_tol": 1e-3,
-    "tendon_activation_tol": 2e-3,
-    "enable_fast_math": True,  # 1.8.0's CUDA fast-math switch; kernels here always compile exact: any bool, no effect
-    "collision_pipeline": None,
-    "collision_frequency": None,
-    "collision_frequency_type": None,
-}
-# Extras any valid value of which is harmless here.
-EXTRAS_ANY_VALUE = frozenset({"enable_fast_math", "tendon_max_sweeps", "tendon_settle_tol", "tendon_activation_tol"})
+# Later-revision additions: name -> the value that leaves the seed behaviour unchanged. A REFUSED row's other
+# values select a feature this solver does not have yet -> NotImplementedError.
+EXTRAS = {row.name: row.default for row in OPTIONS if row.later and not row.status == ALIAS}
+# Extras any valid value of which is harmless here (validated, no effect).
+EXTRAS_ANY_VALUE = frozenset(row.name for row in OPTIONS if row.status == SEED_ONLY)
 # Seed options whose later-revision default is None ("scene value or built-in"): None -> seed default.
-NONE_MEANS_DEFAULT = frozenset({
-    "iterations", "particle_self_contact_radius", "particle_self_contact_margin",
-    "particle_conservative_bound_relaxation", "particle_collision_detection_interval", "rigid_avbd_alpha",
-    "rigid_avbd_beta", "rigid_contact_hard", "rigid_contact_history", "rigid_contact_k_start",
-    "rigid_joint_linear_ke", "rigid_joint_angular_ke", "rigid_joint_linear_k_start", "rigid_joint_angular_k_start",
-    "rigid_joint_linear_kd", "rigid_joint_angular_kd",
-})
-
-
-def _is_real(value) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-
-def _is_int(value) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-
-def _real(name: str, value, low: float = -INF, high: float = INF, *, open_low: bool = False) -> float:
-    if not _is_real(value):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
-    value = float(value)
-    if not math.isfinite(value) or value < low or value > high or (open_low and value == low):
-        lo = "(" if open_low else "["
-        raise ValueError(f"{name} must be finite and in {lo}{low}, {high}], got {value!r}")
-    return value
-
-
-def _int(name: str, value, low: int) -> int:
-    if not _is_int(value):
-        raise TypeError(f"{name} must be an int, got {value!r}")
-    if value < low:
-        raise ValueError(f"{name} must be >= {low}, got {value!r}")
-    return int(value)
-
-
-
-
-def _filtering_map(name: str, value):
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise TypeError(f"{name} must be a dict of primitive id -> list/set of primitive ids, or None, got {value!r}")
-    for key, items in value.items():
-        if not _is_int(key) or key < 0:
-            raise ValueError(f"{name} keys must be non-negative int primitive ids, got {key!r}")
-        if not isinstance(items, (list, set, tuple, frozenset)) or not all(_is_int(i) and i >= 0 for i in items):
-            raise ValueError(f"{name}[{key}] must be a list or set of non-negative int primitive ids, got {items!r}")
-    return value
-
-
-_UNIT = ("rigid_avbd_alpha", "rigid_avbd_gamma")
-_UNIT_OR_NONE = ("rigid_avbd_joint_alpha", "rigid_avbd_contact_alpha")
-_NON_NEGATIVE = ("friction_epsilon", "particle_self_contact_radius", "particle_self_contact_margin",
-                 "particle_edge_parallel_epsilon", "particle_rest_shape_contact_exclusion_radius", "rigid_avbd_beta",
-                 "rigid_contact_stick_motion_eps", "rigid_contact_stick_freeze_translation_eps",
-                 "rigid_contact_stick_freeze_angular_eps", "rigid_contact_k_start", "rigid_joint_linear_ke",
-                 "rigid_joint_angular_ke", "rigid_joint_linear_k_start", "rigid_joint_angular_k_start")
-_POSITIVE_INT = ("particle_vertex_contact_buffer_size", "particle_edge_contact_buffer_size",
-                 "rigid_body_contact_buffer_size", "rigid_body_particle_contact_buffer_size")
+NONE_MEANS_DEFAULT = frozenset(row.name for row in _SEED if row.none_is_default)
+_REFUSED = frozenset(row.name for row in OPTIONS if row.status == REFUSED)
 
 
 def validate_option(name: str, value):
-    """Validate one seed option; return its normalized value or raise ``ValueError``/``TypeError`` naming it."""
-    if name == "iterations":
-        return _int(name, value, 0)  # 0: no sweeps, the first iterate is the step (1.8.0 accepts it too)
-    if name in _POSITIVE_INT:
-        return _int(name, value, 1)
-    if name == "particle_topological_contact_filter_threshold":
-        return _int(name, value, 0)
-    if name == "particle_collision_detection_interval":
-        if not _is_int(value):
-            raise TypeError(f"{name} must be an int, got {value!r}")
-        return int(value)
-    if name in _UNIT:
-        return _real(name, value, 0.0, 1.0)
-    if name in _UNIT_OR_NONE:
-        return None if value is None else _real(name, value, 0.0, 1.0)
-    if name in ("rigid_avbd_linear_beta", "rigid_avbd_angular_beta"):
-        return None if value is None else _real(name, value, 0.0)
-    if name in ("particle_conservative_bound_relaxation", RELAXATION):
-        value = _real(name, value, 0.0, 1.0, open_low=True)
-        if value == 1.0:  # (1 - γ) D is the gap DAT keeps: 1 would let primitives touch (1.8.0 refuses it too)
-            raise ValueError(f"{name} must be in (0, 1), got {value!r}")
-        return value
-    if name in _NON_NEGATIVE:
-        return _real(name, value, 0.0)
-    if name in ("rigid_joint_linear_kd", "rigid_joint_angular_kd"):
-        return max(_real(name, value), 0.0)  # documented: negative values are clamped to 0
-    if name in ("particle_external_vertex_contact_filtering_map", "particle_external_edge_contact_filtering_map"):
-        return _filtering_map(name, value)
-    if name == "deterministic":
-        if value is not None and not isinstance(value, wp.DeterministicMode):
-            raise TypeError(f"deterministic must be a warp.DeterministicMode or None, got {value!r}")
-        return value
-    return check_bool(name, value)
-
-
-def _validate_extra(name: str, value):
-    if name in ("tendon_max_sweeps",):
-        return _int(name, value, 1)
-    if name in ("tendon_settle_tol", "tendon_activation_tol"):
-        return _real(name, value, 0.0, open_low=True)
-    if name in ("collision_pipeline", "collision_frequency", "collision_frequency_type"):
-        return value
-    return check_bool(name, value)
+    """Validate one option (seed or later spelling); return its normalized value or raise ``ValueError``/``TypeError``
+    naming it."""
+    return _VALIDATORS[name](value)
 
 
 def build_options(**kwargs) -> tuple[VBDOptions, dict]:
@@ -270,7 +245,7 @@ def build_options(**kwargs) -> tuple[VBDOptions, dict]:
             if not (value is None and name in NONE_MEANS_DEFAULT):
                 seed_values[name] = value
         elif name in EXTRAS:
-            extras[name] = _validate_extra(name, value)
+            extras[name] = validate_option(name, value)
         else:
             raise TypeError(f"SolverVBD() got an unexpected keyword argument {name!r}")
     if kwargs.get(LATER_GAP) is not None:
@@ -280,9 +255,7 @@ def build_options(**kwargs) -> tuple[VBDOptions, dict]:
               for f in fields(VBDOptions)}
     _map_collision_frequency(extras, values, "particle_collision_detection_interval" in kwargs)
     for name, value in extras.items():
-        if name in ("rigid_compliant_alm", "rigid_soft_contact_use_log_barrier", "rigid_soft_enable_dat"):
-            continue  # both values are built (.rigid.compliant; the barrier in .particles.contacts; .dat)
-        if name not in EXTRAS_ANY_VALUE and name not in _SCHEDULE_OPTIONS and value != EXTRAS[name]:
+        if name in _REFUSED and value != EXTRAS[name]:
             raise NotImplementedError(f"SolverVBD option {name}={value!r} is not implemented yet")
     if extras.get("rigid_compliant_alm") is False:
         # The caller used 1.8.0's switch to select the legacy path, which 1.8.0 deprecates; seed options
@@ -299,15 +272,11 @@ def _later_self_contact_distances(kwargs: dict, seed_values: dict) -> None:
         raise ValueError(f"SolverVBD got both 'particle_self_contact_radius' and {LATER_GAP!r}; pass "
                          "particle_self_contact_radius/particle_self_contact_margin (interaction/detection) or "
                          "particle_self_contact_margin/particle_self_contact_gap (interaction/extra detection)")
-    gap = _real(LATER_GAP, kwargs[LATER_GAP], 0.0)
+    gap = validate_option(LATER_GAP, kwargs[LATER_GAP])
     margin = seed_values.get("particle_self_contact_margin", VBDOptions().particle_self_contact_margin)
     margin = validate_option("particle_self_contact_margin", margin)
     seed_values["particle_self_contact_radius"] = margin
     seed_values["particle_self_contact_margin"] = margin + gap
-
-
-# Handed to newton.solvers.SolverBase, which owns the pipeline and the per-slot schedule (see .collision).
-_SCHEDULE_OPTIONS = ("collision_pipeline", "collision_frequency", "collision_frequency_type")
 
 
 def _map_collision_frequency(extras: dict, values: dict, interval_given: bool) -> None:
@@ -346,7 +315,7 @@ def soft_self_contact_interval(ftype, freq, self_contact: bool) -> int | None:
     if kind in ("PRE_POST_INIT", "AUTO"):
         return 0
     if kind == "ITERATIONS":
-        return _int("collision_frequency", 1 if slot_freq is None else slot_freq, 1)
+        return check_int("collision_frequency", 1 if slot_freq is None else slot_freq, 1)
     if kind == "NONE":
         if self_contact:
             raise ValueError("collision_frequency_type[SOFT_SELF_CONTACT] = NONE while particle_enable_self_contact "
