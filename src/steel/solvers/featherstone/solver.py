@@ -37,6 +37,7 @@ from ...articulation import eval_articulation_kinematics
 from . import contacts as contacts_module
 from .advance import advance_joints
 from .contacts import eval_contact_forces
+from .data import KernelArgs
 from .forces import eval_kinematics_and_joint_forces
 from .mimic import mimic_tables
 from . import particles as particles_module
@@ -273,6 +274,9 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
         self._default_control = model.control(clone_variables=False)
         self._outside = _OutsideCopy(model, plan)
         self._tiles = TileMassMatrix(model, plan, self.fuse_cholesky, work.has_mimic) if self.use_tile_gemm else None
+        tiles = self._tiles
+        mass = (plan.mass_start, self.data.mass_matrix, self.data.mass_factor) if tiles is None else tiles.mass
+        self._args = KernelArgs(model, plan, self.data, work, mass, mirror=self._tiles is not None)
         if model.particle_count > 1 and model.particle_grid is not None:
             with wp.ScopedDevice(model.device):
                 model.particle_grid.reserve(model.particle_count)
@@ -327,6 +331,7 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
         """Pick up model edits: kinematic flags and a forced mass-matrix rebuild on body or DOF
         (inertial) flags. Gains, limits, damping, gravity and materials are read live every step."""
         flags = int(flags)
+        self._args.refresh_model(self.model)  # a model array may have been rebound (edits in place need nothing)
         if flags & int(_KINEMATIC_FLAGS):
             self.work.refresh_kinematic(self.model)
         if flags & int(_REBUILD_FLAGS):
@@ -370,22 +375,11 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
 
         tiles = self._tiles
 
-        layout = plan.mass_start if tiles is None else tiles.mass_start
-        eval_kinematics_and_joint_forces(model, plan, data, work, state_in, control, dt, rebuild, layout)
+        eval_kinematics_and_joint_forces(model, plan, self._args, state_in, control, dt, rebuild)
         eval_contact_forces(
-            model,
-            plan,
-            data,
-            work,
-            contacts,
-            state_in.body_q,
-            state_in.body_qd,
-            self.friction_smoothing,
-            dt,
-            layout,
-            contact_mirror=tiles is not None,
+            model, self._args, data, work, contacts, state_in.body_q, state_in.body_qd, self.friction_smoothing, dt
         )
-        self._particles.eval_body_reactions(state_in, contacts, plan, work)
+        self._particles.eval_body_reactions(state_in, contacts, self._args, work)
         self._particles.step(state_in, control, contacts, dt)  # before any output is written (in place)
         build_crba = rebuild and tiles is None  # the tile path builds H itself
         eval_articulation_dynamics(
@@ -398,14 +392,13 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
         advance_joints(
             model,
             plan,
+            self._args,
             data,
-            work,
             state_in,
             state_out,
             dt,
             self.angular_damping,
             publish=not parent_f,
-            mass=None if tiles is None else tiles.mass,
             solved=tiles is not None and tiles.solves,
         )
         if parent_f:
