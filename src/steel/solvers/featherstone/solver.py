@@ -64,7 +64,8 @@ _KINEMATIC_FLAGS = (
 
 
 class FeatherstoneData:
-    """The solver's own per-step buffers (the articulation core's are in :class:`ArticulationData`).
+    """The solver's own per-step buffers (the articulation core's are in :class:`ArticulationData`); the
+    per-articulation kernels read them as one struct of the same names, :class:`.data.Buffers`.
 
     ==============  ==========================================================================  =======
     field           meaning [units]                                                             shape
