@@ -13,13 +13,15 @@ reference and keyed by identity in :func:`steel.launches.launch`, so one kept st
 launch, where a struct rebuilt per step would record a new launch every step (and pay its packing).
 Fields are reassigned in place, never the struct replaced, when an array they hold is rebound:
 
-* the model's arrays (``DofForceModel``, ``ContactBodies``), on :meth:`KernelArgs.refresh_model`, which the
-  solver calls from ``notify_model_changed``; edits in place (``model.joint_target_ke.assign``) need
-  nothing, as with :class:`steel.articulation.joint_model.JointModel`;
+* the model's arrays (``DofForceModel``, ``ContactBodies``), whenever one is rebound on the model
+  (:meth:`KernelArgs.bind_model`, every step), so gains and materials stay read live as with loose
+  arguments, whether edited in place (``model.joint_target_ke.assign``) or replaced;
 * the contact buffers (``RigidContacts``, ``SoftContacts``), whenever any of their arrays differs from
   the last step's (:meth:`KernelArgs.rigid_contacts`, :meth:`KernelArgs.soft_contacts`): a new
-  ``Contacts`` object, another pipeline's, or an array rebound on the same object. The check compares
-  array identities on the host (no device work).
+  ``Contacts`` object, another pipeline's, or an array rebound on the same object.
+
+Each check fetches the arrays with one ``operator.attrgetter`` call and compares the tuple with the last
+one by identity, on the host (no device work).
 
 Rejected: keeping the per-step arrays (states, control) in structs too. Input and output states swap every
 step, so that would be two structs per solver kept in step with the caller's states, for a few arguments.
@@ -183,8 +185,7 @@ _DOF_FIELDS = tuple(
 _BODY_FIELDS = (("shape_body", "shape_body"), ("body_com", "body_com")) + tuple(
     ("shape_" + field, "shape_material_" + field) for field in ("ke", "kd", "kf", "ka", "mu")
 )
-_DOF_ARRAYS = operator.attrgetter(*(attribute for _, attribute in _DOF_FIELDS))
-_BODY_ARRAYS = operator.attrgetter(*(attribute for _, attribute in _BODY_FIELDS))
+_MODEL_ARRAYS = operator.attrgetter(*(attribute for _, attribute in _DOF_FIELDS + _BODY_FIELDS))
 _RIGID_ARRAYS = operator.attrgetter(*(attribute for _, attribute in _RIGID_FIELDS))
 _SOFT_ARRAYS = operator.attrgetter(*(attribute for _, attribute in _SOFT_FIELDS))
 
@@ -252,17 +253,22 @@ class KernelArgs:
         self.bodies.body_kinematic = work.body_kinematic
         self.bodies.body_articulation = plan.body_articulation
         self.bodies.articulation_invalid = work.articulation_invalid
-        self.refresh_model(model)
+        self._model_arrays = None  # the model arrays dofs and bodies hold (compared by identity)
+        self.bind_model(model)
 
         self._rigid = RigidContacts()
         self._rigid_arrays = None  # the arrays self._rigid holds (compared by identity)
         self._soft = SoftContacts()
         self._soft_arrays = None
 
-    def refresh_model(self, model: newton.Model) -> None:
-        """Re-read the model's arrays into ``dofs`` and ``bodies`` (their fields, in place)."""
-        _rebind(self.dofs, _DOF_FIELDS, _DOF_ARRAYS(model), model.device)
-        _rebind(self.bodies, _BODY_FIELDS, _BODY_ARRAYS(model), model.device)
+    def bind_model(self, model: newton.Model) -> None:
+        """Rebind ``dofs`` and ``bodies`` (their fields, in place) where a model array differs from the last call's."""
+        arrays = _MODEL_ARRAYS(model)  # one C call; tuples of arrays compare by identity
+        if arrays != self._model_arrays:
+            split = len(_DOF_FIELDS)
+            _rebind(self.dofs, _DOF_FIELDS, arrays[:split], model.device)
+            _rebind(self.bodies, _BODY_FIELDS, arrays[split:], model.device)
+            self._model_arrays = arrays
 
     def rigid_contacts(self, contacts: newton.Contacts) -> RigidContacts:
         """The struct view of ``contacts``' rigid buffer, rebound where an array differs from the last call's."""

@@ -332,7 +332,6 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
         """Pick up model edits: kinematic flags and a forced mass-matrix rebuild on body or DOF
         (inertial) flags. Gains, limits, damping, gravity and materials are read live every step."""
         flags = int(flags)
-        self._args.refresh_model(self.model)  # a model array may have been rebound (edits in place need nothing)
         if flags & int(_KINEMATIC_FLAGS):
             self.work.refresh_kinematic(self.model)
         if flags & int(_REBUILD_FLAGS):
@@ -376,6 +375,7 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
 
         tiles = self._tiles
 
+        self._args.bind_model(model)  # a model array rebound since the last step (edits in place need nothing)
         eval_kinematics_and_joint_forces(model, plan, self._args, state_in, control, dt, rebuild)
         eval_contact_forces(
             model, self._args, data, work, contacts, state_in.body_q, state_in.body_qd, self.friction_smoothing, dt
