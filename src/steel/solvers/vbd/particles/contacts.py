@@ -262,6 +262,9 @@ def _prepare_contacts(
     contact_overflow: wp.array[wp.int32],
     body_lists: BodyContactLists,
 ):
+    shape_ke = shapes.shape_ke
+    shape_kd = shapes.shape_kd
+    shape_mu = shapes.shape_mu
     c = wp.tid()  # one thread per soft-contact record
     if c >= records.count[0]:
         return
@@ -287,10 +290,10 @@ def _prepare_contacts(
     if kept == 0:
         wp.atomic_add(contact_overflow, 0, 1)
         return
-    ke = 0.5 * (soft_ke + shapes.shape_ke[shape])
+    ke = 0.5 * (soft_ke + shape_ke[shape])
     offset = radius + shapes.shape_margin[shape]
-    kd = 0.5 * (soft_kd + shapes.shape_kd[shape])
-    mu = wp.sqrt(wp.max(soft_mu * shapes.shape_mu[shape], 0.0))
+    kd = 0.5 * (soft_kd + shape_kd[shape])
+    mu = wp.sqrt(wp.max(soft_mu * shape_mu[shape], 0.0))
     # The damper's flag (kd kept only where the soft point overlaps at the iterate the contacts are filed at: the
     # first iterate, the shape at a coupled body's start pose, else where the step takes it; see the module).
     x_c = wp.vec3(0.0)
