@@ -230,3 +230,41 @@ def test_implicit_contact_block_matches_the_contact_jacobians(self_pairs):
         n, base, first = (int(x[art]) for x in (plan.dof_count_np, plan.mass_start_np, plan.dof_start_np))
         ours[first : first + n, first : first + n] = np.tril(flat[base : base + n * n].reshape(n, n))
     np.testing.assert_allclose(ours, np.tril(K_ref), rtol=1.0e-5, atol=1.0e-5 * np.abs(K_ref).max())
+
+
+def test_contacts_passed_anew_each_step_are_read_each_step():
+    """The solver keeps one struct view of the contact buffer and rebinds it when the caller's buffer changes: a
+    box stepped with two Contacts objects in turn, and with one whose array is rebound, matches bitwise the run
+    with a single buffer, and an empty buffer in between drops the contacts for that step only."""
+    dt, steps = 1.0 / 600.0, 40
+
+    def trajectory(pick):
+        model, state, pipeline, _ = _box_on_ground(mu=0.5, v0=1.0)
+        buffers = [pipeline.contacts(), pipeline.contacts()]
+        empty = pipeline.contacts()  # never collided: count 0
+        solver = steel.solvers.SolverFeatherstone(model)
+        out = model.state()
+        newton.eval_fk(model, state.joint_q, state.joint_qd, state)
+        for i in range(steps):
+            contacts = pick(i, buffers, empty)
+            if contacts is not empty:
+                pipeline.collide(state, contacts)
+            solver.step(state, out, None, contacts, dt)
+            state, out = out, state
+        return state.joint_q.numpy(), state.joint_qd.numpy()
+
+    single = trajectory(lambda i, buffers, empty: buffers[0])
+    alternating = trajectory(lambda i, buffers, empty: buffers[i % 2])
+    np.testing.assert_array_equal(single[0], alternating[0])
+    np.testing.assert_array_equal(single[1], alternating[1])
+
+    def rebound(i, buffers, empty):
+        if i == steps // 2:  # the same object, one of its arrays replaced by a copy
+            replaced = buffers[0].rigid_contact_normal
+            buffers[0].rigid_contact_normal = wp.clone(replaced)
+            replaced.zero_()  # a solver still reading the replaced array would see no normals from here on
+        return buffers[0]
+
+    np.testing.assert_array_equal(single[0], trajectory(rebound)[0])
+    gap = trajectory(lambda i, buffers, empty: empty if i == steps // 2 else buffers[0])
+    assert not np.array_equal(single[1], gap[1])  # the empty step was read: no contact force that step

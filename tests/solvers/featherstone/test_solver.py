@@ -218,3 +218,24 @@ def test_a_loop_closing_joint_is_named_in_the_construction_warning():
     messages = _warnings_of_construction_and_steps(b.finalize(device="cpu"))
     assert len(messages) == 1
     assert "1 joint(s) outside every articulation" in messages[0] and "joint 2 ('pin')" in messages[0]
+
+
+def test_a_model_array_replaced_between_steps_is_read_from_the_next_step():
+    """The kernels' struct views of the model follow an array replaced on the model (not only one edited in
+    place): a drive stiffness array swapped in after 20 steps gives bitwise the run that edits it in place."""
+    dt = 1.0 / 240.0
+    final = []
+    for replace in (False, True):
+        model = pendulum(links=2)
+        solver = steel.solvers.SolverFeatherstone(model)
+        state = model.state()
+        state.joint_q.assign(np.full(model.joint_coord_count, 0.5, np.float32))  # swinging: the drive acts
+        run(solver, model, state, 20, dt)
+        gains = np.full(model.joint_dof_count, 50.0, np.float32)
+        if replace:
+            model.joint_target_ke = wp.array(gains, dtype=float, device=model.device)
+        else:
+            model.joint_target_ke.assign(gains)
+        run(solver, model, state, 20, dt)
+        final.append(state.joint_q.numpy())
+    np.testing.assert_array_equal(final[0], final[1])

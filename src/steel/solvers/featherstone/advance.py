@@ -53,6 +53,7 @@ from ...articulation.factor import cholesky_factor, cholesky_factor_shifted, cho
 from ...articulation.integrate import integrate_joint_coordinates
 from ...articulation.joint_model import JointModel
 from ...articulation.kinematics import JOINT_DISTANCE, JOINT_FREE, articulation_forward_kinematics
+from .data import Buffers, KernelArgs, Kinematics, Trees
 from .mimic import apply_mimic_accelerations, apply_mimic_coordinates, fold_mimic_rows
 from ...launches import launch
 
@@ -120,72 +121,55 @@ def bound_limit_push_out(
 
 @wp.kernel
 def _advance(
-    # Plan:
-    tree_start: wp.array[int],
-    tree_joint: wp.array[int],
-    dof_start: wp.array[int],
-    dof_count: wp.array[int],
-    mass_start: wp.array[int],
-    articulation_refactor: wp.array[int],
-    # Model:
+    # Plan and model (trees.mass_factor is written on refactor steps):
+    trees: Trees,
     joints: JointModel,
-    body_kinematic: wp.array[int],
-    mimic_leader: wp.array[int],
-    mimic_coeffs: wp.array[wp.vec2],
-    has_mimic: int,
     angular_damping: float,
     dt: float,
     solved: int,
     publish: int,
     # Data in (dof_bias is folded in place when there are mimic joints):
-    mass_matrix: wp.array[float],
-    dof_implicit: wp.array[float],
-    contact_mass: wp.array[float],
-    articulation_contact: wp.array[int],
     dof_bias: wp.array[float],
-    dof_limit_push: wp.array[float],
     joint_q: wp.array[float],
     joint_qd: wp.array[float],
-    articulation_invalid: wp.array[int],
     # Data out:
-    mass_factor_out: wp.array[float],
-    dof_limit_response_out: wp.array[float],
-    joint_qdd_out: wp.array[float],
     joint_q_out: wp.array[float],
     joint_qd_out: wp.array[float],
     body_q_out: wp.array[wp.transform],
     body_qd_out: wp.array[wp.spatial_vector],
-    articulation_origin_out: wp.array[wp.vec3],
-    body_v_out: wp.array[wp.spatial_vector],
-    body_c_out: wp.array[wp.spatial_vector],
-    dof_S_out: wp.array[wp.spatial_vector],
+    kinematics_out: Kinematics,
+    # Data in and out: reads body_kinematic, the mimic tables, dof_implicit, dof_limit_push, contact_mass and
+    # the articulation flags of .forces and .contacts; writes joint_qdd and the dof_limit_response scratch.
+    work: Buffers,
 ):
     joint_type = joints.kind
-    joint_parent = joints.parent
     joint_child = joints.child
     joint_q_start = joints.q_start
     joint_qd_start = joints.qd_start
-    joint_dof_dim = joints.dof_dim
-    joint_X_p = joints.X_p
     joint_X_c = joints.X_c
-    joint_axis = joints.axis
     body_com = joints.body_com
+    tree_joint = trees.tree_joint
+    mass_factor = trees.mass_factor
+    mimic_leader = work.mimic_leader
+    mimic_coeffs = work.mimic_coeffs
+    has_mimic = work.has_mimic
+    joint_qdd = work.joint_qdd
     art = wp.tid()  # one thread per articulation
-    start = tree_start[art]
-    end = tree_start[art + 1]
+    start = trees.tree_start[art]
+    end = trees.tree_start[art + 1]
     if start == end:
         return
-    n = dof_count[art]
-    base = mass_start[art]
-    first = dof_start[art]
+    n = trees.dof_count[art]
+    base = trees.mass_start[art]
+    first = trees.dof_start[art]
     # Non-finite input (see .forces): not solved, and every joint carried over like a kinematic one.
-    invalid = articulation_invalid[art]
+    invalid = work.articulation_invalid[art]
     if solved == 0 and invalid == 0:
-        refactor = articulation_refactor[art]
-        in_contact = articulation_contact[art]
+        refactor = work.articulation_refactor[art]
+        in_contact = work.articulation_contact[art]
         if has_mimic == 0 and in_contact == 0:
             if refactor != 0:
-                cholesky_factor_shifted(n, base, first, mass_matrix, dof_implicit, 1, mass_factor_out)
+                cholesky_factor_shifted(n, base, first, trees.mass_matrix, work.dof_implicit, 1, mass_factor)
         else:
             # The fold edits whole rows and columns, and the contact term is a full block, so both work on
             # a copy A = H + K + diag(D) in the factor buffer.
@@ -193,10 +177,10 @@ def _advance(
                 # K holds its lower triangle only (.contacts); mirror it so the mimic fold sees a symmetric A.
                 for r in range(n):
                     for c in range(r + 1):
-                        value = mass_matrix[base + r * n + c] + contact_mass[base + r * n + c]
-                        mass_factor_out[base + r * n + c] = value
-                        mass_factor_out[base + c * n + r] = value
-                    mass_factor_out[base + r * n + r] = mass_factor_out[base + r * n + r] + dof_implicit[first + r]
+                        value = trees.mass_matrix[base + r * n + c] + work.contact_mass[base + r * n + c]
+                        mass_factor[base + r * n + c] = value
+                        mass_factor[base + c * n + r] = value
+                    mass_factor[base + r * n + r] = mass_factor[base + r * n + r] + work.dof_implicit[first + r]
             if has_mimic != 0:
                 fold_mimic_rows(
                     start,
@@ -209,14 +193,14 @@ def _advance(
                     mimic_leader,
                     mimic_coeffs,
                     refactor,
-                    mass_factor_out,
+                    mass_factor,
                     dof_bias,
                 )
             if refactor != 0:
-                cholesky_factor(n, base, mass_factor_out, mass_factor_out)  # in place: reads only the lower triangle
-        cholesky_solve(n, base, first, mass_factor_out, dof_bias, -1.0, joint_qdd_out)
+                cholesky_factor(n, base, mass_factor, mass_factor)  # in place: reads only the lower triangle
+        cholesky_solve(n, base, first, mass_factor, dof_bias, -1.0, joint_qdd)
         if has_mimic != 0:
-            apply_mimic_accelerations(start, end, tree_joint, joint_qd_start, mimic_leader, mimic_coeffs, joint_qdd_out)
+            apply_mimic_accelerations(start, end, tree_joint, joint_qd_start, mimic_leader, mimic_coeffs, joint_qdd)
     if invalid == 0:
         bound_limit_push_out(
             start,
@@ -230,11 +214,11 @@ def _advance(
             mimic_coeffs,
             has_mimic,
             dt,
-            mass_factor_out,
-            dof_limit_push,
+            mass_factor,
+            work.dof_limit_push,
             joint_qd,
-            dof_limit_response_out,
-            joint_qdd_out,
+            work.dof_limit_response,
+            joint_qdd,
         )
 
     damp = wp.max(1.0 - angular_damping * dt, 0.0)
@@ -244,16 +228,16 @@ def _advance(
         d0 = joint_qd_start[j]
         d1 = joint_qd_start[j + 1]
         jtype = joint_type[j]
-        if invalid != 0 or body_kinematic[joint_child[j]] != 0:
+        if invalid != 0 or work.body_kinematic[joint_child[j]] != 0:
             # Prescribed: the caller owns the coordinates of a kinematic joint (and of an invalid articulation).
             for i in range(q0, joint_q_start[j + 1]):
                 joint_q_out[i] = joint_q[i]
             for d in range(d0, d1):
                 joint_qd_out[d] = joint_qd[d]
-                joint_qdd_out[d] = 0.0
+                joint_qdd[d] = 0.0
             continue
         for d in range(d0, d1):
-            joint_qd_out[d] = joint_qd[d] + dt * joint_qdd_out[d]
+            joint_qd_out[d] = joint_qd[d] + dt * joint_qdd[d]
         if jtype == JOINT_FREE or jtype == JOINT_DISTANCE:
             for d in range(d0 + 3, d1):
                 joint_qd_out[d] = joint_qd_out[d] * damp
@@ -267,31 +251,30 @@ def _advance(
     if publish != 0:
         articulation_forward_kinematics(
             art,
-            tree_start,
+            trees.tree_start,
             tree_joint,
             joints,
             joint_q_out,
             joint_qd_out,
             body_q_out,
             body_qd_out,
-            articulation_origin_out,
-            body_v_out,
-            body_c_out,
-            dof_S_out,
+            kinematics_out.articulation_origin,
+            kinematics_out.body_v,
+            kinematics_out.body_c,
+            kinematics_out.dof_S,
         )
 
 
 def advance_joints(
     model: newton.Model,
     plan,
+    args: KernelArgs,
     data,
-    work,
     state_in: newton.State,
     state_out: newton.State,
     dt: float,
     angular_damping: float,
     publish: bool,
-    mass=None,
     solved: bool = False,
 ) -> None:
     """Factor where :mod:`.forces` decided to, solve (unless ``solved``), integrate ``state_in`` into
@@ -299,54 +282,33 @@ def advance_joints(
     one launch.
 
     ``angular_damping`` [1/s] scales FREE/DISTANCE angular velocities by ``max(1 - d dt, 0)``.
-    ``mass`` is ``(mass_start, mass_matrix, mass_factor)``, the core's dense layout by default (the
-    tile path passes its own group-ordered buffers). ``solved``: ``work.joint_qdd`` already holds
+    ``args`` holds the solver's structs; its ``trees`` carry the mass-matrix layout in use (the core's
+    dense one, or the tile path's group-ordered buffers). ``solved``: ``work.joint_qdd`` already holds
     the accelerations (the tile path's solve), so only the integration and FK run.
     """
     if plan.articulation_count == 0:
         return
-    mass_start, mass_matrix, mass_factor = mass or (plan.mass_start, data.mass_matrix, data.mass_factor)
     launch(
         _advance,
         dim=plan.articulation_count,
         inputs=[
-            plan.tree_start,
-            plan.tree_joint,
-            plan.dof_start,
-            plan.dof_count_per_articulation,
-            mass_start,
-            work.articulation_refactor,
+            args.trees,
             plan.joints,
-            work.body_kinematic,
-            work.mimic_leader,
-            work.mimic_coeffs,
-            int(work.has_mimic),
             float(angular_damping),
             float(dt),
             int(solved),
             int(publish),
-            mass_matrix,
-            work.dof_implicit,
-            work.contact_mass,
-            work.articulation_contact,
             data.dof_bias,
-            work.dof_limit_push,
             state_in.joint_q,
             state_in.joint_qd,
-            work.articulation_invalid,
         ],
         outputs=[
-            mass_factor,
-            work.dof_limit_response,
-            work.joint_qdd,
             state_out.joint_q,
             state_out.joint_qd,
             state_out.body_q,
             state_out.body_qd,
-            data.articulation_origin,
-            data.body_v,
-            data.body_c,
-            data.dof_S,
+            args.kinematics,
+            args.buffers,
         ],
         device=model.device,
     )

@@ -66,6 +66,7 @@ import warp as wp
 
 import newton
 from ...launches import launch
+from .data import ContactBodies, ContactChains, KernelArgs, RigidContacts
 
 
 @wp.func
@@ -144,41 +145,13 @@ def _add_contact_mass(
 
 @wp.kernel
 def _contact_forces(
-    # Model:
-    body_com: wp.array[wp.vec3],
-    shape_body: wp.array[int],
-    shape_material_ke: wp.array[float],
-    shape_material_kd: wp.array[float],
-    shape_material_kf: wp.array[float],
-    shape_material_ka: wp.array[float],
-    shape_material_mu: wp.array[float],
-    body_kinematic: wp.array[int],
+    # Model and plan:
+    bodies: ContactBodies,
+    chains: ContactChains,
     friction_smoothing: float,
     dt: float,
-    # Plan:
-    body_articulation: wp.array[int],
-    body_joint: wp.array[int],
-    joint_qd_start: wp.array[int],
-    joint_parent_joint: wp.array[int],
-    dof_parent: wp.array[int],
-    dof_start: wp.array[int],
-    dof_count: wp.array[int],
-    contact_start: wp.array[int],
-    contact_mirror: int,
-    articulation_invalid: wp.array[int],
     # Contacts:
-    contact_count: wp.array[int],
-    contact_normal: wp.array[wp.vec3],
-    contact_shape0: wp.array[int],
-    contact_point0: wp.array[wp.vec3],
-    contact_margin0: wp.array[float],
-    contact_shape1: wp.array[int],
-    contact_point1: wp.array[wp.vec3],
-    contact_margin1: wp.array[float],
-    contact_stiffness: wp.array[float],
-    contact_damping: wp.array[float],
-    contact_friction: wp.array[float],
-    contact_surface_velocity: wp.array[wp.vec3],
+    contacts: RigidContacts,
     # Data in:
     body_q: wp.array[wp.transform],
     body_qd: wp.array[wp.spatial_vector],
@@ -190,11 +163,26 @@ def _contact_forces(
     articulation_contact_out: wp.array[int],
     articulation_refactor_out: wp.array[int],
 ):
+    body_com = bodies.body_com
+    shape_body = bodies.shape_body
+    body_kinematic = bodies.body_kinematic
+    body_articulation = bodies.body_articulation
+    articulation_invalid = bodies.articulation_invalid
+    dof_start = chains.dof_start
+    dof_count = chains.dof_count
+    contact_start = chains.mass_start
+    dof_parent = chains.dof_parent
+    contact_mirror = chains.mirror
+    contact_normal = contacts.normal
+    contact_point0 = contacts.point0
+    contact_margin0 = contacts.margin0
+    contact_point1 = contacts.point1
+    contact_margin1 = contacts.margin1
     c = wp.tid()  # one thread per contact slot
-    if c >= contact_count[0]:
+    if c >= contacts.count[0]:
         return
-    sa = contact_shape0[c]
-    sb = contact_shape1[c]
+    sa = contacts.shape0[c]
+    sb = contacts.shape1[c]
     shape_count = shape_body.shape[0]
     if sa == sb or sa >= shape_count or sb >= shape_count:
         return  # a buffer filled for another model: skip rather than read out of bounds
@@ -210,21 +198,21 @@ def _contact_forces(
         ba = shape_body[sa]
         if ba >= 0 and body_articulation[ba] >= 0 and articulation_invalid[body_articulation[ba]] != 0:
             return  # non-finite articulation (see .forces): nothing computed from it reaches another body
-        ke += shape_material_ke[sa]
-        kd += shape_material_kd[sa]
-        kf += shape_material_kf[sa]
-        ka += shape_material_ka[sa]
-        mu += shape_material_mu[sa]
+        ke += bodies.shape_ke[sa]
+        kd += bodies.shape_kd[sa]
+        kf += bodies.shape_kf[sa]
+        ka += bodies.shape_ka[sa]
+        mu += bodies.shape_mu[sa]
         shapes += 1.0
     if sb >= 0:
         bb = shape_body[sb]
         if bb >= 0 and body_articulation[bb] >= 0 and articulation_invalid[body_articulation[bb]] != 0:
             return
-        ke += shape_material_ke[sb]
-        kd += shape_material_kd[sb]
-        kf += shape_material_kf[sb]
-        ka += shape_material_ka[sb]
-        mu += shape_material_mu[sb]
+        ke += bodies.shape_ke[sb]
+        kd += bodies.shape_kd[sb]
+        kf += bodies.shape_kf[sb]
+        ka += bodies.shape_ka[sb]
+        mu += bodies.shape_mu[sb]
         shapes += 1.0
     if shapes > 0.0:
         inv = 1.0 / shapes
@@ -233,14 +221,14 @@ def _contact_forces(
         kf *= inv
         ka *= inv
         mu *= inv
-    if contact_stiffness:
+    if contacts.stiffness:
         # Per-contact values (hydroelastic pipelines); zero means "use the materials".
-        if contact_stiffness[c] > 0.0:
-            ke = contact_stiffness[c]
-        if contact_damping[c] > 0.0:
-            kd = contact_damping[c]
-        if contact_friction[c] > 0.0:
-            mu = mu * contact_friction[c]
+        if contacts.stiffness[c] > 0.0:
+            ke = contacts.stiffness[c]
+        if contacts.damping[c] > 0.0:
+            kd = contacts.damping[c]
+        if contacts.friction[c] > 0.0:
+            mu = mu * contacts.friction[c]
 
     n = contact_normal[c]
     pa = contact_point0[c]
@@ -270,8 +258,8 @@ def _contact_forces(
     if gap >= ka:
         return
     v = vb - va
-    if contact_surface_velocity:
-        sv = contact_surface_velocity[c]
+    if contacts.surface_velocity:
+        sv = contacts.surface_velocity[c]
         v = v - (sv - n * wp.dot(n, sv))
     vn = wp.dot(n, v)
     vt = v - n * vn
@@ -302,6 +290,9 @@ def _contact_forces(
         art_a = body_articulation[ba]
     if bb >= 0 and body_kinematic[bb] == 0:
         art_b = body_articulation[bb]
+    body_joint = chains.body_joint
+    joint_qd_start = chains.joint_qd_start
+    joint_parent_joint = chains.joint_parent_joint
     tip_a = _chain_tip(wp.where(art_a >= 0, ba, -1), body_joint, joint_qd_start, joint_parent_joint)
     tip_b = _chain_tip(wp.where(art_b >= 0, bb, -1), body_joint, joint_qd_start, joint_parent_joint)
     if tip_b >= 0:
@@ -336,7 +327,7 @@ def _contact_forces(
 
 def eval_contact_forces(
     model: newton.Model,
-    plan,
+    args: KernelArgs,
     data,
     work,
     contacts: newton.Contacts,
@@ -344,16 +335,14 @@ def eval_contact_forces(
     body_qd: wp.array,
     friction_smoothing: float,
     dt: float,
-    contact_start: wp.array,
-    contact_mirror: bool,
 ) -> None:
     """Add every active rigid contact's penalty wrench to ``work.body_f_work`` and its implicit term to
     ``work.contact_mass`` (flagging the articulations it touches for a refactor); one launch.
 
     ``body_q``/``body_qd`` are the poses [m] and COM twists [m/s, rad/s] of the step's input state,
-    ``data`` holds its kinematics (``dof_S``, ``articulation_origin``), ``dt`` is the step [s] and
-    ``contact_start`` the per-articulation offset of the mass-matrix layout in use; ``contact_mirror``
-    fills both triangles of ``work.contact_mass`` (the tile path) instead of the lower one.
+    ``data`` holds its kinematics (``dof_S``, ``articulation_origin``), ``dt`` is the step [s];
+    ``args`` holds the solver's structs (the mass-matrix layout in use, and whether the term fills both
+    triangles of ``work.contact_mass``, the tile path, or the lower one).
     """
     if contacts is None or contacts.rigid_contact_max == 0 or model.body_count == 0:
         return
@@ -361,38 +350,11 @@ def eval_contact_forces(
         _contact_forces,
         dim=contacts.rigid_contact_max,
         inputs=[
-            model.body_com,
-            model.shape_body,
-            model.shape_material_ke,
-            model.shape_material_kd,
-            model.shape_material_kf,
-            model.shape_material_ka,
-            model.shape_material_mu,
-            work.body_kinematic,
+            args.bodies,
+            args.chains,
             float(friction_smoothing),
             float(dt),
-            plan.body_articulation,
-            plan.body_joint,
-            model.joint_qd_start,
-            plan.joint_parent_joint,
-            plan.dof_parent,
-            plan.dof_start,
-            plan.dof_count_per_articulation,
-            contact_start,
-            int(contact_mirror),
-            work.articulation_invalid,
-            contacts.rigid_contact_count,
-            contacts.rigid_contact_normal,
-            contacts.rigid_contact_shape0,
-            contacts.rigid_contact_point0,
-            contacts.rigid_contact_margin0,
-            contacts.rigid_contact_shape1,
-            contacts.rigid_contact_point1,
-            contacts.rigid_contact_margin1,
-            contacts.rigid_contact_stiffness,
-            contacts.rigid_contact_damping,
-            contacts.rigid_contact_friction,
-            contacts.rigid_contact_surface_velocity,
+            args.rigid_contacts(contacts),
             body_q,
             body_qd,
             data.articulation_origin,

@@ -83,6 +83,7 @@ from ...articulation.kinematics import (
     JOINT_REVOLUTE,
     articulation_forward_kinematics,
 )
+from .data import Buffers, DofForceModel, KernelArgs, Kinematics, Trees
 from .mimic import apply_mimic_coordinates
 from ...launches import launch
 
@@ -98,29 +99,12 @@ def _wrap_angle(x: float):
 
 @wp.kernel
 def _kinematics_and_joint_forces(
-    # Plan:
-    tree_start: wp.array[int],
-    tree_joint: wp.array[int],
-    dof_start: wp.array[int],
-    dof_count: wp.array[int],
-    # Model:
+    # Plan and model:
+    trees: Trees,
     joints: JointModel,
-    joint_limit_lower: wp.array[float],
-    joint_limit_upper: wp.array[float],
-    joint_limit_ke: wp.array[float],
-    joint_limit_kd: wp.array[float],
-    joint_target_ke: wp.array[float],
-    joint_target_kd: wp.array[float],
-    joint_damping: wp.array[float],
-    joint_stiffness: wp.array[float],
-    joint_rest_q: wp.array[float],
-    body_kinematic: wp.array[int],
-    mimic_leader: wp.array[int],
-    mimic_coeffs: wp.array[wp.vec2],
-    has_mimic: int,
+    dofs: DofForceModel,
     dt: float,
     rebuild: int,
-    contact_start: wp.array[int],
     # Data in (joint_q/joint_qd: mimic followers are overwritten in place):
     joint_q: wp.array[float],
     joint_qd: wp.array[float],
@@ -131,68 +115,55 @@ def _kinematics_and_joint_forces(
     # Data out:
     body_q_out: wp.array[wp.transform],
     body_qd_out: wp.array[wp.spatial_vector],
-    articulation_origin_out: wp.array[wp.vec3],
-    body_v_out: wp.array[wp.spatial_vector],
-    body_c_out: wp.array[wp.spatial_vector],
-    dof_S_out: wp.array[wp.spatial_vector],
-    joint_tau_out: wp.array[float],
-    dof_implicit_out: wp.array[float],
-    dof_limit_push_out: wp.array[float],
-    dof_implicit_factored_out: wp.array[float],
-    articulation_refactor_out: wp.array[int],
-    body_f_work_out: wp.array[wp.spatial_vector],
-    contact_mass_out: wp.array[float],
-    articulation_contact_out: wp.array[int],
-    articulation_invalid_out: wp.array[int],
+    kinematics_out: Kinematics,
+    # Data in and out: reads body_kinematic, the mimic tables, dof_implicit_factored and articulation_contact;
+    # writes joint_tau, dof_implicit, dof_limit_push, dof_implicit_factored, articulation_refactor,
+    # body_f_work, contact_mass (clears last step's blocks), articulation_contact and articulation_invalid.
+    work: Buffers,
 ):
     joint_type = joints.kind
-    joint_parent = joints.parent
     joint_child = joints.child
     joint_q_start = joints.q_start
     joint_qd_start = joints.qd_start
     joint_dof_dim = joints.dof_dim
-    joint_X_p = joints.X_p
-    joint_X_c = joints.X_c
-    joint_axis = joints.axis
-    body_com = joints.body_com
     art = wp.tid()  # one thread per articulation: mimic, FK, then the joint forces of its joints
-    if has_mimic != 0:
+    if work.has_mimic != 0:
         apply_mimic_coordinates(
-            tree_start[art],
-            tree_start[art + 1],
-            tree_joint,
+            trees.tree_start[art],
+            trees.tree_start[art + 1],
+            trees.tree_joint,
             joint_q_start,
             joint_qd_start,
-            mimic_leader,
-            mimic_coeffs,
+            work.mimic_leader,
+            work.mimic_coeffs,
             joint_q,
             joint_qd,
         )
     articulation_forward_kinematics(
         art,
-        tree_start,
-        tree_joint,
+        trees.tree_start,
+        trees.tree_joint,
         joints,
         joint_q,
         joint_qd,
         body_q_out,
         body_qd_out,
-        articulation_origin_out,
-        body_v_out,
-        body_c_out,
-        dof_S_out,
+        kinematics_out.articulation_origin,
+        kinematics_out.body_v,
+        kinematics_out.body_c,
+        kinematics_out.dof_S,
     )
     # Containment: any non-finite input of this articulation (coordinates, velocities, loads, gains
     # through tau) or a FREE/BALL quaternion of zero length marks it invalid; see the module docstring.
     finite = int(1)
-    for t in range(tree_start[art], tree_start[art + 1]):
-        j = tree_joint[t]
+    for t in range(trees.tree_start[art], trees.tree_start[art + 1]):
+        j = trees.tree_joint[t]
         child = joint_child[j]
-        kinematic = body_kinematic[child] != 0
+        kinematic = work.body_kinematic[child] != 0
         f_ext = wp.spatial_vector()
         if body_f and not kinematic:
             f_ext = body_f[child]
-        body_f_work_out[child] = f_ext
+        work.body_f_work[child] = f_ext
         if not wp.isfinite(wp.length_sq(f_ext)):
             finite = 0
         for i in range(joint_q_start[j], joint_q_start[j + 1]):
@@ -227,94 +198,93 @@ def _kinematics_and_joint_forces(
             if driven:
                 k = d - d0
                 q = joint_q[q0 + k]
-                lower = joint_limit_lower[d]
-                upper = joint_limit_upper[d]
+                lower = dofs.limit_lower[d]
+                upper = dofs.limit_upper[d]
                 if q < lower or q > upper:
                     bound = wp.where(q < lower, lower, upper)
-                    push = joint_limit_ke[d] * (bound - q)
-                    tau += push - joint_limit_kd[d] * qd
-                    ke += joint_limit_ke[d]
-                    kd += joint_limit_kd[d]
+                    push = dofs.limit_ke[d] * (bound - q)
+                    tau += push - dofs.limit_kd[d] * qd
+                    ke += dofs.limit_ke[d]
+                    kd += dofs.limit_kd[d]
                 else:
                     tq = joint_target_q[q0 + k]
                     tqd = joint_target_qd[d]
-                    tau += joint_target_ke[d] * (tq - q) + joint_target_kd[d] * (tqd - qd)
-                    ke += joint_target_ke[d]
-                    kd += joint_target_kd[d]
-                stiffness = joint_stiffness[d]
+                    tau += dofs.target_ke[d] * (tq - q) + dofs.target_kd[d] * (tqd - qd)
+                    ke += dofs.target_ke[d]
+                    kd += dofs.target_kd[d]
+                stiffness = dofs.stiffness[d]
                 if stiffness != 0.0:
-                    err = q - joint_rest_q[q0 + k]
+                    err = q - dofs.rest_q[q0 + k]
                     if k >= lin_count:
                         err = _wrap_angle(err)
                     tau -= stiffness * err
                     ke += stiffness
             if driven or jtype == JOINT_BALL:
-                tau -= joint_damping[d] * qd
-                kd += joint_damping[d]
+                tau -= dofs.damping[d] * qd
+                kd += dofs.damping[d]
             # Linearly implicit: evaluate the springs at the predicted position q + dt qd.
             tau -= ke * dt * qd
             extra = dt * kd + dt * dt * ke
             if kinematic:
                 extra = KINEMATIC_ARMATURE
                 push = 0.0
-            joint_tau_out[d] = tau
-            dof_implicit_out[d] = extra
-            dof_limit_push_out[d] = push
+            work.joint_tau[d] = tau
+            work.dof_implicit[d] = extra
+            work.dof_limit_push[d] = push
             if not (wp.isfinite(tau) and wp.isfinite(extra)):
                 finite = 0
 
     # Refactor on rebuild steps, wherever D differs from the D of the current factor, and where the
     # current factor holds last step's contact term (cleared here; .contacts adds this step's).
-    first = dof_start[art]
+    first = trees.dof_start[art]
     refactor = rebuild
-    if articulation_contact_out[art] != 0:
-        n = dof_count[art]
-        base = contact_start[art]
+    if work.articulation_contact[art] != 0:
+        n = trees.dof_count[art]
+        base = trees.mass_start[art]
         for e in range(n * n):
-            contact_mass_out[base + e] = 0.0
-        articulation_contact_out[art] = 0
+            work.contact_mass[base + e] = 0.0
+        work.articulation_contact[art] = 0
         refactor = 1
-    for d in range(first, first + dof_count[art]):
-        if dof_implicit_out[d] != dof_implicit_factored_out[d]:
+    for d in range(first, first + trees.dof_count[art]):
+        if work.dof_implicit[d] != work.dof_implicit_factored[d]:
             refactor = 1
     if finite == 0:
         # Not stepped (see .advance); its factor is not touched, and NaN as the factored D makes the
         # first finite step after a repair refactor (NaN compares unequal to everything).
         refactor = 0
-        for d in range(first, first + dof_count[art]):
-            dof_implicit_factored_out[d] = wp.nan
+        for d in range(first, first + trees.dof_count[art]):
+            work.dof_implicit_factored[d] = wp.nan
     if refactor != 0:
-        for d in range(first, first + dof_count[art]):
-            dof_implicit_factored_out[d] = dof_implicit_out[d]
-    articulation_refactor_out[art] = refactor
-    articulation_invalid_out[art] = 1 - finite
+        for d in range(first, first + trees.dof_count[art]):
+            work.dof_implicit_factored[d] = work.dof_implicit[d]
+    work.articulation_refactor[art] = refactor
+    work.articulation_invalid[art] = 1 - finite
 
 
 def eval_kinematics_and_joint_forces(
     model: newton.Model,
     plan,
-    data,
-    work,
+    args: KernelArgs,
     state: newton.State,
     control: newton.Control,
     dt: float,
     rebuild: bool,
-    contact_start: wp.array,
 ) -> None:
     """Mimic followers of ``state`` from their leaders, FK of ``state`` (writes its ``body_q``/``body_qd``
     and the core's kinematic buffers), joint forces into ``work.joint_tau``/``work.dof_implicit``, the
     refactor decision into ``work.articulation_refactor`` and ``state.body_f`` into ``work.body_f_work``;
-    one launch.
+    one launch. Last step's contact blocks of ``work.contact_mass`` (in the mass-matrix layout in use)
+    are cleared here.
 
     Args:
-        model, plan, data: the model, its articulation plan and the core's buffers.
-        work: the solver's :class:`~steel.solvers.featherstone.solver.FeatherstoneData`.
+        model, plan: the model and its articulation plan.
+        args: the solver's structs (:class:`~steel.solvers.featherstone.data.KernelArgs`): the trees and
+            layout, the model's joint-force arrays, the core's kinematic buffers and the solver's
+            buffers (``work``, :class:`~steel.solvers.featherstone.solver.FeatherstoneData`).
         state: the input state (``joint_q`` [m or rad], ``joint_qd`` [m/s or rad/s], ``body_f``).
         control: targets and ``joint_f`` [N or N·m].
         dt: time step [s].
         rebuild: whether this step rebuilds ``H`` (every articulation then refactors).
-        contact_start: per-articulation offset of ``work.contact_mass`` (the mass-matrix layout in use);
-            last step's contact blocks are cleared here.
     """
     if plan.articulation_count == 0:
         return
@@ -322,27 +292,11 @@ def eval_kinematics_and_joint_forces(
         _kinematics_and_joint_forces,
         dim=plan.articulation_count,
         inputs=[
-            plan.tree_start,
-            plan.tree_joint,
-            plan.dof_start,
-            plan.dof_count_per_articulation,
+            args.trees,
             plan.joints,
-            model.joint_limit_lower,
-            model.joint_limit_upper,
-            model.joint_limit_ke,
-            model.joint_limit_kd,
-            model.joint_target_ke,
-            model.joint_target_kd,
-            model.joint_damping,
-            model.joint_stiffness,
-            model.joint_rest_q,
-            work.body_kinematic,
-            work.mimic_leader,
-            work.mimic_coeffs,
-            int(work.has_mimic),
+            args.dofs,
             float(dt),
             int(rebuild),
-            contact_start,
             state.joint_q,
             state.joint_qd,
             control.joint_f,
@@ -350,22 +304,6 @@ def eval_kinematics_and_joint_forces(
             control.joint_target_qd,
             state.body_f,
         ],
-        outputs=[
-            state.body_q,
-            state.body_qd,
-            data.articulation_origin,
-            data.body_v,
-            data.body_c,
-            data.dof_S,
-            work.joint_tau,
-            work.dof_implicit,
-            work.dof_limit_push,
-            work.dof_implicit_factored,
-            work.articulation_refactor,
-            work.body_f_work,
-            work.contact_mass,
-            work.articulation_contact,
-            work.articulation_invalid,
-        ],
+        outputs=[state.body_q, state.body_qd, args.kinematics, args.buffers],
         device=model.device,
     )

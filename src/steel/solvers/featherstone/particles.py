@@ -34,6 +34,7 @@ import warp as wp
 
 import newton
 from ...launches import launch
+from .data import ContactBodies, KernelArgs, SoftContacts
 
 PARTICLE_ACTIVE = wp.constant(int(newton.ParticleFlags.ACTIVE))
 
@@ -41,27 +42,15 @@ PARTICLE_ACTIVE = wp.constant(int(newton.ParticleFlags.ACTIVE))
 @wp.kernel
 def _soft_contact_reactions(
     # Model:
+    bodies: ContactBodies,
     particle_radius: wp.array[float],
     particle_flags: wp.array[wp.int32],
-    shape_body: wp.array[int],
-    shape_material_ke: wp.array[float],
-    shape_material_kd: wp.array[float],
-    shape_material_kf: wp.array[float],
-    shape_material_mu: wp.array[float],
-    body_com: wp.array[wp.vec3],
-    body_kinematic: wp.array[int],
-    body_articulation: wp.array[int],
-    articulation_invalid: wp.array[int],
     soft_ke: float,
     soft_kd: float,
     soft_kf: float,
     soft_mu: float,
     # Contacts:
-    contact_count: wp.array[int],
-    contact_particle: wp.array[int],
-    contact_shape: wp.array[int],
-    contact_body_pos: wp.array[wp.vec3],
-    contact_normal: wp.array[wp.vec3],
+    contacts: SoftContacts,
     # Data in:
     particle_q: wp.array[wp.vec3],
     particle_qd: wp.array[wp.vec3],
@@ -71,31 +60,31 @@ def _soft_contact_reactions(
     body_f_out: wp.array[wp.spatial_vector],
 ):
     k = wp.tid()  # one thread per soft-contact slot
-    if k >= contact_count[0]:
+    if k >= contacts.count[0]:
         return
-    shape = contact_shape[k]
-    i = contact_particle[k]
-    if shape < 0 or i < 0 or shape >= shape_body.shape[0] or i >= particle_q.shape[0]:
+    shape = contacts.shape[k]
+    i = contacts.particle[k]
+    if shape < 0 or i < 0 or shape >= bodies.shape_body.shape[0] or i >= particle_q.shape[0]:
         return  # nothing, or a buffer filled for another model
-    body = shape_body[shape]
-    if body < 0 or body_kinematic[body] != 0:
+    body = bodies.shape_body[shape]
+    if body < 0 or bodies.body_kinematic[body] != 0:
         return  # static shapes and kinematic bodies take no reaction
-    art = body_articulation[body]
-    if art >= 0 and articulation_invalid[art] != 0:
+    art = bodies.body_articulation[body]
+    if art >= 0 and bodies.articulation_invalid[art] != 0:
         return  # non-finite articulation (see .forces)
     if (particle_flags[i] & PARTICLE_ACTIVE) == 0:
         return
     X = body_q[body]
-    p = wp.transform_point(X, contact_body_pos[k])
-    n = contact_normal[k]
+    p = wp.transform_point(X, contacts.body_pos[k])
+    n = contacts.normal[k]
     c = wp.dot(n, particle_q[i] - p) - particle_radius[i]
     if c >= 0.0:
         return
-    ke = 0.5 * (soft_ke + shape_material_ke[shape])
-    kd = 0.5 * (soft_kd + shape_material_kd[shape])
-    kf = 0.5 * (soft_kf + shape_material_kf[shape])
-    mu = 0.5 * (soft_mu + shape_material_mu[shape])
-    r = p - wp.transform_point(X, body_com[body])
+    ke = 0.5 * (soft_ke + bodies.shape_ke[shape])
+    kd = 0.5 * (soft_kd + bodies.shape_kd[shape])
+    kf = 0.5 * (soft_kf + bodies.shape_kf[shape])
+    mu = 0.5 * (soft_mu + bodies.shape_mu[shape])
+    r = p - wp.transform_point(X, bodies.body_com[body])
     tw = body_qd[body]
     u = particle_qd[i] - (wp.spatial_top(tw) + wp.cross(wp.spatial_bottom(tw), r))
     un = wp.dot(n, u)
@@ -125,11 +114,11 @@ class ParticleStepper:
         if model.particle_count:
             self.oracle = newton.solvers.SolverSemiImplicit(model, deterministic=deterministic)
 
-    def eval_body_reactions(self, state_in: newton.State, contacts, plan, work) -> None:
+    def eval_body_reactions(self, state_in: newton.State, contacts, args: KernelArgs, work) -> None:
         """Add the reactions of every active particle-shape contact to ``work.body_f_work`` [N, N·m]; one launch.
 
-        Contacts with bodies of an articulation flagged invalid (non-finite input, see :mod:`.forces`)
-        give no reaction."""
+        ``args`` holds the solver's structs. Contacts with bodies of an articulation flagged invalid
+        (non-finite input, see :mod:`.forces`) give no reaction."""
         m = self.model
         if self.oracle is None or contacts is None or m.body_count == 0 or not contacts.soft_contact_max:
             return
@@ -137,26 +126,14 @@ class ParticleStepper:
             _soft_contact_reactions,
             dim=contacts.soft_contact_max,
             inputs=[
+                args.bodies,
                 m.particle_radius,
                 m.particle_flags,
-                m.shape_body,
-                m.shape_material_ke,
-                m.shape_material_kd,
-                m.shape_material_kf,
-                m.shape_material_mu,
-                m.body_com,
-                work.body_kinematic,
-                plan.body_articulation,
-                work.articulation_invalid,
                 float(m.soft_contact_ke),
                 float(m.soft_contact_kd),
                 float(m.soft_contact_kf),
                 float(m.soft_contact_mu),
-                contacts.soft_contact_count,
-                contacts.soft_contact_particle,
-                contacts.soft_contact_shape,
-                contacts.soft_contact_body_pos,
-                contacts.soft_contact_normal,
+                args.soft_contacts(contacts),
                 state_in.particle_q,
                 state_in.particle_qd,
                 state_in.body_q,

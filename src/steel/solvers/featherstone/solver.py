@@ -35,6 +35,7 @@ from ...articulation import eval_articulation_kinematics
 from . import contacts as contacts_module
 from .advance import advance_joints
 from .contacts import eval_contact_forces
+from .data import KernelArgs
 from .forces import eval_kinematics_and_joint_forces
 from .mimic import mimic_tables
 from . import particles as particles_module
@@ -60,7 +61,8 @@ _KINEMATIC_FLAGS = (
 
 
 class FeatherstoneData:
-    """The solver's own per-step buffers (the articulation core's are in :class:`ArticulationData`).
+    """The solver's own per-step buffers (the articulation core's are in :class:`ArticulationData`); the
+    per-articulation kernels read them as one struct of the same names, :class:`.data.Buffers`.
 
     ==============  ==========================================================================  =======
     field           meaning [units]                                                             shape
@@ -238,6 +240,9 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
         self._default_control = model.control(clone_variables=False)
         self._outside = _OutsideCopy(model, plan)
         self._tiles = TileMassMatrix(model, plan, self.fuse_cholesky, work.has_mimic) if self.use_tile_gemm else None
+        tiles = self._tiles
+        mass = (plan.mass_start, self.data.mass_matrix, self.data.mass_factor) if tiles is None else tiles.mass
+        self._args = KernelArgs(model, plan, self.data, work, mass, mirror=self._tiles is not None)
         if model.particle_count > 1 and model.particle_grid is not None:
             with wp.ScopedDevice(model.device):
                 model.particle_grid.reserve(model.particle_count)
@@ -337,22 +342,12 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
 
         tiles = self._tiles
 
-        layout = plan.mass_start if tiles is None else tiles.mass_start
-        eval_kinematics_and_joint_forces(model, plan, data, work, state_in, control, dt, rebuild, layout)
+        self._args.bind_model(model)  # a model array rebound since the last step (edits in place need nothing)
+        eval_kinematics_and_joint_forces(model, plan, self._args, state_in, control, dt, rebuild)
         eval_contact_forces(
-            model,
-            plan,
-            data,
-            work,
-            contacts,
-            state_in.body_q,
-            state_in.body_qd,
-            self.friction_smoothing,
-            dt,
-            layout,
-            contact_mirror=tiles is not None,
+            model, self._args, data, work, contacts, state_in.body_q, state_in.body_qd, self.friction_smoothing, dt
         )
-        self._particles.eval_body_reactions(state_in, contacts, plan, work)
+        self._particles.eval_body_reactions(state_in, contacts, self._args, work)
         self._particles.step(state_in, control, contacts, dt)  # before any output is written (in place)
         build_crba = rebuild and tiles is None  # the tile path builds H itself
         eval_articulation_dynamics(
@@ -365,14 +360,13 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
         advance_joints(
             model,
             plan,
+            self._args,
             data,
-            work,
             state_in,
             state_out,
             dt,
             self.angular_damping,
             publish=not parent_f,
-            mass=None if tiles is None else tiles.mass,
             solved=tiles is not None and tiles.solves,
         )
         if parent_f:

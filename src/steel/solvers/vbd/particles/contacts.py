@@ -93,6 +93,9 @@ force ``k τ²/δ`` grows without bound as the surface is approached, so a resti
 
 from __future__ import annotations
 
+import operator
+import weakref
+
 import numpy as np
 import warp as wp
 
@@ -199,57 +202,77 @@ def record_force_hessian(cd: ContactData, c: int, particle_q: wp.array[wp.vec3],
                                  normal, disp, contact_material(cd, c), cd.friction_epsilon, dt, cd.barrier)
 
 
+@wp.struct
+class ShapeContactModel:
+    """The model's arrays a particle–shape contact's material and offset are mixed from (``prepare_contacts``).
+    Comments: meaning [units] (shape)."""
+
+    particle_radius: wp.array[float]  # particle radius [m]  (particle,)
+    shape_body: wp.array[wp.int32]  # body of each shape, -1: static  (shape,)
+    shape_margin: wp.array[float]  # shape margin [m]  (shape,)
+    shape_ke: wp.array[float]  # contact stiffness [N/m]  (shape,)
+    shape_kd: wp.array[float]  # contact damping [N·s/m]  (shape,)
+    shape_mu: wp.array[float]  # friction coefficient, non-dimensional  (shape,)
+    body_com: wp.array[wp.vec3]  # body COM in the body frame [m]; one zero entry in a model without bodies  (body,)
+
+
+@wp.struct
+class SoftContactRecords:
+    """One particle–shape contact buffer as the pipeline hands it over (``newton.Contacts.soft_contact_*``).
+    Comments: meaning [units] (shape)."""
+
+    count: wp.array[wp.int32]  # live records  (1,)
+    corners: wp.array[wp.vec3i]  # the record's one to three particles, -1 padded (soft_contact_indices)  (capacity,)
+    weights: wp.array[wp.vec3]  # their barycentric weights, summing to 1 (soft_contact_barycentric)  (capacity,)
+    shape: wp.array[int]  # shape of each record  (capacity,)
+    body_pos: wp.array[wp.vec3]  # contact point on the shape, its body frame [m]  (capacity,)
+    normal: wp.array[wp.vec3]  # contact normal out of the shape, world  (capacity,)
+
+
+@wp.struct
+class BodyContactLists:
+    """The per-body lists of two-way coupling (:mod:`..coupling`, ``lists()``), or placeholders without it.
+    Comments: meaning (shape)."""
+
+    coupled: wp.array[wp.int32]  # 1 where VBD integrates the body  (body,)
+    count: wp.array[wp.int32]  # records filed with each body this step  (body,)
+    slots: wp.array2d[wp.int32]  # their record indices  (body, capacity)
+    overflow: wp.array[wp.int32]  # records filed past a body's list this step  (1,)
+
+
 @wp.kernel
 def _prepare_contacts(
     # Model:
-    particle_radius: wp.array[float],
-    shape_body: wp.array[wp.int32],
-    shape_margin: wp.array[float],
-    shape_ke: wp.array[float],
-    shape_kd: wp.array[float],
-    shape_mu: wp.array[float],
-    body_com: wp.array[wp.vec3],
+    shapes: ShapeContactModel,
     soft_ke: float,
     soft_kd: float,
     soft_mu: float,
     dt: float,
     external_bodies: int,
     k_start: float,
-    coupled: wp.array[wp.int32],
     # Contacts:
-    contact_count: wp.array[wp.int32],
-    contact_corners: wp.array[wp.vec3i],
-    contact_shape: wp.array[int],
-    contact_body_pos: wp.array[wp.vec3],
-    contact_normal: wp.array[wp.vec3],
-    contact_weights: wp.array[wp.vec3],
+    records: SoftContactRecords,
     # Data in:
     particle_q: wp.array[wp.vec3],
     body_q_in: wp.array[wp.transform],
     body_qd_in: wp.array[wp.spatial_vector],
     body_q_out: wp.array[wp.transform],
-    # Data out:
-    particle_contact_count: wp.array[wp.int32],
-    particle_contact: wp.array2d[wp.int32],
-    contact_body_out: wp.array[wp.int32],
-    contact_point_out: wp.array[wp.vec3],
-    contact_normal_out: wp.array[wp.vec3],
-    contact_disp_out: wp.array[wp.vec3],
-    contact_material_out: wp.array[wp.vec4],
-    contact_k_out: wp.array[float],
+    # Data out: the per-particle lists and per-record fields of cd, the overflow count, the per-body lists.
+    cd: ContactData,
     contact_overflow: wp.array[wp.int32],
-    body_contact_count: wp.array[wp.int32],
-    body_contact: wp.array2d[wp.int32],
-    body_contact_overflow: wp.array[wp.int32],
+    body_lists: BodyContactLists,
 ):
+    shape_ke = shapes.shape_ke
+    shape_kd = shapes.shape_kd
+    shape_mu = shapes.shape_mu
     c = wp.tid()  # one thread per soft-contact record
-    if c >= contact_count[0]:
+    if c >= records.count[0]:
         return
-    contact_body_out[c] = -1  # every live record says whether it is coupled (a body's overflow scan reads it)
-    contact_material_out[c] = wp.vec4(0.0)  # a record not kept exerts nothing, wherever it is evaluated
-    contact_k_out[c] = 0.0
-    corners = contact_corners[c]
-    shape = contact_shape[c]
+    cd.body[c] = -1  # every live record says whether it is coupled (a body's overflow scan reads it)
+    cd.material[c] = wp.vec4(0.0)  # a record not kept exerts nothing, wherever it is evaluated
+    cd.k[c] = 0.0
+    corners = records.corners[c]
+    shape = records.shape[c]
     if corners[0] < 0 or shape < 0:
         return
     # File the record with each of its particles; one that does not fit drops it for every side.
@@ -258,17 +281,17 @@ def _prepare_contacts(
     for k in range(3):
         v = corners[k]
         if v >= 0:
-            radius = wp.max(radius, particle_radius[v])
-            slot = wp.atomic_add(particle_contact_count, v, 1)
-            if slot < particle_contact.shape[1]:
-                particle_contact[v, slot] = c
+            radius = wp.max(radius, shapes.particle_radius[v])
+            slot = wp.atomic_add(cd.particle_contact_count, v, 1)
+            if slot < cd.particle_contact.shape[1]:
+                cd.particle_contact[v, slot] = c
             else:
                 kept = 0
     if kept == 0:
         wp.atomic_add(contact_overflow, 0, 1)
         return
     ke = 0.5 * (soft_ke + shape_ke[shape])
-    offset = radius + shape_margin[shape]
+    offset = radius + shapes.shape_margin[shape]
     kd = 0.5 * (soft_kd + shape_kd[shape])
     mu = wp.sqrt(wp.max(soft_mu * shape_mu[shape], 0.0))
     # The damper's flag (kd kept only where the soft point overlaps at the iterate the contacts are filed at: the
@@ -276,30 +299,30 @@ def _prepare_contacts(
     x_c = wp.vec3(0.0)
     for k in range(3):
         if corners[k] >= 0:
-            x_c += contact_weights[c][k] * particle_q[corners[k]]
-    contact_k_out[c] = wp.min(k_start, ke)  # every step starts the ramp from the seed (measured, see module)
-    body = shape_body[shape]
-    local = contact_body_pos[c]
+            x_c += records.weights[c][k] * particle_q[corners[k]]
+    cd.k[c] = wp.min(k_start, ke)  # every step starts the ramp from the seed (measured, see module)
+    body = shapes.shape_body[shape]
+    local = records.body_pos[c]
     point = local
-    normal = contact_normal[c]
+    normal = records.normal[c]
     disp = wp.vec3(0.0)
-    if body >= 0 and coupled[body] != 0:
+    if body >= 0 and body_lists.coupled[body] != 0:
         # Body frame point and normal; disp holds the point's world position at the step's start.
         X = body_q_in[body]
         if wp.dot(normal, x_c - wp.transform_point(X, local)) >= offset:
             kd = 0.0
-        contact_material_out[c] = wp.vec4(ke, kd, mu, offset)
-        contact_body_out[c] = body
-        contact_point_out[c] = local
-        contact_normal_out[c] = wp.quat_rotate_inv(wp.transform_get_rotation(X), normal)
-        contact_disp_out[c] = wp.transform_point(X, local)
+        cd.material[c] = wp.vec4(ke, kd, mu, offset)
+        cd.body[c] = body
+        cd.point[c] = local
+        cd.normal[c] = wp.quat_rotate_inv(wp.transform_get_rotation(X), normal)
+        cd.disp[c] = wp.transform_point(X, local)
         # The body gathers it too (only what its particle kept, so the pair stays equal and opposite);
         # past its list's capacity the body scans every record instead (counted).
-        bslot = wp.atomic_add(body_contact_count, body, 1)
-        if bslot < body_contact.shape[1]:
-            body_contact[body, bslot] = c
+        bslot = wp.atomic_add(body_lists.count, body, 1)
+        if bslot < body_lists.slots.shape[1]:
+            body_lists.slots[body, bslot] = c
         else:
-            wp.atomic_add(body_contact_overflow, 0, 1)
+            wp.atomic_add(body_lists.overflow, 0, 1)
         return
     if body >= 0:
         X = body_q_in[body]
@@ -312,14 +335,14 @@ def _prepare_contacts(
             normal = wp.quat_rotate(wp.transform_get_rotation(X1), wp.quat_rotate_inv(wp.transform_get_rotation(X), normal))
         else:
             qd = body_qd_in[body]
-            com = wp.transform_point(X, body_com[body])
+            com = wp.transform_point(X, shapes.body_com[body])
             disp = dt * (wp.spatial_top(qd) + wp.cross(wp.spatial_bottom(qd), point - com))
     if wp.dot(normal, x_c - (point + disp)) >= offset:
         kd = 0.0
-    contact_material_out[c] = wp.vec4(ke, kd, mu, offset)
-    contact_point_out[c] = point + disp
-    contact_normal_out[c] = normal
-    contact_disp_out[c] = disp
+    cd.material[c] = wp.vec4(ke, kd, mu, offset)
+    cd.point[c] = point + disp
+    cd.normal[c] = normal
+    cd.disp[c] = disp
 
 
 def prepare_contacts(model, state_in, state_out, contacts, work, dt: float, external_bodies: bool,
@@ -348,23 +371,62 @@ def prepare_contacts(model, state_in, state_out, contacts, work, dt: float, exte
     body_q_in = state_in.body_q if model.body_count else work.empty_transform
     body_qd_in = state_in.body_qd if model.body_count else work.empty_twist
     body_q_out = state_out.body_q if model.body_count else work.empty_transform
+    args = _prepare_args.get(work)
+    if args is None:
+        args = _prepare_args[work] = _PrepareArgs()
     lists = coupling.lists() if coupling is not None else work.no_body_lists
+    shapes, records, body_lists = args.bind(model, contacts, lists, work.empty_vec3)
     launch(
         _prepare_contacts,
         dim=contacts.soft_contact_max,
-        inputs=[model.particle_radius, model.shape_body, model.shape_margin, model.shape_material_ke,
-                model.shape_material_kd, model.shape_material_mu,
-                model.body_com if model.body_count else work.empty_vec3,
-                float(model.soft_contact_ke), float(model.soft_contact_kd), float(model.soft_contact_mu), float(dt),
-                int(external_bodies), float(work.ramp_k_start), lists[0],
-                contacts.soft_contact_count, contacts.soft_contact_indices, contacts.soft_contact_shape,
-                contacts.soft_contact_body_pos, contacts.soft_contact_normal, contacts.soft_contact_barycentric,
+        inputs=[shapes, float(model.soft_contact_ke), float(model.soft_contact_kd), float(model.soft_contact_mu),
+                float(dt), int(external_bodies), float(work.ramp_k_start), records,
                 state_out.particle_q, body_q_in, body_qd_in, body_q_out],
-        outputs=[work.particle_contact_count, work.particle_contact, work.contact_body, work.contact_point,
-                 work.contact_normal, work.contact_disp, work.contact_material, work.contact_k, work.contact_overflow,
-                 *lists[1:]],
+        outputs=[work.contact_data, work.contact_overflow, body_lists],
         device=model.device,
     )
+
+
+_SHAPE_ARRAYS = operator.attrgetter("particle_radius", "shape_body", "shape_margin", "shape_material_ke",
+                                    "shape_material_kd", "shape_material_mu")
+_RECORD_ARRAYS = operator.attrgetter("soft_contact_count", "soft_contact_indices", "soft_contact_barycentric",
+                                     "soft_contact_shape", "soft_contact_body_pos", "soft_contact_normal")
+
+
+class _PrepareArgs:
+    """The struct arguments of ``_prepare_contacts`` for one solver, kept between steps.
+
+    A struct is packed by reference and keyed by identity in :func:`steel.launches.launch`: kept, it replays its
+    recorded launch; rebuilt per step, it would record a new one every step. So each struct is built once and
+    its fields are reassigned only when an array they hold is rebound: the model's (compared by identity each
+    step), a new or changed ``Contacts`` (another object, or an array rebound on it), or the coupling's lists.
+    """
+
+    def __init__(self):
+        self.shapes = ShapeContactModel()
+        self.records = SoftContactRecords()
+        self.body_lists = BodyContactLists()
+        self._bound = (None, None, None)  # the arrays each struct holds
+
+    def bind(self, model, contacts, lists: tuple, empty_vec3) -> tuple:
+        """``(shapes, records, body_lists)`` holding the arrays of ``model``, ``contacts`` and ``lists``."""
+        shape_arrays = _SHAPE_ARRAYS(model) + (model.body_com if model.body_count else empty_vec3,)
+        record_arrays = _RECORD_ARRAYS(contacts)
+        bound = self._bound
+        if shape_arrays != bound[0]:
+            for field, array in zip(ShapeContactModel.vars, shape_arrays):
+                setattr(self.shapes, field, array)
+        if record_arrays != bound[1]:
+            for field, array in zip(SoftContactRecords.vars, record_arrays):
+                setattr(self.records, field, array)
+        if lists != bound[2]:
+            for field, array in zip(BodyContactLists.vars, lists):
+                setattr(self.body_lists, field, array)
+        self._bound = (shape_arrays, record_arrays, lists)
+        return self.shapes, self.records, self.body_lists
+
+
+_prepare_args: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # ParticleWork -> its _PrepareArgs
 
 
 @wp.kernel
