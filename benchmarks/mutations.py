@@ -78,8 +78,8 @@ CORE = (
     Mutation(
         "core", "SolverSteel friction mu x 0.98",
         "solvers/steel/contacts/rows.py",
-        "mu = (0.5 * cm.shape_mu[s0] + 0.5 * cm.shape_mu[s1]) * opt.friction_scale",
-        "mu = (0.49 * cm.shape_mu[s0] + 0.49 * cm.shape_mu[s1]) * opt.friction_scale",
+        "mu = (0.5 * cm_shape_mu[s0] + 0.5 * cm_shape_mu[s1]) * opt.friction_scale",
+        "mu = (0.49 * cm_shape_mu[s0] + 0.49 * cm_shape_mu[s1]) * opt.friction_scale",
         ("tests/solvers/steel/test_contacts.py::test_box_on_a_20_degree_incline_sticks_or_slides_per_coulomb",),
     ),
     Mutation(
@@ -92,8 +92,8 @@ CORE = (
     Mutation(
         "core", "SolverSteel pair friction is the max of the two shapes, not the mean",
         "solvers/steel/contacts/rows.py",
-        "mu = (0.5 * cm.shape_mu[s0] + 0.5 * cm.shape_mu[s1]) * opt.friction_scale",
-        "mu = wp.max(cm.shape_mu[s0], cm.shape_mu[s1]) * opt.friction_scale",
+        "mu = (0.5 * cm_shape_mu[s0] + 0.5 * cm_shape_mu[s1]) * opt.friction_scale",
+        "mu = wp.max(cm_shape_mu[s0], cm_shape_mu[s1]) * opt.friction_scale",
         ("tests/solvers/test_mixed_materials.py::test_steel_friction_is_the_mean_of_the_two_shapes_as_in_the_reference",),
     ),
     Mutation(

@@ -8,7 +8,7 @@ import newton
 
 from .data import ArticulationData
 from .dynamics import eval_articulation_dynamics
-from .factor import factor_mass_matrix, factor_view, solve_mass_matrix
+from .factor import factor_mass_matrix, solve_mass_matrix
 from .kinematics import eval_articulation_kinematics
 from .topology import ArticulationPlan
 from ..structs import require_contiguous
@@ -28,7 +28,6 @@ class ArticulationCore:
         self.model = model
         self.plan = ArticulationPlan(model)
         self.data = ArticulationData(self.plan)
-        self.factor_view = factor_view(self.plan, self.data)  # what the impulse solves read (factor.py)
         # Read by the native snippets of factor.py and dynamics.py through .data (structs.py).
         require_contiguous("ArticulationCore", joint_qd_start=model.joint_qd_start, joint_child=model.joint_child,
                            joint_armature=model.joint_armature, dof_parent=self.plan.dof_parent,

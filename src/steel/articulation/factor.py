@@ -18,7 +18,6 @@ import warp as wp
 from .data import ArticulationData
 from .topology import ArticulationPlan
 from ..launches import launch
-from ..structs import struct_of
 
 MIN_PIVOT = wp.constant(1.0e-12)
 
@@ -361,17 +360,14 @@ def tree_solve_mass_matrix(plan: ArticulationPlan, data: ArticulationData, rhs: 
 
 @wp.struct
 class FactorView:
-    """The factor of every articulation's ``H`` as the impulse solves read it (``ArticulationCore.factor_view``):
-    which factor applies, the DOF parent chains and the factor entries. Built once per core; never rebound."""
+    """The factor of every articulation's ``H`` as the impulse solves read it: which factor applies, the DOF
+    parent chains and the factor entries. The sweep kernels take the three as plain arguments (Warp's CPU launch
+    specializes those for unit strides, not arrays inside a struct argument) and build this struct inside, for
+    the force-inlined functions that pass it down."""
 
     use_tree: int  # 1: the tree-sparse H = L^T L (parents numbered before children), 0: the dense H = L L^T
     dof_parent: wp.array[int]  # the DOF above each DOF in the tree-sparse factor, -1: a root  (dof,)
     mass_factor: wp.array[float]  # the factor L, one block per articulation at plan.mass_start  (sum n_a²,)
-
-
-def factor_view(plan: ArticulationPlan, data: ArticulationData) -> FactorView:
-    """The :class:`FactorView` of ``plan`` and ``data``."""
-    return struct_of(FactorView, plan, data, use_tree=int(plan.tree_factor_ok))
 
 
 @wp.func

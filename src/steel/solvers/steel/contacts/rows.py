@@ -204,37 +204,98 @@ def _contact_rows(
     slots: ContactSlots,
     dormant_record_out: wp.array[DormantRecord],
 ):
+    # The groups' arrays, unpacked once: Warp copies an array header (about 80 bytes) out of a struct argument at
+    # each field access, inside the loop below once per contact and use (the scalar options are read in place).
+    ci_count = ci.count
+    ci_damping = ci.damping
+    ci_friction_weight = ci.friction_weight
+    ci_margin0 = ci.margin0
+    ci_margin1 = ci.margin1
+    ci_match_generation = ci.match_generation
+    ci_match_index = ci.match_index
+    ci_normal = ci.normal
+    ci_offset0 = ci.offset0
+    ci_offset1 = ci.offset1
+    ci_point0 = ci.point0
+    ci_point1 = ci.point1
+    ci_shape0 = ci.shape0
+    ci_shape1 = ci.shape1
+    ci_stiffness = ci.stiffness
+    ci_surface_velocity = ci.surface_velocity
+    cm_art_dof_count = cm.art_dof_count
+    cm_art_dof_start = cm.art_dof_start
+    cm_art_mass_start = cm.art_mass_start
+    cm_body_articulation = cm.body_articulation
+    cm_body_com = cm.body_com
+    cm_body_is_free = cm.body_is_free
+    cm_body_is_global = cm.body_is_global
+    cm_body_joint = cm.body_joint
+    cm_body_max_depenetration = cm.body_max_depenetration
+    cm_body_responds = cm.body_responds
+    cm_body_row_world = cm.body_row_world
+    cm_gravity = cm.gravity
+    cm_joint_parent_joint = cm.joint_parent_joint
+    cm_joint_qd_start = cm.joint_qd_start
+    cm_shape_adhesion = cm.shape_adhesion
+    cm_shape_body = cm.shape_body
+    cm_shape_condim = cm.shape_condim
+    cm_shape_mu = cm.shape_mu
+    cm_shape_mu_rolling = cm.shape_mu_rolling
+    cm_shape_mu_torsional = cm.shape_mu_torsional
+    cm_shape_restitution = cm.shape_restitution
+    cm_shape_torsion_radius = cm.shape_torsion_radius
+    hist_age = hist.age
+    hist_anchor0 = hist.anchor0
+    hist_anchor1 = hist.anchor1
+    hist_carried = hist.carried
+    hist_count = hist.count
+    hist_force_n = hist.force_n
+    hist_force_t = hist.force_t
+    hist_index = hist.index
+    hist_key = hist.key
+    hist_point0 = hist.point0
+    hist_point1 = hist.point1
+    hist_position = hist.position
+    hist_solved_generation = hist.solved_generation
+    slots_age = slots.age
+    slots_anchor0 = slots.anchor0
+    slots_anchor1 = slots.anchor1
+    slots_impact = slots.impact
+    slots_release1 = slots.release1
+    slots_row = slots.row
+    slots_row_count = slots.row_count
+    slots_world = slots.world
     # One thread per slot on CUDA; on the CPU one thread walks every slot in order (contact_threads).
     # The history's first record of the last shape pair looked up: a pair's contacts lie side by side.
     searched_key = int(-1)
     key_start = int(0)
-    up = -wp.normalize(cm.gravity[0])  # the sweep key's height axis (below)
-    for c in range(wp.tid(), wp.min(ci.count[0], ci.normal.shape[0]), threads):
-        slots.row[c] = -1
-        slots.row_count[c] = 0
+    up = -wp.normalize(cm_gravity[0])  # the sweep key's height axis (below)
+    for c in range(wp.tid(), wp.min(ci_count[0], ci_normal.shape[0]), threads):
+        slots_row[c] = -1
+        slots_row_count[c] = 0
         carry = CarriedRecord()  # inactive unless this contact carries a record (contacts/history.py)
-        hist.carried[c] = carry
-        s0 = ci.shape0[c]
-        s1 = ci.shape1[c]
+        hist_carried[c] = carry
+        s0 = ci_shape0[c]
+        s1 = ci_shape1[c]
         if s0 < 0 or s1 < 0 or s0 >= cm.shape_count or s1 >= cm.shape_count:  # none, or not a shape (inputs.py)
             continue
         pair_key = s0 * cm.shape_count + s1  # the history's key (contacts/history.py)
-        b0 = cm.shape_body[s0]
-        b1 = cm.shape_body[s1]
-        moves0 = b0 >= 0 and cm.body_responds[b0] != 0
-        moves1 = b1 >= 0 and cm.body_responds[b1] != 0
+        b0 = cm_shape_body[s0]
+        b1 = cm_shape_body[s1]
+        moves0 = b0 >= 0 and cm_body_responds[b0] != 0
+        moves1 = b1 >= 0 and cm_body_responds[b1] != 0
         if not moves0 and not moves1:
             continue
         world = int(0)
         if moves1:
-            world = cm.body_row_world[b1]
+            world = cm_body_row_world[b1]
         else:
-            world = cm.body_row_world[b0]
+            world = cm_body_row_world[b0]
         # Rows of a moving global body (solved with world 0) also flag the global entry when lost.
         global_entry = int(-1)
-        if (moves0 and cm.body_is_global[b0] != 0) or (moves1 and cm.body_is_global[b1] != 0):
+        if (moves0 and cm_body_is_global[b0] != 0) or (moves1 and cm_body_is_global[b1] != 0):
             global_entry = rows.constraint_overflow.shape[0] - 1
-        if moves0 and moves1 and cm.body_row_world[b0] != cm.body_row_world[b1]:
+        if moves0 and moves1 and cm_body_row_world[b0] != cm_body_row_world[b1]:
             # A moving global body touching a moving body of another world would couple two worlds'
             # sweeps: no capacity can solve it, so the contact is dropped, counted and flagged.
             # Each side flags its own entry: the global entry for the global body, the world's otherwise.
@@ -242,8 +303,8 @@ def _contact_rows(
                 b = b0
                 if side == 1:
                     b = b1
-                entry = cm.body_row_world[b]
-                if cm.body_is_global[b] != 0:
+                entry = cm_body_row_world[b]
+                if cm_body_is_global[b] != 0:
                     entry = rows.constraint_overflow.shape[0] - 1
                 else:
                     wp.atomic_add(rows.world_rows_dropped, entry, FAMILY_ARTICULATED, 1)
@@ -252,52 +313,52 @@ def _contact_rows(
         # A contact of an asleep island (which touches nothing awake: it would have woken) keeps its
         # history record unchanged (contacts/history.py) and, when its rows are skipped, gets none.
         asleep = int(0)
-        if sleep_mode != 0 and ((moves0 and articulation_asleep[cm.body_articulation[b0]] != 0)
-                                or (moves1 and articulation_asleep[cm.body_articulation[b1]] != 0)):
+        if sleep_mode != 0 and ((moves0 and articulation_asleep[cm_body_articulation[b0]] != 0)
+                                or (moves1 and articulation_asleep[cm_body_articulation[b1]] != 0)):
             asleep = 1
         # Last step's record of this contact: carried by an asleep one, the warm start's seeds otherwise.
         found = int(-1)
         if opt.warm_start != 0 or asleep != 0:
             if pair_key != searched_key:
-                guess = guess_first_record(c, pair_key, hist.count[0], hist.key, hist.position)
+                guess = guess_first_record(c, pair_key, hist_count[0], hist_key, hist_position)
                 if guess >= 0:
                     key_start = guess
                 else:
-                    key_start = next_first_record(pair_key, searched_key, key_start, hist.count[0], hist.key)
+                    key_start = next_first_record(pair_key, searched_key, key_start, hist_count[0], hist_key)
                 searched_key = pair_key
-            found = find_record(key_start, pair_key, ci.point0[c], ci.point1[c], hist.count[0],
-                                hist.key, hist.index, hist.point0, hist.point1)
+            found = find_record(key_start, pair_key, ci_point0[c], ci_point1[c], hist_count[0],
+                                hist_key, hist_index, hist_point0, hist_point1)
         if asleep != 0:
             if found >= 0:
                 carry.active = 1
-                carry.point0 = hist.point0[found]
-                carry.point1 = hist.point1[found]
-                carry.force_n = hist.force_n[found]
-                carry.force_t = hist.force_t[found]
-                slots.anchor0[c] = hist.anchor0[found]
-                slots.anchor1[c] = hist.anchor1[found]
-                slots.age[c] = hist.age[found]
-                slots.world[c] = world
-                hist.carried[c] = carry
+                carry.point0 = hist_point0[found]
+                carry.point1 = hist_point1[found]
+                carry.force_n = hist_force_n[found]
+                carry.force_t = hist_force_t[found]
+                slots_anchor0[c] = hist_anchor0[found]
+                slots_anchor1[c] = hist_anchor1[found]
+                slots_age[c] = hist_age[found]
+                slots_world[c] = world
+                hist_carried[c] = carry
             if sleep_mode == 2:
                 continue
 
         X0 = _body_pose(b0, body_q)
         X1 = _body_pose(b1, body_q)
-        n = ci.normal[c]
-        phi = wp.dot(n, wp.transform_point(X1, ci.point1[c]) - wp.transform_point(X0, ci.point0[c]))
-        phi -= ci.margin0[c] + ci.margin1[c]
+        n = ci_normal[c]
+        phi = wp.dot(n, wp.transform_point(X1, ci_point1[c]) - wp.transform_point(X0, ci_point0[c]))
+        phi -= ci_margin0[c] + ci_margin1[c]
         if opt.gap_gate >= 0.0 and phi > opt.gap_gate:
             continue
-        a0 = wp.transform_point(X0, ci.point0[c] + ci.offset0[c])
-        a1 = wp.transform_point(X1, ci.point1[c] + ci.offset1[c])
+        a0 = wp.transform_point(X0, ci_point0[c] + ci_offset0[c])
+        a1 = wp.transform_point(X1, ci_point1[c] + ci_offset1[c])
 
-        mu = (0.5 * cm.shape_mu[s0] + 0.5 * cm.shape_mu[s1]) * opt.friction_scale  # halves first: no overflow to inf
+        mu = (0.5 * cm_shape_mu[s0] + 0.5 * cm_shape_mu[s1]) * opt.friction_scale  # halves first: no overflow to inf
         stiffness = float(0.0)  # contact_compliance (contacts/compliance.py): positive for a compliant contact
         if opt.compliance_enabled != 0:
-            stiffness = ci.stiffness[c]
-            if stiffness > 0.0 and ci.friction_weight[c] > 0.0:
-                mu *= ci.friction_weight[c]
+            stiffness = ci_stiffness[c]
+            if stiffness > 0.0 and ci_friction_weight[c] > 0.0:
+                mu *= ci_friction_weight[c]
             if wp.isinf(stiffness):
                 stiffness = 0.0  # infinitely stiff: the rigid law (contacts/compliance.py)
         friction = mu > 0.0 and phi <= opt.friction_gap_max
@@ -305,8 +366,8 @@ def _contact_rows(
         # The contact's role in its region (contacts/patches.py): a patch anchor, and the torsion row's host.
         roles = wp.vec3i(1, 1, c)
         if (opt.anchor_beta > 0.0 and friction) or opt.patch_torsion_enabled != 0:
-            roles = region_roles(c, ci.count[0], cm.shape_body, ci.shape0, ci.shape1, ci.normal,
-                                 ci.point1, body_q)
+            roles = region_roles(c, ci_count[0], cm_shape_body, ci_shape0, ci_shape1, ci_normal,
+                                 ci_point1, body_q)
         if opt.anchor_beta > 0.0:
             # Friction patches: only a region's anchors carry the friction pair.
             friction_kind = ROW_PATCH
@@ -316,7 +377,7 @@ def _contact_rows(
         if friction:
             count = 3
         family = FAMILY_FREE_BODY
-        if (moves0 and cm.body_is_free[b0] == 0) or (moves1 and cm.body_is_free[b1] == 0):
+        if (moves0 and cm_body_is_free[b0] == 0) or (moves1 and cm_body_is_free[b1] == 0):
             family = FAMILY_ARTICULATED
         if friction and coupled_contact(opt.friction_mode, int(family == FAMILY_FREE_BODY)):
             friction_kind = ROW_COUPLED  # solved with its normal row (contacts/friction_modes.py)
@@ -324,24 +385,24 @@ def _contact_rows(
         # no sliding friction: they follow the normal row directly when mu is zero.
         mu_angular = wp.vec2(0.0)
         if opt.torsion_enabled != 0 and family == FAMILY_FREE_BODY and phi <= opt.friction_gap_max:
-            mu_angular = angular_coefficients(s0, s1, cm.shape_condim, cm.shape_mu_torsional, cm.shape_mu_rolling)
+            mu_angular = angular_coefficients(s0, s1, cm_shape_condim, cm_shape_mu_torsional, cm_shape_mu_rolling)
         first_angular = count
         count += angular_row_count(mu_angular)
         # Patch torsion (contacts/torsion.py): the first contact of each region of an articulated body whose
         # shapes carry a radius ends with one torsion row, bounded by r (mu N - sliding) in the sweep.
         torsion_mu = float(0.0)
         if opt.patch_torsion_enabled != 0 and family == FAMILY_ARTICULATED and mu > 0.0 and phi <= opt.friction_gap_max:
-            radius = torsion_radius(s0, s1, cm.shape_torsion_radius)
+            radius = torsion_radius(s0, s1, cm_shape_torsion_radius)
             if radius > 0.0 and roles[1] != 0:
                 torsion_mu = radius * mu
                 count += 1
         r = reserve_rows(rows, world, family, count, global_entry)
         if r < 0:
-            slots.row[c] = -2  # lost to the capacity (not excluded on purpose: contacts/compliance.py counts it)
+            slots_row[c] = -2  # lost to the capacity (not excluded on purpose: contacts/compliance.py counts it)
             continue
-        slots.row[c] = r
-        slots.row_count[c] = count
-        slots.world[c] = world
+        slots_row[c] = r
+        slots_row_count[c] = count
+        slots_world[c] = world
 
         # Normal row target.
         target = float(0.0)
@@ -350,22 +411,22 @@ def _contact_rows(
         else:
             target = -opt.baumgarte * phi / dt
             max_push = _DEPENETRATION_SPEED_MAX
-            if moves0 and cm.body_is_free[b0] != 0:
-                max_push = wp.min(max_push, cm.body_max_depenetration[b0])
-            if moves1 and cm.body_is_free[b1] != 0:
-                max_push = wp.min(max_push, cm.body_max_depenetration[b1])
+            if moves0 and cm_body_is_free[b0] != 0:
+                max_push = wp.min(max_push, cm_body_max_depenetration[b0])
+            if moves1 and cm_body_is_free[b1] != 0:
+                max_push = wp.min(max_push, cm_body_max_depenetration[b1])
             target = wp.min(target, max_push)
         # Closing speed at the start of the step, at the normal row's points (rows/opt.shared_anchor.py):
         # decides rebounds, and marks impacts, whose impulse is a one-off and must not seed the next step
         # (see contacts/history.py).
         pn0, pn1 = row_points(0, ROW_CONTACT, a0, a1, opt.shared_anchor, opt.friction_shared_anchor)
         # The centres of mass serve the closing speed and the sweep key below (formed once each).
-        com0 = _body_com(b0, X0, cm.body_com)
-        com1 = _body_com(b1, X1, cm.body_com)
-        u0 = wp.dot(n, _point_velocity(b1, pn1, com1, body_qd, cm.body_articulation)
-                    - _point_velocity(b0, pn0, com0, body_qd, cm.body_articulation))
+        com0 = _body_com(b0, X0, cm_body_com)
+        com1 = _body_com(b1, X1, cm_body_com)
+        u0 = wp.dot(n, _point_velocity(b1, pn1, com1, body_qd, cm_body_articulation)
+                    - _point_velocity(b0, pn0, com0, body_qd, cm_body_articulation))
         reaches = phi + dt * u0 <= 0.0
-        slots.impact[c] = int(-u0 >= wp.min(opt.restitution_threshold, IMPACT_SPEED) and reaches)
+        slots_impact[c] = int(-u0 >= wp.min(opt.restitution_threshold, IMPACT_SPEED) and reaches)
         # Velocity-only sweeps (velocity_iterations): no position bias. A positive gap keeps its
         # allowance while its linearized end-of-step gap stays open (the sweep tests gap_speed).
         velocity_target = float(0.0)
@@ -381,13 +442,13 @@ def _contact_rows(
         if stiffness > 0.0:
             # The spring-damper law replaces the rigid one; a compliant contact never rebounds (a positive
             # restitution is rejected at step, contacts/compliance.py).
-            law = compliant_law(phi, stiffness, ci.damping[c], dt)
+            law = compliant_law(phi, stiffness, ci_damping[c], dt)
             target = law[0]
             softness = law[1]
             velocity_target = 0.0
             gap_speed = -UNBOUNDED
         elif opt.restitution_enabled != 0 and -u0 >= opt.restitution_threshold and reaches:
-            e = wp.clamp(0.5 * (cm.shape_restitution[s0] + cm.shape_restitution[s1]), 0.0, 1.0)
+            e = wp.clamp(0.5 * (cm_shape_restitution[s0] + cm_shape_restitution[s1]), 0.0, 1.0)
             if e > 0.0:
                 row_regularization = 0.0
                 target = -e * u0
@@ -407,12 +468,12 @@ def _contact_rows(
         t1 = _tangent(n)
         t2 = wp.cross(n, t1)
         # A moving surface (contacts/surface_velocity.py): friction drives (v1 - v0)_t toward -s_t.
-        surface_t = surface_tangent_velocity(c, ci.surface_velocity_enabled, ci.surface_velocity, n)
+        surface_t = surface_tangent_velocity(c, ci.surface_velocity_enabled, ci_surface_velocity, n)
         # The sides' DOF ranges; a self-contact's rows get one side holding J0 + J1 (contacts/sides.py).
-        side0 = contact_side(b0, cm.body_articulation, cm.body_responds, cm.art_dof_start, cm.art_dof_count,
-                             cm.art_mass_start)
-        side1 = contact_side(b1, cm.body_articulation, cm.body_responds, cm.art_dof_start, cm.art_dof_count,
-                             cm.art_mass_start)
+        side0 = contact_side(b0, cm_body_articulation, cm_body_responds, cm_art_dof_start, cm_art_dof_count,
+                             cm_art_mass_start)
+        side1 = contact_side(b1, cm_body_articulation, cm_body_responds, cm_art_dof_start, cm_art_dof_count,
+                             cm_art_mass_start)
         side_of_1 = int(1)  # the side body 1's Jacobian goes to
         range1 = side1
         if shares_side(side0, side1):
@@ -452,12 +513,12 @@ def _contact_rows(
                 p0, p1 = row_points(k, kind, a0, a1, opt.shared_anchor, opt.friction_shared_anchor)
                 if side0[3] >= 0:
                     add_point_jacobian(rows, side_offset(rows, row, 0), b0, p0 - articulation_origin[side0[3]], d,
-                                       -1.0, angular, side0[0], cm.body_joint, cm.joint_parent_joint,
-                                       cm.joint_qd_start, dof_S)
+                                       -1.0, angular, side0[0], cm_body_joint, cm_joint_parent_joint,
+                                       cm_joint_qd_start, dof_S)
                 if side1[3] >= 0:
                     add_point_jacobian(rows, side_offset(rows, row, side_of_1), b1,
-                                       p1 - articulation_origin[side1[3]], d, 1.0, angular, side1[0], cm.body_joint,
-                                       cm.joint_parent_joint, cm.joint_qd_start, dof_S)
+                                       p1 - articulation_origin[side1[3]], d, 1.0, angular, side1[0], cm_body_joint,
+                                       cm_joint_parent_joint, cm_joint_qd_start, dof_S)
             rows.kind[row] = kind
             rows.inv_mass[row] = -1.0  # response not formed yet (see sweep/pgs.py)
             surface_target = float(0.0)
@@ -484,39 +545,39 @@ def _contact_rows(
         rows.compliance[r] = softness
         rows.velocity_target[r] = velocity_target
         rows.gap_speed[r] = gap_speed
-        rows.preload[r] = -adhesion_pull(s0, s1, opt.adhesion_enabled, cm.shape_adhesion) * dt  # contacts/adhesion.py
+        rows.preload[r] = -adhesion_pull(s0, s1, opt.adhesion_enabled, cm_shape_adhesion) * dt  # contacts/adhesion.py
 
         # Friction history: warm start and anchors (see contacts/history.py).
-        anchor0 = ci.point0[c] + ci.offset0[c]
-        anchor1 = ci.point1[c] + ci.offset1[c]
+        anchor0 = ci_point0[c] + ci_offset0[c]
+        anchor1 = ci_point1[c] + ci_offset1[c]
         # Ahead by the surface's displacement over this step, so a contact riding a moving surface reads
         # no slip next step (contacts/surface_velocity.py).
         surface_shift = surface_t * dt
         if ci.surface_velocity_enabled != 0:
             anchor1 += wp.quat_rotate_inv(wp.transform_get_rotation(X1), surface_shift)
-        slots.release1[c] = anchor1  # where the history re-anchors a released (sliding) contact
+        slots_release1[c] = anchor1  # where the history re-anchors a released (sliding) contact
         rec = int(-1)
         if opt.warm_start != 0:
             rec = found
         age = int(0)
         if rec >= 0:
-            age = hist.age[rec] + 1
+            age = hist_age[rec] + 1
             if age >= SETTLED_AGE:
-                rows.impulse[r] = WARM_NORMAL * hist.force_n[rec] * dt
+                rows.impulse[r] = WARM_NORMAL * hist_force_n[rec] * dt
         if asleep == 0:
-            slots.age[c] = age
+            slots_age[c] = age
         if friction and opt.anchor_beta > 0.0 and age >= SETTLED_AGE:
             rows.regularization[r + 1] = ANCHOR_REGULARIZATION  # see ANCHOR_REGULARIZATION; fresh: rigid
             rows.regularization[r + 2] = ANCHOR_REGULARIZATION
         if rec >= 0 and friction:
-            ft = hist.force_t[rec] * dt
+            ft = hist_force_t[rec] * dt
             rows.impulse[r + 1] = wp.dot(ft, t1)  # clamped to the disk by the sweep's first pass
             rows.impulse[r + 2] = wp.dot(ft, t2)
             if opt.anchor_beta > 0.0:
                 # The anchors are last step's contact points (material points of each body) offset by
                 # the slip carried so far; their separation under the current poses is that slip plus
                 # what the contact slid during the last step. Only its tangential part is slip.
-                sep = wp.transform_point(X1, hist.anchor1[rec]) - wp.transform_point(X0, hist.anchor0[rec])
+                sep = wp.transform_point(X1, hist_anchor1[rec]) - wp.transform_point(X0, hist_anchor0[rec])
                 slip = sep - wp.dot(sep, n) * n
                 rows.target[r + 1] += -opt.anchor_beta * wp.dot(slip, t1) / dt
                 rows.target[r + 2] += -opt.anchor_beta * wp.dot(slip, t2) / dt
@@ -532,18 +593,18 @@ def _contact_rows(
                 # anchors, that sum only grew: a box resting on a 20-degree plane shape stretched its anchor
                 # pair by ~0.005 um per step, the sweep built an internal friction force against the stretch
                 # until one anchor's disk saturated, and the box crept (0.5 um over 9 s; with the conjugate
-                # round trip below, 7 um/s). A tilted cm.gravity hid it: identity quaternions, exact rounding.
+                # round trip below, 7 um/s). A tilted cm_gravity hid it: identity quaternions, exact rounding.
                 # Rejected: projecting the stretch out of each patch's anchor pair, which leaves it between the
                 # regions of one body pair (a box bridging two supports).
                 offset1 = a0 - a1 + slip + wp.dot(a1 - a0, n) * n  # = slip - (a1 - a0) tangential [m]
-                placed1 = ci.point1[c] + ci.offset1[c] + wp.quat_rotate_inv(
+                placed1 = ci_point1[c] + ci_offset1[c] + wp.quat_rotate_inv(
                     wp.transform_get_rotation(X1), offset1 + surface_shift)
                 keep = ci.surface_velocity_enabled == 0 \
-                    and wp.length(anchor0 - hist.anchor0[rec]) <= ANCHOR_KEEP_DISTANCE \
-                    and wp.length(placed1 - hist.anchor1[rec]) <= ANCHOR_KEEP_DISTANCE
+                    and wp.length(anchor0 - hist_anchor0[rec]) <= ANCHOR_KEEP_DISTANCE \
+                    and wp.length(placed1 - hist_anchor1[rec]) <= ANCHOR_KEEP_DISTANCE
                 if keep:
-                    anchor0 = hist.anchor0[rec]
-                    anchor1 = hist.anchor1[rec]
+                    anchor0 = hist_anchor0[rec]
+                    anchor1 = hist_anchor1[rec]
                 else:
                     # Re-anchor at this step's contact points, carrying the slip: a rolling contact moves
                     # over both surfaces without slipping, and anchors left on the material points it
@@ -557,17 +618,17 @@ def _contact_rows(
                     anchor1 = placed1
         if opt.contact_warmstart != 0:
             # The matched predecessor's impulses replace the shape-pair history's seeds; unmatched: cold.
-            prev = predecessor(c, same_buffer, ci.match_generation, hist.solved_generation, hist.count, ci.match_index)
+            prev = predecessor(c, same_buffer, ci_match_generation, hist_solved_generation, hist_count, ci_match_index)
             carried = wp.vec3(0.0)
             if prev >= 0:
-                carried = carried_impulses(prev, dt, opt.warmstart_decay, mu, t1, t2, hist.force_n, hist.force_t)
+                carried = carried_impulses(prev, dt, opt.warmstart_decay, mu, t1, t2, hist_force_n, hist_force_t)
             rows.impulse[r] = carried[0]
             if friction:
                 rows.impulse[r + 1] = carried[1]
                 rows.impulse[r + 2] = carried[2]
         if asleep == 0:
-            slots.anchor0[c] = anchor0
-            slots.anchor1[c] = anchor1
+            slots_anchor0[c] = anchor0
+            slots_anchor1[c] = anchor1
         if translational > 0:
             # The rows' impulses are known now: a contact that provably cannot act at the start of the sweep
             # keeps only the gate reference and what its walk needs (contacts/dormant.py).
@@ -584,8 +645,8 @@ def _contact_rows(
                     if rows.impulse[r + k] != 0.0:
                         dormant = 0
             if dormant != 0:
-                norm = side_norm(b0, int(side0[3] >= 0), arm0, cm.body_joint, path_sums)
-                norm += side_norm(b1, int(side1[3] >= 0), arm1, cm.body_joint, path_sums)
+                norm = side_norm(b0, int(side0[3] >= 0), arm0, cm_body_joint, path_sums)
+                norm += side_norm(b1, int(side1[3] >= 0), arm1, cm_body_joint, path_sums)
                 bound = dormant_bound(u0, norm, contact_spread(side0[3], side1[3], spread), dormant_allowance)
                 # Only a row whose margin outlasts the drift its world's last sweep reached: a row the sweep would
                 # materialize anyway costs more there than its build saved (any choice keeps the bound valid).
@@ -600,8 +661,8 @@ def _contact_rows(
             if dormant == 0:
                 walked = dormant_record(arm0, arm1, side0, side1, side_of_1)  # the sides as a dormant walk reads them
                 write_contact_jacobians(rows, r, translational, b0, int(walked.start0), arm0, b1, int(walked.start1),
-                                        side_of_1, arm1, n, t1, t2, cm.body_joint, cm.joint_parent_joint,
-                                        cm.joint_qd_start, dof_S)
+                                        side_of_1, arm1, n, t1, t2, cm_body_joint, cm_joint_parent_joint,
+                                        cm_joint_qd_start, dof_S)
 
 
 def build_contact_rows(sm, sd, contacts, state_body_q, state_body_qd, dt: float, dormant_bounds: bool) -> None:

@@ -474,8 +474,10 @@ def _sweep(
     friction_mode: int,
     relaxation: float,
     cfm: float,
-    # Factor of the core:
-    factor: FactorView,
+    # Factor of the core (FactorView's fields as plain arguments: see the comment below):
+    use_tree: int,
+    dof_parent: wp.array[int],
+    mass_factor: wp.array[float],
     # enable_bilateral_preelimination in effect, bilateral_preelimination_include_mimics:
     bilateral: int,
     include_mimics: int,
@@ -486,6 +488,14 @@ def _sweep(
     joint_qd: wp.array[float],
 ):
     world = wp.tid()  # one thread per world
+    # The factor's arrays arrive as plain kernel arguments, which Warp's CPU launch specializes for unit strides
+    # (its wp_linear_contiguous path: constant strides fold into the address arithmetic); arrays inside a struct
+    # argument keep their runtime strides (rejected: a FactorView argument, an 8-12 % slower sweep; benchmarks/
+    # README.md, "Declared data"). Built here, the struct is a local the force-inlined callees receive by value.
+    factor = FactorView()
+    factor.use_tree = use_tree
+    factor.dof_parent = dof_parent
+    factor.mass_factor = mass_factor
     base = world * rows.world_row_capacity
     unit_count = _order_units(rows, world, base)
     _reset_gate(rows, world, base, unit_count)
@@ -505,7 +515,9 @@ def _factor_inputs(sm) -> list:
     return [
         float(sm.options.relaxation),
         float(sm.options.cfm),
-        sm.core.factor_view,
+        int(sm.core.plan.tree_factor_ok),
+        sm.core.plan.dof_parent,
+        sm.core.data.mass_factor,
     ]
 
 

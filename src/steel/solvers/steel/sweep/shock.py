@@ -134,13 +134,19 @@ def _shock_pass(
     ratio: float,
     cfm: float,
     up: wp.vec3,
-    # Factor of the core:
-    factor: FactorView,
+    # Factor of the core, as plain arguments (unit-stride specialization; see pgs._sweep):
+    use_tree: int,
+    dof_parent: wp.array[int],
+    mass_factor: wp.array[float],
     # Data in/out: the rows (impulses added), then the velocities.
     rows: RowBuffers,
     joint_qd: wp.array[float],
 ):
     world = wp.tid()  # one thread per world
+    factor = FactorView()
+    factor.use_tree = use_tree
+    factor.dof_parent = dof_parent
+    factor.mass_factor = mass_factor
     base = world * rows.world_row_capacity
     # The sweep left the world's units sorted top down in rows.order, groups marked in rows.span.
     unit_count = int(0)
@@ -262,7 +268,7 @@ def shock_pass(sm, sd, joint_qd: wp.array) -> None:
         _shock_pass,
         dim=rows.world_count,
         inputs=[float(SHOCK_RATIO), float(sm.options.cfm), sm.shock_up,
-                sm.core.factor_view],
+                int(sm.core.plan.tree_factor_ok), sm.core.plan.dof_parent, sm.core.data.mass_factor],
         outputs=[rows.buffers, joint_qd],
         device=sm.model.device,
     )

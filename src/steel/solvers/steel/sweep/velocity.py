@@ -45,14 +45,20 @@ def _velocity_sweep(
     friction_mode: int,
     relaxation: float,
     cfm: float,
-    # Factor of the core:
-    factor: FactorView,
+    # Factor of the core, as plain arguments (unit-stride specialization; see pgs._sweep):
+    use_tree: int,
+    dof_parent: wp.array[int],
+    mass_factor: wp.array[float],
     walk: DormantWalk,
     # Data in/out: the rows (targets replaced, impulses refined), then the velocities.
     rows: RowBuffers,
     joint_qd: wp.array[float],
 ):
     world = wp.tid()  # one thread per world
+    factor = FactorView()
+    factor.use_tree = use_tree
+    factor.dof_parent = dof_parent
+    factor.mass_factor = mass_factor
     base = world * rows.world_row_capacity
     ends = _world_ends(rows, world, base)
     unit_count = int(0)
