@@ -112,3 +112,17 @@ def test_replays_inside_a_cpu_capture_are_captured():
     y.zero_()
     wp.capture_launch(capture.graph)
     np.testing.assert_array_equal(y.numpy(), [2.0, 4.0])
+
+
+def test_launches_inside_a_tape_are_recorded_on_it_and_differentiate():
+    """A recorded (replayable) launch never reaches the tape, so inside ``wp.Tape`` every call is a plain launch:
+    the tape holds it and ``y = 3 x`` gives ``dy/dx = 3``. Fails if a replay (or its recording) runs instead."""
+    x = wp.array(np.arange(4, dtype=np.float32), dtype=float, requires_grad=True, device="cpu")
+    y = wp.zeros(4, dtype=float, requires_grad=True, device="cpu")
+    launch(_axpy, dim=4, inputs=[x, 3.0, 0], outputs=[y], device="cpu")  # recorded outside the tape first
+    tape = wp.Tape()
+    with tape:
+        launch(_axpy, dim=4, inputs=[x, 3.0, 0], outputs=[y], device="cpu")
+    assert len(tape.launches) == 1
+    tape.backward(grads={y: wp.ones(4, dtype=float, device="cpu")})
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(4, 3.0, np.float32))

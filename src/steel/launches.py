@@ -111,8 +111,12 @@ def _direct_call(cmd, args):
 
 
 def launch(kernel, dim, inputs=(), outputs=(), device=None, **kwargs) -> None:
-    """``wp.launch(kernel, dim, inputs, outputs, device)``, replaying a recorded launch when possible."""
-    if kwargs:
+    """``wp.launch(kernel, dim, inputs, outputs, device)``, replaying a recorded launch when possible.
+
+    Inside a ``wp.Tape`` every call is a plain ``wp.launch``: Warp returns a recorded command before it writes the
+    launch to the tape, so a replayed step would record nothing and its gradients would read zero.
+    """
+    if kwargs or _warp_context.runtime.tape is not None:
         wp.launch(kernel, dim=dim, inputs=inputs, outputs=outputs, device=device, **kwargs)
         return
     args = (*inputs, *outputs)
