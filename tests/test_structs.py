@@ -37,3 +37,21 @@ def test_a_strided_view_is_refused_where_native_code_would_read_it():
     require_contiguous("test", dense=dense, absent=None)
     with pytest.raises(ValueError, match="test: column must be a contiguous array"):
         require_contiguous("test", column=dense[:, 0])
+
+
+@wp.struct
+class _Switches:
+    on: int
+    gain: float
+
+
+def test_a_cached_struct_is_one_instance_refilled_only_when_its_values_change():
+    """The same instance each call (launches replay it), holding the last values; a wrong count is refused."""
+    from steel.structs import CachedStruct
+
+    cached = CachedStruct(_Switches)
+    first = cached.update((1, 0.5))
+    assert cached.update((1, 0.5)) is first and (first.on, first.gain) == (1, 0.5)
+    assert cached.update((0, 2.0)) is first and (first.on, first.gain) == (0, 2.0)
+    with pytest.raises(ValueError, match="_Switches: 1 values for 2 fields"):
+        cached.update((1,))

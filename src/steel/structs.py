@@ -46,3 +46,28 @@ def require_contiguous(owner: str, **arrays) -> None:
     for name, array in arrays.items():
         if array is not None and not array.is_contiguous:
             raise ValueError(f"{owner}: {name} must be a contiguous array (strides {array.strides}); pass a copy")
+
+
+class CachedStruct:
+    """One instance of a Warp struct of scalars, whose fields are assigned only when their values change.
+
+    Assigning a struct field from Python costs about a microsecond; comparing one tuple of the values costs less
+    than assigning them all each step, and keeping one instance lets launches replay (``steel.launches``).
+    Invariant: after :meth:`update` the instance holds ``values``, given in the struct's declaration order.
+    """
+
+    def __init__(self, struct_type):
+        self.value = struct_type()
+        self._names = tuple(struct_type.vars)
+        self._type_name = struct_type.__name__
+        self._values = None
+
+    def update(self, values: tuple):
+        """The instance, holding ``values`` (one per field, in declaration order)."""
+        if values != self._values:
+            if len(values) != len(self._names):
+                raise ValueError(f"{self._type_name}: {len(values)} values for {len(self._names)} fields")
+            for name, value in zip(self._names, values):
+                setattr(self.value, name, value)
+            self._values = values
+        return self.value

@@ -22,6 +22,7 @@ attribute                  meaning [units]                                      
 ``contact_slots``          per-contact-slot results (``ContactSlots``, ``contacts/data.py``)        (contact,)
 ``contact_params``         the contact options' struct, refilled when a value changes
 ``contact_input``          the struct of the ``Contacts`` buffer last passed
+``joint_row_params``       the joint-row launch's switches and options (``JointRowParams``)
 ``history``                last step's contact records (``contacts/history.py``)                            (contact,)
 ``warm_start_contacts``    seed rows from the history (a switch tests and couplers turn off)
 ``warned``                 names of the once-only warnings already given
@@ -38,8 +39,9 @@ from __future__ import annotations
 
 import warp as wp
 
-from ...structs import struct_of
+from ...structs import CachedStruct, struct_of
 from .data import DofBuffers, SteelRows
+from .joints.rows import JointRowParams
 from .kinematics_carry import KinematicsCarry
 from .model import SteelModel
 from .contacts.compliance import ComplianceCounters
@@ -80,6 +82,7 @@ class SteelData:
         self.compliance = ComplianceCounters(dev)
         no_surface_velocity = wp.zeros(1, dtype=wp.vec3, device=dev)  # contacts without moving surfaces
         self.contact_params = ContactParamsCache()
+        self.joint_row_params = CachedStruct(JointRowParams)  # joints/rows.py
         self.contact_input = ContactInputCache(self.compliance.no_material, no_surface_velocity,
                                                self.history.no_match)
         self.warm_start_contacts = True

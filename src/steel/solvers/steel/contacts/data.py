@@ -28,7 +28,7 @@ import warp as wp
 
 from ..data import UNBOUNDED
 from .friction_modes import MODE_INDEX
-from ....structs import struct_of
+from ....structs import CachedStruct, struct_of
 
 
 @wp.struct
@@ -145,20 +145,10 @@ def contact_model(model, plan, tables, attributes, shape_attributes) -> ContactM
 
 
 class ContactParamsCache:
-    """One ``ContactParams`` per solver, whose fields are assigned only when a value changes.
-
-    Assigning a Warp struct field from Python costs about a microsecond; comparing one tuple of the values
-    costs less than assigning them all each step. Invariant: after :meth:`update` the struct holds the values.
-    """
-
-    _FIELDS = ("baumgarte", "regularization", "speculative_scale", "gap_gate", "friction_gap_max", "friction_scale",
-               "restitution_enabled", "restitution_threshold", "torsion_enabled", "patch_torsion_enabled",
-               "adhesion_enabled", "friction_mode", "compliance_enabled", "shared_anchor", "friction_shared_anchor",
-               "warm_start", "anchor_beta", "contact_warmstart", "warmstart_decay")
+    """One ``ContactParams`` per solver, refilled only when a value changes (``steel.structs.CachedStruct``)."""
 
     def __init__(self):
-        self.params = ContactParams()
-        self._values = None
+        self._cached = CachedStruct(ContactParams)
 
     def update(self, opts, shape_attributes, warm_start: bool, bias: float) -> ContactParams:
         """The params for options ``opts`` (resolved ``SteelOptions``), the shape attributes' switches, the history's
@@ -184,11 +174,7 @@ class ContactParamsCache:
             int(opts.contact_warmstart),
             float(opts.contact_warmstart_decay),
         )
-        if values != self._values:
-            for name, value in zip(self._FIELDS, values):
-                setattr(self.params, name, value)
-            self._values = values
-        return self.params
+        return self._cached.update(values)
 
 
 class ContactInputCache:

@@ -23,19 +23,25 @@ from ....launches import launch
 wp.set_module_options({"enable_backward": False})  # no gradients here: adjoint code would only add compile time
 
 
+@wp.struct
+class JointRowParams:
+    """The joint-row launch's switches and options (scalars), one instance per solver (``CachedStruct``)."""
+
+    limits_on: int  # 1: enable_joint_limits
+    friction_on: int  # 1: enable_joint_friction
+    velocity_on: int  # 1: velocity-limit rows can be created this step
+    mimic_on: int  # 1: the model has mimic pairs
+    dt: float  # [s] the step
+    baumgarte: float  # share of a limit or mimic violation corrected per step (non-dimensional)
+    activation_gap: float  # [m or rad] joint_limit_activation_gap, UNBOUNDED for inf
+    use_load: int  # 1: joint friction grows with the joint's load (steel:joint_friction_load_coefficient)
+    fraction: float  # velocity_limit_activation_fraction, UNBOUNDED for inf (non-dimensional)
+    fused: int  # 1: driven DOFs' velocity limits are end-of-iteration clamps (fuse_joint_velocity_limits)
+
+
 @wp.kernel
 def _joint_rows(
-    # Options (0/1 switches first):
-    limits_on: int,
-    friction_on: int,
-    velocity_on: int,
-    mimic_on: int,
-    dt: float,
-    baumgarte: float,
-    activation_gap: float,
-    use_load: int,
-    fraction: float,
-    fused: int,
+    p: JointRowParams,
     # Model:
     m: JointRowModel,
     mimic: MimicModel,
@@ -58,16 +64,16 @@ def _joint_rows(
     owner = joint_row_owner(m, rows, j)
     if owner[0] == -2:
         return  # a sleeping island's rows are skipped (sleeping/stages.py)
-    if limits_on != 0:
-        limit_rows_of_joint(m, rows, j, owner, dt, baumgarte, activation_gap, joint_limit_lower, joint_limit_upper,
-                            joint_q)
-    if friction_on != 0:
-        friction_rows_of_joint(m, rows, j, owner, dt, use_load, joint_child, joint_friction, load_coefficient,
+    if p.limits_on != 0:
+        limit_rows_of_joint(m, rows, j, owner, p.dt, p.baumgarte, p.activation_gap, joint_limit_lower,
+                            joint_limit_upper, joint_q)
+    if p.friction_on != 0:
+        friction_rows_of_joint(m, rows, j, owner, p.dt, p.use_load, joint_child, joint_friction, load_coefficient,
                                body_load_f)
-    if mimic_on != 0:
-        mimic_rows_of_joint(m, mimic, rows, j, owner, dt, baumgarte, joint_q)
-    if velocity_on != 0:
-        velocity_limit_rows_of_joint(m, rows, j, owner, fraction, fused, joint_velocity_limit, joint_target_ke,
+    if p.mimic_on != 0:
+        mimic_rows_of_joint(m, mimic, rows, j, owner, p.dt, p.baumgarte, joint_q)
+    if p.velocity_on != 0:
+        velocity_limit_rows_of_joint(m, rows, j, owner, p.fraction, p.fused, joint_velocity_limit, joint_target_ke,
                                      joint_target_kd, joint_qd)
 
 
@@ -90,16 +96,10 @@ def build_joint_rows(sm, sd, state_in, dt: float) -> None:
         _joint_rows,
         dim=model.joint_count,
         inputs=[
-            int(limits_on),
-            int(friction is not None),
-            int(velocity_on),
-            int(mimic is not None),
-            float(dt),
-            float(opts.baumgarte),
-            float(min(opts.joint_limit_activation_gap, UNBOUNDED)),
-            int(use_load),
-            float(min(opts.velocity_limit_activation_fraction, UNBOUNDED)),
-            int(velocity_limits_fused(opts)),
+            sd.joint_row_params.update((
+                int(limits_on), int(friction is not None), int(velocity_on), int(mimic is not None), float(dt),
+                float(opts.baumgarte), float(min(opts.joint_limit_activation_gap, UNBOUNDED)), int(use_load),
+                float(min(opts.velocity_limit_activation_fraction, UNBOUNDED)), int(velocity_limits_fused(opts)))),
             joint_row_model(sm),
             mimic.struct if mimic is not None else sm.no_mimic,
             model.joint_limit_lower,
