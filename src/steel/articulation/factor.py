@@ -370,6 +370,21 @@ class FactorView:
     mass_factor: wp.array[float]  # the factor L, one block per articulation at plan.mass_start  (sum n_a²,)
 
 
+@wp.func(inline=True)
+def factor_of(use_tree: int, dof_parent: wp.array[int], mass_factor: wp.array[float]):
+    """The :class:`FactorView` of a kernel's plain factor arguments (see :class:`FactorView` for why plain)."""
+    f = FactorView()
+    f.use_tree = use_tree
+    f.dof_parent = dof_parent
+    f.mass_factor = mass_factor
+    return f
+
+
+def factor_arguments(plan: ArticulationPlan, data: ArticulationData) -> list:
+    """``[use_tree, dof_parent, mass_factor]``: the plain kernel arguments :func:`factor_of` takes."""
+    return [int(plan.tree_factor_ok), plan.dof_parent, data.mass_factor]
+
+
 @wp.func
 def factor_solve(
     use_tree: int,

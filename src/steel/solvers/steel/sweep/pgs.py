@@ -105,7 +105,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from ....articulation.factor import FactorView
+from ....articulation.factor import FactorView, factor_arguments, factor_of
 from ..data import ROW_CLAMP, ROW_CONTACT, ROW_FROZEN, ROW_LIMIT, ROW_SPEED_LIMIT, RowBuffers
 from .order import is_sliding_friction as _is_sliding_friction
 from .order import order_units as _order_units
@@ -492,10 +492,7 @@ def _sweep(
     # (its wp_linear_contiguous path: constant strides fold into the address arithmetic); arrays inside a struct
     # argument keep their runtime strides (rejected: a FactorView argument, an 8-12 % slower sweep; benchmarks/
     # README.md, "Declared data"). Built here, the struct is a local the force-inlined callees receive by value.
-    factor = FactorView()
-    factor.use_tree = use_tree
-    factor.dof_parent = dof_parent
-    factor.mass_factor = mass_factor
+    factor = factor_of(use_tree, dof_parent, mass_factor)
     base = world * rows.world_row_capacity
     unit_count = _order_units(rows, world, base)
     _reset_gate(rows, world, base, unit_count)
@@ -515,9 +512,7 @@ def _factor_inputs(sm) -> list:
     return [
         float(sm.options.relaxation),
         float(sm.options.cfm),
-        int(sm.core.plan.tree_factor_ok),
-        sm.core.plan.dof_parent,
-        sm.core.data.mass_factor,
+        *factor_arguments(sm.core.plan, sm.core.data),
     ]
 
 

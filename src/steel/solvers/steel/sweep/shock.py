@@ -56,7 +56,7 @@ from __future__ import annotations
 import numpy as np
 import warp as wp
 
-from ....articulation.factor import FactorView
+from ....articulation.factor import factor_arguments, factor_of
 from ..data import ROW_CONTACT, RowBuffers
 from .mass_ratio import candidate_ratios
 from .order import family_rows, is_unit
@@ -143,10 +143,7 @@ def _shock_pass(
     joint_qd: wp.array[float],
 ):
     world = wp.tid()  # one thread per world
-    factor = FactorView()
-    factor.use_tree = use_tree
-    factor.dof_parent = dof_parent
-    factor.mass_factor = mass_factor
+    factor = factor_of(use_tree, dof_parent, mass_factor)
     base = world * rows.world_row_capacity
     # The sweep left the world's units sorted top down in rows.order, groups marked in rows.span.
     unit_count = int(0)
@@ -268,7 +265,7 @@ def shock_pass(sm, sd, joint_qd: wp.array) -> None:
         _shock_pass,
         dim=rows.world_count,
         inputs=[float(SHOCK_RATIO), float(sm.options.cfm), sm.shock_up,
-                int(sm.core.plan.tree_factor_ok), sm.core.plan.dof_parent, sm.core.data.mass_factor],
+                *factor_arguments(sm.core.plan, sm.core.data)],
         outputs=[rows.buffers, joint_qd],
         device=sm.model.device,
     )

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import warp as wp
 
-from ....articulation.factor import FactorView
+from ....articulation.factor import factor_of
 from ..data import ROW_DRIVE, ROW_FROZEN, UNBOUNDED_AT_LEAST, RowBuffers
 from .pgs import SCHEDULE_INDEX, _factor_inputs, _reset_gate, _run_passes, _warm_start
 from .order import family_rows as _family_rows
@@ -55,10 +55,7 @@ def _velocity_sweep(
     joint_qd: wp.array[float],
 ):
     world = wp.tid()  # one thread per world
-    factor = FactorView()
-    factor.use_tree = use_tree
-    factor.dof_parent = dof_parent
-    factor.mass_factor = mass_factor
+    factor = factor_of(use_tree, dof_parent, mass_factor)
     base = world * rows.world_row_capacity
     ends = _world_ends(rows, world, base)
     unit_count = int(0)
