@@ -55,3 +55,47 @@ def test_a_cached_struct_is_one_instance_refilled_only_when_its_values_change():
     assert cached.update((0, 2.0)) is first and (first.on, first.gain) == (0, 2.0)
     with pytest.raises(ValueError, match="_Switches: 1 values for 2 fields"):
         cached.update((1,))
+
+
+def test_cached_struct_refills_when_an_array_is_replaced_and_only_then():
+    """Arrays compare by identity: the same array assigns nothing, a replacement (even equal-valued) is taken."""
+    from steel.structs import CachedStruct
+
+    cache = CachedStruct(_Pair)
+    a = wp.zeros(2, dtype=float, device="cpu")
+    first = cache.update((a, 1))
+    assert first.a.ptr == a.ptr and first.b == 1
+    assert cache._values[0] is a
+    cache.update((a, 1))  # unchanged: nothing assigned
+    assert cache._values[0] is a
+    b = wp.zeros(2, dtype=float, device="cpu")
+    assert cache.update((b, 1)).a.ptr == b.ptr
+
+
+MAX_KERNEL_PARAMETERS = 20  # the redesign's bound: a longer list becomes a struct of its recurring group
+
+
+def test_no_kernel_or_function_of_the_library_takes_more_than_twenty_parameters():
+    """Every ``wp.kernel``/``wp.func`` of the library (not the CLI's ``steel.app`` or the examples) takes at most
+    20 parameters: groups that recur are Warp structs (``JointModel``, ``PlanArrays``, ``CoreBuffers``, ...)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import steel
+
+    found, over = 0, []
+    for info in pkgutil.walk_packages(steel.__path__, "steel."):
+        if info.name.startswith(("steel.app", "steel.examples")):
+            continue
+        module = importlib.import_module(info.name)
+        for name, obj in vars(module).items():
+            fn = getattr(obj, "func", None)
+            if not isinstance(obj, (wp.Kernel, wp.Function)) or fn is None or fn.__module__ != module.__name__:
+                continue
+            found += 1
+            count = len(inspect.signature(fn).parameters)
+            if count > MAX_KERNEL_PARAMETERS:
+                over.append(f"{info.name}.{name}: {count}")
+    assert found > 200, found  # the walk reached the solvers' kernels
+    assert not over, over

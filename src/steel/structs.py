@@ -49,10 +49,12 @@ def require_contiguous(owner: str, **arrays) -> None:
 
 
 class CachedStruct:
-    """One instance of a Warp struct of scalars, whose fields are assigned only when their values change.
+    """One instance of a Warp struct, whose fields are assigned only when their values change.
 
     Assigning a struct field from Python costs about a microsecond; comparing one tuple of the values costs less
     than assigning them all each step, and keeping one instance lets launches replay (``steel.launches``).
+    Scalars compare by value; arrays by identity (a tuple compares elements with ``is`` first, and ``wp.array``
+    keeps ``object.__eq__``), so a struct over arrays that may be replaced is refilled when one is.
     Invariant: after :meth:`update` the instance holds ``values``, given in the struct's declaration order.
     """
 

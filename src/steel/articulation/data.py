@@ -50,7 +50,21 @@ class ArticulationData:
         self.dof_bias = wp.zeros(nd, dtype=float, device=dev)
         self.mass_matrix = wp.zeros(max(plan.mass_size, 1), dtype=float, device=dev)
         self.mass_factor = wp.zeros(max(plan.mass_size, 1), dtype=float, device=dev)
-        self.buffers = struct_of(CoreBuffers, self)  # the same arrays as one struct, for kernels that take many
+        # The same arrays as structs, for kernels and wp.funcs that take many (built once: never rebound).
+        self.kinematics = struct_of(KinematicsBuffers, self)
+        self.buffers = struct_of(CoreBuffers, self)
+
+
+@wp.struct
+class KinematicsBuffers:
+    """What forward kinematics writes besides the body poses (``data.kinematics``): the first four rows of
+    the table above. One struct, so that every kernel fusing :func:`articulation_forward_kinematics` passes
+    the group as one argument instead of repeating four."""
+
+    articulation_origin: wp.array[wp.vec3]
+    body_v: wp.array[wp.spatial_vector]
+    body_c: wp.array[wp.spatial_vector]
+    dof_S: wp.array[wp.spatial_vector]
 
 
 @wp.struct
@@ -58,10 +72,7 @@ class CoreBuffers:
     """:class:`ArticulationData`'s arrays as one Warp struct (``data.buffers``); the table above gives
     each field's meaning, units and shape. The arrays are never rebound, so the struct is built once."""
 
-    articulation_origin: wp.array[wp.vec3]
-    body_v: wp.array[wp.spatial_vector]
-    body_c: wp.array[wp.spatial_vector]
-    dof_S: wp.array[wp.spatial_vector]
+    kinematics: KinematicsBuffers  # articulation_origin, body_v, body_c, dof_S
     body_a: wp.array[wp.spatial_vector]
     body_f: wp.array[wp.spatial_vector]
     body_Ic: wp.array[wp.spatial_matrix]

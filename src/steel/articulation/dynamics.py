@@ -32,11 +32,11 @@ import warp as wp
 
 import newton
 
-from .data import ArticulationData
+from .data import ArticulationData, CoreBuffers
 from .joint_model import JointModel
 from .kinematics import JOINT_DISTANCE, JOINT_FREE
 from .spatial import force_cross, motion_dot_force, spatial_inertia, wrench_at_point, wrench_from_point
-from .topology import ArticulationPlan
+from .topology import ArticulationPlan, PlanArrays
 from ..launches import launch
 
 
@@ -109,44 +109,41 @@ def _composite_rigid_body(start: int, end: int, first_dof: int, n: int, base: in
 @wp.func
 def articulation_bias_and_mass_matrix(
     art: int,
-    # Plan:
-    tree_start: wp.array[int],
-    tree_joint: wp.array[int],
-    joint_parent_joint: wp.array[int],
-    dof_start: wp.array[int],
-    dof_count: wp.array[int],
-    mass_start: wp.array[int],
-    gravity_index: wp.array[int],
+    plan: PlanArrays,
     # Model:
     joints: JointModel,
     joint_armature: wp.array[float],
     gravity: wp.array[wp.vec3],
     # Data in:
     body_q: wp.array[wp.transform],
-    articulation_origin: wp.array[wp.vec3],
-    body_v: wp.array[wp.spatial_vector],
-    body_c: wp.array[wp.spatial_vector],
-    dof_S: wp.array[wp.spatial_vector],
     body_f_ext: wp.array[wp.spatial_vector],
     joint_f: wp.array[float],
     dof_diag_extra: wp.array[float],
     compute_mass_matrix: int,
-    # Data out:
-    body_a_out: wp.array[wp.spatial_vector],
-    body_f_out: wp.array[wp.spatial_vector],
-    body_Ic_out: wp.array[wp.spatial_matrix],
-    dof_bias_out: wp.array[float],
-    mass_matrix_out: wp.array[float],
+    # Data in (the kinematics) and out (body_a, body_f, body_Ic, dof_bias, mass_matrix):
+    core: CoreBuffers,
 ):
     """RNEA bias forces and (when ``compute_mass_matrix``) the CRBA mass matrix of articulation ``art``
     (the body of :func:`eval_articulation_dynamics`; a ``wp.func`` so that a solver can fuse it with its
     own per-articulation stages in one launch)."""
+    tree_start = plan.tree_start
+    tree_joint = plan.tree_joint
+    joint_parent_joint = plan.joint_parent_joint
     start = tree_start[art]
     end = tree_start[art + 1]
     if start == end or joints.articulation_skip[art] != 0:
         return
+    kin = core.kinematics
+    articulation_origin = kin.articulation_origin
+    body_v = kin.body_v
+    body_c = kin.body_c
+    dof_S = kin.dof_S
+    body_a_out = core.body_a
+    body_f_out = core.body_f
+    body_Ic_out = core.body_Ic
+    dof_bias_out = core.dof_bias
     origin = articulation_origin[art]
-    base_accel = wp.spatial_vector(-gravity[gravity_index[art]], wp.vec3(0.0))
+    base_accel = wp.spatial_vector(-gravity[plan.gravity_index[art]], wp.vec3(0.0))
 
     # 1. Forward pass.
     for t in range(start, end):
@@ -201,47 +198,30 @@ def articulation_bias_and_mass_matrix(
         return
 
     # 3. CRBA.
-    _composite_rigid_body(start, end, dof_start[art], dof_count[art], mass_start[art], tree_joint, joint_parent_joint,
-                          joints.child, joints.qd_start, joint_armature, body_Ic_out, dof_S, dof_diag_extra,
-                          mass_matrix_out)
+    _composite_rigid_body(start, end, plan.dof_start[art], plan.dof_count[art], plan.mass_start[art], tree_joint,
+                          joint_parent_joint, joints.child, joints.qd_start, joint_armature, body_Ic_out, dof_S,
+                          dof_diag_extra, core.mass_matrix)
 
 
 @wp.kernel
 def _bias_and_mass_matrix(
-    # Plan:
-    tree_start: wp.array[int],
-    tree_joint: wp.array[int],
-    joint_parent_joint: wp.array[int],
-    dof_start: wp.array[int],
-    dof_count: wp.array[int],
-    mass_start: wp.array[int],
-    gravity_index: wp.array[int],
+    plan: PlanArrays,
     # Model:
     joints: JointModel,
     joint_armature: wp.array[float],
     gravity: wp.array[wp.vec3],
     # Data in:
     body_q: wp.array[wp.transform],
-    articulation_origin: wp.array[wp.vec3],
-    body_v: wp.array[wp.spatial_vector],
-    body_c: wp.array[wp.spatial_vector],
-    dof_S: wp.array[wp.spatial_vector],
     body_f_ext: wp.array[wp.spatial_vector],
     joint_f: wp.array[float],
     dof_diag_extra: wp.array[float],
     compute_mass_matrix: int,
-    # Data out:
-    body_a_out: wp.array[wp.spatial_vector],
-    body_f_out: wp.array[wp.spatial_vector],
-    body_Ic_out: wp.array[wp.spatial_matrix],
-    dof_bias_out: wp.array[float],
-    mass_matrix_out: wp.array[float],
+    # Data in (the kinematics) and out (body_a, body_f, body_Ic, dof_bias, mass_matrix):
+    core: CoreBuffers,
 ):
     art = wp.tid()  # one thread per articulation
-    articulation_bias_and_mass_matrix(
-        art, tree_start, tree_joint, joint_parent_joint, dof_start, dof_count, mass_start, gravity_index, joints,
-        joint_armature, gravity, body_q, articulation_origin, body_v, body_c, dof_S, body_f_ext, joint_f,
-        dof_diag_extra, compute_mass_matrix, body_a_out, body_f_out, body_Ic_out, dof_bias_out, mass_matrix_out)
+    articulation_bias_and_mass_matrix(art, plan, joints, joint_armature, gravity, body_q, body_f_ext, joint_f,
+                                      dof_diag_extra, compute_mass_matrix, core)
 
 
 def eval_articulation_dynamics(
@@ -274,27 +254,17 @@ def eval_articulation_dynamics(
         _bias_and_mass_matrix,
         dim=plan.articulation_count,
         inputs=[
-            plan.tree_start,
-            plan.tree_joint,
-            plan.joint_parent_joint,
-            plan.dof_start,
-            plan.dof_count_per_articulation,
-            plan.mass_start,
-            plan.gravity_index,
+            plan.arrays,
             plan.joints,
             model.joint_armature,
             model.gravity,
             body_q,
-            data.articulation_origin,
-            data.body_v,
-            data.body_c,
-            data.dof_S,
             body_f,
             joint_f,
             dof_diag_extra,
             int(compute_mass_matrix),
         ],
-        outputs=[data.body_a, data.body_f, data.body_Ic, data.dof_bias, data.mass_matrix],
+        outputs=[data.buffers],
         device=model.device,
     )
 

@@ -35,7 +35,7 @@ import warp as wp
 
 import newton
 
-from .data import ArticulationData
+from .data import ArticulationData, KinematicsBuffers
 from .joint_model import JointModel
 from .spatial import motion_cross, prismatic_column, revolute_column, twist_at_point
 from .topology import ArticulationPlan
@@ -190,10 +190,7 @@ def articulation_forward_kinematics(
     # Data out:
     body_q_out: wp.array[wp.transform],
     body_qd_out: wp.array[wp.spatial_vector],
-    articulation_origin_out: wp.array[wp.vec3],
-    body_v_out: wp.array[wp.spatial_vector],
-    body_c_out: wp.array[wp.spatial_vector],
-    dof_S_out: wp.array[wp.spatial_vector],
+    kinematics_out: KinematicsBuffers,
 ):
     """Forward kinematics of articulation ``art`` (the body of :func:`eval_articulation_kinematics`).
 
@@ -204,6 +201,10 @@ def articulation_forward_kinematics(
     end = tree_start[art + 1]
     if start == end:
         return
+    articulation_origin_out = kinematics_out.articulation_origin
+    body_v_out = kinematics_out.body_v
+    body_c_out = kinematics_out.body_c
+    dof_S_out = kinematics_out.dof_S
 
     # Reference point: COM of the first body in tree order (its joint hangs from the world).
     j0 = tree_joint[start]
@@ -247,16 +248,13 @@ def _forward_kinematics(
     # Data out:
     body_q_out: wp.array[wp.transform],
     body_qd_out: wp.array[wp.spatial_vector],
-    articulation_origin_out: wp.array[wp.vec3],
-    body_v_out: wp.array[wp.spatial_vector],
-    body_c_out: wp.array[wp.spatial_vector],
-    dof_S_out: wp.array[wp.spatial_vector],
+    kinematics_out: KinematicsBuffers,
 ):
     art = wp.tid()  # one thread per articulation
     if joints.articulation_skip[art] != 0:
         return
     articulation_forward_kinematics(art, tree_start, tree_joint, joints, joint_q, joint_qd, body_q_out, body_qd_out,
-                                    articulation_origin_out, body_v_out, body_c_out, dof_S_out)
+                                    kinematics_out)
 
 
 def eval_articulation_kinematics(
@@ -281,7 +279,7 @@ def eval_articulation_kinematics(
         _forward_kinematics,
         dim=plan.articulation_count,
         inputs=[plan.tree_start, plan.tree_joint, plan.joints, joint_q, joint_qd],
-        outputs=[body_q, body_qd, data.articulation_origin, data.body_v, data.body_c, data.dof_S],
+        outputs=[body_q, body_qd, data.kinematics],
         device=model.device,
     )
 

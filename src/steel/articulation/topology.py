@@ -229,6 +229,7 @@ class PlanArrays:
     Comments: meaning (shape). The arrays are built once per plan and never rebound, so the struct is too.
     """
 
+    articulation_count: int  # articulations of the plan
     tree_start: wp.array[int]  # first tree position of each articulation  (articulation + 1,)
     tree_joint: wp.array[int]  # joints in tree order, parents first  (tree position,)
     joint_parent_joint: wp.array[int]  # the joint above each joint in its tree, -1: the root  (joint,)

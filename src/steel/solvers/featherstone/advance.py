@@ -51,9 +51,10 @@ import newton
 
 from ...articulation.factor import cholesky_factor, cholesky_factor_shifted, cholesky_solve
 from ...articulation.integrate import integrate_joint_coordinates
+from ...articulation.data import KinematicsBuffers
 from ...articulation.joint_model import JointModel
 from ...articulation.kinematics import JOINT_DISTANCE, JOINT_FREE, articulation_forward_kinematics
-from .data import Buffers, KernelArgs, Kinematics, Trees
+from .data import Buffers, KernelArgs, Trees
 from .mimic import apply_mimic_accelerations, apply_mimic_coordinates, fold_mimic_rows
 from ...launches import launch
 
@@ -137,7 +138,7 @@ def _advance(
     joint_qd_out: wp.array[float],
     body_q_out: wp.array[wp.transform],
     body_qd_out: wp.array[wp.spatial_vector],
-    kinematics_out: Kinematics,
+    kinematics_out: KinematicsBuffers,
     # Data in and out: reads body_kinematic, the mimic tables, dof_implicit, dof_limit_push, contact_mass and
     # the articulation flags of .forces and .contacts; writes joint_qdd and the dof_limit_response scratch.
     work: Buffers,
@@ -258,10 +259,7 @@ def _advance(
             joint_qd_out,
             body_q_out,
             body_qd_out,
-            kinematics_out.articulation_origin,
-            kinematics_out.body_v,
-            kinematics_out.body_c,
-            kinematics_out.dof_S,
+            kinematics_out,
         )
 
 

@@ -82,17 +82,6 @@ class Buffers:
 
 
 @wp.struct
-class Kinematics:
-    """The articulation core's kinematic buffers (:class:`steel.articulation.ArticulationData`), which FK writes;
-    spatial vectors linear first, world orientation, about ``articulation_origin``."""
-
-    articulation_origin: wp.array[wp.vec3]  # reference point: first body's COM, world [m]  (articulation,)
-    body_v: wp.array[wp.spatial_vector]  # body twist about the reference point [m/s, rad/s]  (body,)
-    body_c: wp.array[wp.spatial_vector]  # velocity-product acceleration of the inbound joint [m/s², rad/s²]  (body,)
-    dof_S: wp.array[wp.spatial_vector]  # motion-subspace column: twist per unit qd [m/s or rad/s]  (dof,)
-
-
-@wp.struct
 class DofForceModel:
     """The model's per-DOF joint-force arrays (:mod:`.forces`). Comments: meaning [units] (shape)."""
 
@@ -232,10 +221,7 @@ class KernelArgs:
         buffers.has_mimic = int(work.has_mimic)
         self.buffers = buffers
 
-        kinematics = Kinematics()
-        for name in Kinematics.vars:
-            setattr(kinematics, name, getattr(data, name))
-        self.kinematics = kinematics
+        self.kinematics = data.kinematics  # the core's KinematicsBuffers, which FK writes
 
         chains = ContactChains()
         chains.body_joint = plan.body_joint

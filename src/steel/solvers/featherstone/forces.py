@@ -73,6 +73,7 @@ import warp as wp
 
 import newton
 
+from ...articulation.data import KinematicsBuffers
 from ...articulation.joint_model import JointModel
 from ...articulation.kinematics import (
     JOINT_BALL,
@@ -83,7 +84,7 @@ from ...articulation.kinematics import (
     JOINT_REVOLUTE,
     articulation_forward_kinematics,
 )
-from .data import Buffers, DofForceModel, KernelArgs, Kinematics, Trees
+from .data import Buffers, DofForceModel, KernelArgs, Trees
 from .mimic import apply_mimic_coordinates
 from ...launches import launch
 
@@ -115,7 +116,7 @@ def _kinematics_and_joint_forces(
     # Data out:
     body_q_out: wp.array[wp.transform],
     body_qd_out: wp.array[wp.spatial_vector],
-    kinematics_out: Kinematics,
+    kinematics_out: KinematicsBuffers,
     # Data in and out: reads body_kinematic, the mimic tables, dof_implicit_factored and articulation_contact;
     # writes joint_tau, dof_implicit, dof_limit_push, dof_implicit_factored, articulation_refactor,
     # body_f_work, contact_mass (clears last step's blocks), articulation_contact and articulation_invalid.
@@ -148,10 +149,7 @@ def _kinematics_and_joint_forces(
         joint_qd,
         body_q_out,
         body_qd_out,
-        kinematics_out.articulation_origin,
-        kinematics_out.body_v,
-        kinematics_out.body_c,
-        kinematics_out.dof_S,
+        kinematics_out,
     )
     # Containment: any non-finite input of this articulation (coordinates, velocities, loads, gains
     # through tau) or a FREE/BALL quaternion of zero length marks it invalid; see the module docstring.

@@ -48,20 +48,38 @@ def _clamp_norm(v: wp.vec3, limit: float):
     return v
 
 
+@wp.struct
+class FinishModel:
+    """What finishing a joint's velocity reads besides the joint struct (``SteelModel.finish_model``, a
+    ``CachedStruct`` refilled from :func:`finish_model_values` each step). Comments: meaning [units] (shape)."""
+
+    joint_articulation: wp.array[int]  # articulation of each joint, -1: outside every one  (joint,)
+    dof_is_kinematic: wp.array[wp.int32]  # 1: the DOF keeps its input velocity (prescribed)  (dof,)
+    body_is_free: wp.array[wp.int32]  # 1: a free rigid body, whose speed caps apply  (body,)
+    angular_damping: wp.array[float]  # steel:angularDamping [1/s]  (body,)
+    linear_damping: wp.array[float]  # steel:linearDamping [1/s]  (body,)
+    max_linear_velocity: wp.array[float]  # steel:maxLinearVelocity [m/s]  (body,)
+    max_angular_velocity: wp.array[float]  # steel:maxAngularVelocity [rad/s]  (body,)
+
+
+def finish_model_values(sm) -> tuple:
+    """:class:`FinishModel`'s arrays as they are now, in declaration order.
+
+    Read each step, not once: a ``steel:`` body attribute replaced on the model is picked up at the next step
+    (``attributes.py``), and the tables re-upload on a model change. The cache compares the arrays by identity
+    (a tuple compares ``is`` first; ``wp.array`` has no ``__eq__`` of its own), so an unchanged step assigns
+    nothing."""
+    attrs, tables = sm.attributes, sm.tables
+    return (sm.model.joint_articulation, tables.dof_is_kinematic, tables.body_is_free, attrs.angular_damping,
+            attrs.linear_damping, attrs.max_linear_velocity, attrs.max_angular_velocity)
+
+
 @wp.func
 def finish_joint_velocity(
     j: int,
     dt: float,
-    # Model:
     joints: JointModel,
-    joint_articulation: wp.array[int],
-    # Solver tables and attributes:
-    dof_is_kinematic: wp.array[wp.int32],
-    body_is_free: wp.array[wp.int32],
-    angular_damping: wp.array[float],
-    linear_damping: wp.array[float],
-    max_linear_velocity: wp.array[float],
-    max_angular_velocity: wp.array[float],
+    fm: FinishModel,
     # Data in:
     joint_qd_in: wp.array[float],
     qd_solved: wp.array[float],
@@ -69,6 +87,8 @@ def finish_joint_velocity(
     joint_qd_out: wp.array[float],
 ):
     """Finished velocity of joint ``j``'s DOFs (the module docstring's rules)."""
+    joint_articulation = fm.joint_articulation
+    dof_is_kinematic = fm.dof_is_kinematic
     d0 = joints.qd_start[j]
     d1 = joints.qd_start[j + 1]
     if joint_articulation[j] < 0:
@@ -87,11 +107,11 @@ def finish_joint_velocity(
         child = joints.child[j]
         v = wp.vec3(joint_qd_out[d0], joint_qd_out[d0 + 1], joint_qd_out[d0 + 2])
         w = wp.vec3(joint_qd_out[d0 + 3], joint_qd_out[d0 + 4], joint_qd_out[d0 + 5])
-        v = v * wp.max(1.0 - linear_damping[child] * dt, 0.0)
-        w = w * wp.max(1.0 - angular_damping[child] * dt, 0.0)
-        if body_is_free[child] != 0:
-            v = _clamp_norm(v, max_linear_velocity[child])
-            w = _clamp_norm(w, max_angular_velocity[child])
+        v = v * wp.max(1.0 - fm.linear_damping[child] * dt, 0.0)
+        w = w * wp.max(1.0 - fm.angular_damping[child] * dt, 0.0)
+        if fm.body_is_free[child] != 0:
+            v = _clamp_norm(v, fm.max_linear_velocity[child])
+            w = _clamp_norm(w, fm.max_angular_velocity[child])
         for k in range(3):
             joint_qd_out[d0 + k] = v[k]
             joint_qd_out[d0 + 3 + k] = w[k]
@@ -100,16 +120,8 @@ def finish_joint_velocity(
 @wp.kernel
 def _finish_velocities(
     dt: float,
-    # Model:
     joints: JointModel,
-    joint_articulation: wp.array[int],
-    # Solver tables and attributes:
-    dof_is_kinematic: wp.array[wp.int32],
-    body_is_free: wp.array[wp.int32],
-    angular_damping: wp.array[float],
-    linear_damping: wp.array[float],
-    max_linear_velocity: wp.array[float],
-    max_angular_velocity: wp.array[float],
+    fm: FinishModel,
     # Data in:
     joint_qd_in: wp.array[float],
     qd_solved: wp.array[float],
@@ -117,27 +129,17 @@ def _finish_velocities(
     joint_qd_out: wp.array[float],
 ):
     j = wp.tid()  # one thread per joint
-    finish_joint_velocity(j, dt, joints, joint_articulation, dof_is_kinematic, body_is_free, angular_damping,
-                          linear_damping, max_linear_velocity, max_angular_velocity, joint_qd_in, qd_solved,
-                          joint_qd_out)
+    finish_joint_velocity(j, dt, joints, fm, joint_qd_in, qd_solved, joint_qd_out)
 
 
 @wp.kernel
 def _finish_articulations(
-    articulation_count: int,
     threads: int,
     dt: float,
     # Plan and model:
     plan: PlanArrays,
     joints: JointModel,
-    joint_articulation: wp.array[int],
-    # Solver tables and attributes:
-    dof_is_kinematic: wp.array[wp.int32],
-    body_is_free: wp.array[wp.int32],
-    angular_damping: wp.array[float],
-    linear_damping: wp.array[float],
-    max_linear_velocity: wp.array[float],
-    max_angular_velocity: wp.array[float],
+    fm: FinishModel,
     zero_dof: wp.array[float],
     # Data in:
     joint_q_in: wp.array[float],
@@ -152,20 +154,17 @@ def _finish_articulations(
     kept: KeptPlacement,
 ):
     # One thread per articulation on CUDA; on the CPU one thread walks them in order (serial_threads).
-    for art in range(wp.tid(), articulation_count, threads):
+    for art in range(wp.tid(), plan.articulation_count, threads):
         # Each joint's stages read only its own DOFs and coordinates.
         for t in range(plan.tree_start[art], plan.tree_start[art + 1]):
             j = plan.tree_joint[t]
-            finish_joint_velocity(j, dt, joints, joint_articulation, dof_is_kinematic, body_is_free, angular_damping,
-                                  linear_damping, max_linear_velocity, max_angular_velocity, joint_qd_in, qd_solved,
-                                  joint_qd_out)
+            finish_joint_velocity(j, dt, joints, fm, joint_qd_in, qd_solved, joint_qd_out)
             # Zero acceleration, as the separate integrator launch is given: qd + dt * 0 keeps its bits there too.
-            integrate_joint(j, joints, joint_articulation, joint_q_in, joint_qd_out, zero_dof, dt, joint_q_out,
+            integrate_joint(j, joints, fm.joint_articulation, joint_q_in, joint_qd_out, zero_dof, dt, joint_q_out,
                             joint_qd_out)
         if joints.articulation_skip[art] == 0:
             articulation_forward_kinematics(art, plan.tree_start, plan.tree_joint, joints, joint_q_out, joint_qd_out,
-                                            body_q_out, body_qd_out, core.articulation_origin, core.body_v,
-                                            core.body_c, core.dof_S)
+                                            body_q_out, body_qd_out, core.kinematics)
             # The next step's input kinematics, if it starts from these numbers (kinematics_carry.py).
             keep_kinematics(art, plan.tree_start, plan.tree_joint, joints, joint_q_out, joint_qd_out, body_q_out,
                             body_qd_out, kept.q, kept.qd, kept.body_q, kept.body_qd)
@@ -175,20 +174,13 @@ def _finish_articulations(
 
 def _finish(sm, state_in, dt: float, qd_solved, qd_out) -> None:
     model = sm.model
-    attrs = sm.attributes
     launch(
         _finish_velocities,
         dim=model.joint_count,
         inputs=[
             float(dt),
             sm.core.plan.joints,
-            model.joint_articulation,
-            sm.tables.dof_is_kinematic,
-            sm.tables.body_is_free,
-            attrs.angular_damping,
-            attrs.linear_damping,
-            attrs.max_linear_velocity,
-            attrs.max_angular_velocity,
+            sm.finish_model.update(finish_model_values(sm)),
             state_in.joint_qd,
             qd_solved,
         ],
@@ -233,24 +225,17 @@ def finish_and_publish(sm, sd, state_in, state_out, dt: float) -> None:
     Needs :func:`finish_fuses`; ``state_out.body_q``/``body_qd`` must already hold the bodies outside
     every articulation.
     """
-    model, plan, data, attrs = sm.model, sm.core.plan, sm.core.data, sm.attributes
+    model, plan, data = sm.model, sm.core.plan, sm.core.data
     threads = serial_threads(plan.articulation_count, model.device)
     launch(
         _finish_articulations,
         dim=threads,
         inputs=[
-            plan.articulation_count,
             threads,
             float(dt),
             plan.arrays,
             plan.joints,
-            model.joint_articulation,
-            sm.tables.dof_is_kinematic,
-            sm.tables.body_is_free,
-            attrs.angular_damping,
-            attrs.linear_damping,
-            attrs.max_linear_velocity,
-            attrs.max_angular_velocity,
+            sm.finish_model.update(finish_model_values(sm)),
             sd.zero_dof,
             state_in.joint_q,
             state_in.joint_qd,

@@ -23,6 +23,8 @@ attribute                   meaning                                             
 ``row_capacities``          ``(articulated, free-body)`` rows per world, and the J stride            rows/capacity.py
 ``contact_model``           ``ContactModel`` struct of the contact stages                            contacts/data.py
 ``drive_model``             ``DriveModel`` struct of the free dynamics                               predict.py
+``finish_model``            ``FinishModel`` of the velocity finish (a ``CachedStruct``, refilled      finish.py
+                            when an array is replaced)
 ==========================  ========================================================================  ============
 
 Construction validates what only the model can tell (inverted limits, massless DOFs, options that need a
@@ -42,8 +44,10 @@ from ...articulation import ArticulationCore
 from ...articulation.checks import body_name, dof_joint, inverted_limits, joint_name, massless_dofs
 from . import attributes as _attributes
 from .sweep.mass_ratio import warn_mass_ratio
+from ...structs import CachedStruct
 from .options import SteelOptions
 from .predict import drive_model
+from .finish import FinishModel
 from .contacts.adhesion import check_adhesion_options
 from .rows.capacity import resolved_rigid_contact_max, row_capacities
 from .contacts.compliance import warn_point_friction
@@ -108,6 +112,7 @@ class SteelModel:
         warn_shared_anchor_patches(opts)
         self.rigid_contact_capacity = resolved_rigid_contact_max(model)
         self.joint_row_model_cache = None  # (arrays, JointRowModel) of rows/common.joint_row_model
+        self.finish_model = CachedStruct(FinishModel)  # refilled from finish.finish_model_values each step
         self._build_structs()
 
     def _build_structs(self) -> None:

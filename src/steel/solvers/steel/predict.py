@@ -126,18 +126,9 @@ def joint_forces(
     j: int,
     dt: float,
     drive_rows: int,
-    # Model:
+    # Model and solver tables:
     joints: JointModel,
-    joint_articulation: wp.array[int],
-    joint_target_q_start: wp.array[int],
-    joint_target_ke: wp.array[float],
-    joint_target_kd: wp.array[float],
-    joint_effort_limit: wp.array[float],
-    joint_damping: wp.array[float],
-    joint_stiffness: wp.array[float],
-    joint_rest_q: wp.array[float],
-    # Solver tables:
-    dof_is_kinematic: wp.array[wp.int32],
+    drives: DriveModel,
     # Data in:
     joint_q: wp.array[float],
     joint_qd: wp.array[float],
@@ -149,6 +140,15 @@ def joint_forces(
     dof_diag_out: wp.array[float],
 ):
     """Explicit force and implicit diagonal of joint ``j``'s DOFs (the body of :func:`eval_joint_forces`)."""
+    joint_articulation = drives.joint_articulation
+    joint_target_q_start = drives.joint_target_q_start
+    joint_target_ke = drives.joint_target_ke
+    joint_target_kd = drives.joint_target_kd
+    joint_effort_limit = drives.joint_effort_limit
+    joint_damping = drives.joint_damping
+    joint_stiffness = drives.joint_stiffness
+    joint_rest_q = drives.joint_rest_q
+    dof_is_kinematic = drives.dof_is_kinematic
     d0 = joints.qd_start[j]
     d1 = joints.qd_start[j + 1]
     jtype = joints.kind[j]
@@ -194,18 +194,9 @@ def joint_forces(
 def _joint_forces(
     dt: float,
     drive_rows: int,
-    # Model:
+    # Model and solver tables:
     joints: JointModel,
-    joint_articulation: wp.array[int],
-    joint_target_q_start: wp.array[int],
-    joint_target_ke: wp.array[float],
-    joint_target_kd: wp.array[float],
-    joint_effort_limit: wp.array[float],
-    joint_damping: wp.array[float],
-    joint_stiffness: wp.array[float],
-    joint_rest_q: wp.array[float],
-    # Solver tables:
-    dof_is_kinematic: wp.array[wp.int32],
+    drives: DriveModel,
     # Data in:
     joint_q: wp.array[float],
     joint_qd: wp.array[float],
@@ -217,9 +208,8 @@ def _joint_forces(
     dof_diag_out: wp.array[float],
 ):
     j = wp.tid()  # one thread per joint
-    joint_forces(j, dt, drive_rows, joints, joint_articulation, joint_target_q_start, joint_target_ke,
-                 joint_target_kd, joint_effort_limit, joint_damping, joint_stiffness, joint_rest_q, dof_is_kinematic,
-                 joint_q, joint_qd, control_joint_f, control_target_q, control_target_qd, dof_f_out, dof_diag_out)
+    joint_forces(j, dt, drive_rows, joints, drives, joint_q, joint_qd, control_joint_f, control_target_q,
+                 control_target_qd, dof_f_out, dof_diag_out)
 
 
 def eval_joint_forces(sm, sd, state, control, dt: float, joint_qd: wp.array) -> None:
@@ -235,15 +225,7 @@ def eval_joint_forces(sm, sd, state, control, dt: float, joint_qd: wp.array) -> 
             float(dt),
             int(sm.options.drive_mode == "rows"),
             sm.core.plan.joints,
-            model.joint_articulation,
-            model.joint_target_q_start,
-            model.joint_target_ke,
-            model.joint_target_kd,
-            model.joint_effort_limit,
-            model.joint_damping,
-            model.joint_stiffness,
-            model.joint_rest_q,
-            sm.tables.dof_is_kinematic,
+            sm.drive_model,
             state.joint_q,
             joint_qd,
             control.joint_f,
@@ -369,7 +351,6 @@ def predict_velocity(sm, sd, joint_qd: wp.array, dt: float) -> None:
 
 @wp.kernel
 def _free_dynamics(
-    articulation_count: int,
     threads: int,
     dt: float,
     drive_rows: int,
@@ -395,7 +376,7 @@ def _free_dynamics(
     kept: KeptPlacement,
 ):
     # One thread per articulation on CUDA; on the CPU one thread walks them in order (serial_threads).
-    for art in range(wp.tid(), articulation_count, threads):
+    for art in range(wp.tid(), plan.articulation_count, threads):
         # Every stage below reads only this articulation's entries.
         if with_kinematics != 0 and joints.articulation_skip[art] == 0:
             if carry_matches(art, plan.tree_start, plan.tree_joint, joints, joint_q, joint_qd, kept.q, kept.qd):
@@ -404,25 +385,19 @@ def _free_dynamics(
                                body_qd_out)
             else:
                 articulation_forward_kinematics(art, plan.tree_start, plan.tree_joint, joints, joint_q, joint_qd,
-                                                body_q_out, body_qd_out, core.articulation_origin, core.body_v,
-                                                core.body_c, core.dof_S)
+                                                body_q_out, body_qd_out, core.kinematics)
                 void_kept(art, plan.tree_start, plan.tree_joint, joints, kept.q)
             # The dormant contact rows' bound on |J| (contacts/dormant.py): the subspaces are this step's.
             joint_path_sums(art, plan.tree_start, plan.tree_joint, plan.joint_parent_joint, joints.qd_start,
-                            core.dof_S, path_sums_out)
+                            core.kinematics.dof_S, path_sums_out)
         for t in range(plan.tree_start[art], plan.tree_start[art + 1]):
             j = plan.tree_joint[t]
-            joint_forces(j, dt, drive_rows, joints, drives.joint_articulation, drives.joint_target_q_start,
-                         drives.joint_target_ke, drives.joint_target_kd, drives.joint_effort_limit,
-                         drives.joint_damping, drives.joint_stiffness, drives.joint_rest_q, drives.dof_is_kinematic,
-                         joint_q, joint_qd, control_joint_f, control_target_q, control_target_qd, dofs.f, dofs.diag)
+            joint_forces(j, dt, drive_rows, joints, drives, joint_q, joint_qd, control_joint_f, control_target_q,
+                         control_target_qd, dofs.f, dofs.diag)
             for d in range(joints.qd_start[j], joints.qd_start[j + 1]):
                 dofs.diag_factored[d] = dofs.diag[d]
-        articulation_bias_and_mass_matrix(
-            art, plan.tree_start, plan.tree_joint, plan.joint_parent_joint, plan.dof_start, plan.dof_count,
-            plan.mass_start, plan.gravity_index, joints, drives.joint_armature, drives.gravity, body_q_out,
-            core.articulation_origin, core.body_v, core.body_c, core.dof_S, body_f_ext, dofs.f, dofs.diag, 1,
-            core.body_a, core.body_f, core.body_Ic, core.dof_bias, core.mass_matrix)
+        articulation_bias_and_mass_matrix(art, plan, joints, drives.joint_armature, drives.gravity, body_q_out,
+                                          body_f_ext, dofs.f, dofs.diag, 1, core)
         # The separate path factors asleep articulations' (stale) H as well; so does this one, bit for bit.
         factor_articulation(plan.use_tree, plan.dof_count[art], plan.mass_start[art], plan.dof_start[art],
                             plan.dof_parent, core.mass_matrix, core.mass_factor)
@@ -457,7 +432,6 @@ def eval_free_dynamics(sm, sd, state, control, dt: float, joint_qd: wp.array, wi
         _free_dynamics,
         dim=threads,
         inputs=[
-            plan.articulation_count,
             threads,
             float(dt),
             int(sm.options.drive_mode == "rows"),
