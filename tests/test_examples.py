@@ -157,10 +157,12 @@ def test_help_documents_the_solvers_own_options():
     from steel.solvers import SolverFeatherstone, SolverSteel  # noqa: PLC0415
     from steel.solvers.steel.options import NOT_IMPLEMENTED, SteelOptions  # noqa: PLC0415
 
-    doc = SolverSteel.__init__.__doc__
+    from tests.solvers.test_option_tables import args_entries  # noqa: PLC0415
+
+    entries = args_entries(SolverSteel.__init__.__doc__)  # an entry wraps over several lines
     for f in fields(SteelOptions):
-        line = next(line for line in doc.splitlines() if line.strip().startswith(f"{f.name}:"))
-        assert "default" in line and (f.name not in NOT_IMPLEMENTED or "not built" in line), line
+        entry = entries[f.name]
+        assert "default" in entry and (f.name not in NOT_IMPLEMENTED or "not built" in entry), entry
     for cls in (SolverSteel, SolverFeatherstone):
         assert "Initialize common solver state" not in pydoc.render_doc(cls, renderer=pydoc.plaintext)
 

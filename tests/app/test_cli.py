@@ -456,22 +456,36 @@ def test_vbd_options_are_passed_to_and_checked_by_solvervbd(tmp_path, capsys):
 
 
 def test_version_and_help_answer_without_importing_newton_or_warp():
-    """`steel --version` and `steel run --help` print at once: neither Newton nor Warp is imported for them."""
+    """`steel --version`, `steel --help` and `steel run --help` print at once: none imports Newton or Warp, each run
+    in a fresh interpreter; only `run --help` imports the option tables, and only while printing."""
     import subprocess
     import sys
 
     probe = (
         "import sys\n"
         "from steel.app.cli import main\n"
-        "for argv in (['--version'], ['run', '--help']):\n"
-        "    try:\n"
-        "        main(argv)\n"
-        "    except SystemExit:\n"
-        "        pass\n"
-        "print('newton' in sys.modules, 'warp' in sys.modules)\n"
+        "try:\n"
+        "    main(sys.argv[1:])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print(*(name in sys.modules for name in ('steel.solvers.option_table', 'newton', 'warp')))\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
-    assert out.strip().splitlines()[-1] == "False False"
+    for argv, tables in ((["--version"], False), (["--help"], False), (["run", "--help"], True)):
+        out = subprocess.run([sys.executable, "-c", probe, *argv], capture_output=True, text=True, check=True).stdout
+        assert out.strip().splitlines()[-1] == f"{tables} False False", argv
+
+
+def test_run_help_lists_every_solvers_options_with_their_defaults(capsys):
+    """`steel run --help` ends with each solver's options, written from its table: name, default, then the rest."""
+    from steel.solvers.option_table import option_table
+
+    assert main(["run", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())  # the lines are wrapped to the terminal
+    for solver in ("steel", "vbd", "featherstone"):
+        assert f"--solver {solver} options (--option NAME=VALUE):" in text
+        section = text.split(f"--solver {solver} options", 1)[1].split("--solver ", 1)[0]
+        missing = [row.name for row in option_table(solver) if f" {row.name} (default {row.default!r}" not in section]
+        assert missing == [], (solver, missing)
 
 
 def test_steel_run_tower_with_vbd_stands_and_records_the_solver(tmp_path):

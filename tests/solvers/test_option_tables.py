@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from steel.solvers import SolverFeatherstone, SolverSteel, SolverVBD
-from steel.solvers.option_table import (check_int, check_real, describe_range, option_help_lines, option_table,
-                                        validator)
+from steel.solvers.option_table import (REFUSED, Option, check_int, check_real, describe_range, docstring_args,
+                                        docstring_entry, option_help_lines, option_table, refused_values, validator,
+                                        with_option_args)
 from steel.solvers.featherstone import validate as featherstone_options
 from steel.solvers.steel import options as steel_options
 from steel.solvers.vbd import options as vbd_options
@@ -16,6 +17,24 @@ from tests.solvers.steel.scenes import single_box
 
 ROOT = Path(__file__).resolve().parents[2]
 SOLVER_NAMES = ("steel", "vbd", "featherstone")
+SOLVERS = {"steel": SolverSteel, "vbd": SolverVBD, "featherstone": SolverFeatherstone}
+
+
+def args_entries(doc: str) -> dict[str, str]:
+    """``{name: entry text}`` of a Google-style ``Args:`` section (an entry: its line and the deeper-indented
+    lines after it, whitespace collapsed), in order."""
+    lines = inspect.cleandoc(doc).splitlines()
+    entries, name = {}, None
+    for line in lines[lines.index("Args:") + 1:]:
+        match = re.match(r"    (\w+): (.*)", line)
+        if match:
+            name = match.group(1)
+            entries[name] = match.group(2)
+        elif line.startswith(" " * 8) and name is not None:
+            entries[name] += " " + line.strip()
+        else:
+            break
+    return entries
 
 
 def test_readme_not_built_table_is_the_rendered_one():
@@ -108,3 +127,47 @@ def test_unknown_options_are_type_errors_in_every_solver():
     for cls in (SolverSteel, SolverFeatherstone):
         with pytest.raises(TypeError, match=rf"^{cls.__name__}\(\) got an unexpected keyword argument 'bogus'$"):
             cls(model, bogus=1)
+
+
+@pytest.mark.parametrize("solver_name", SOLVER_NAMES)
+def test_constructor_docstring_documents_every_row_with_its_default(solver_name):
+    """``Solver.__init__.__doc__``'s ``Args:`` are ``model`` and then exactly the table's rows, in its order, each with
+    its default (and "not built:" where a value is refused): a documented name the table lacks, or a row the
+    docstring lacks, fails here, so the two cannot drift."""
+    entries = args_entries(SOLVERS[solver_name].__init__.__doc__)
+    rows = option_table(solver_name)
+    assert list(entries) == ["model"] + [row.name for row in rows]
+    for row in rows:
+        assert f"default {row.default!r}" in entries[row.name], (row.name, entries[row.name])
+        assert ("not built:" in entries[row.name]) == bool(refused_values(row)), row.name
+        if row.unit:
+            assert f"[{row.unit}]" in entries[row.name], row.name
+
+
+# snake_case names the hand-written constructor text uses that are not options (Warp's, Newton's spellings).
+_NOT_OPTIONS = {"vbd": {"fast_math"}, "steel": set(), "featherstone": set()}
+
+
+@pytest.mark.parametrize("solver_name", SOLVER_NAMES)
+def test_hand_written_constructor_text_names_only_options_of_the_table(solver_name):
+    """Every ````snake_case```` (or ````snake_case=value````) in the hand-written part of the constructor docstring
+    is an option of the table: renaming a row without its notes fails here."""
+    doc = SOLVERS[solver_name].__init__.__doc__
+    named = set(re.findall(r"``([a-z][a-z0-9]*_[a-z0-9_]+)(?:=[^`]*)?``", doc))
+    assert named or solver_name == "steel", "the pattern finds the notes' option names"  # Steel's text names none
+    assert named - {row.name for row in option_table(solver_name)} - _NOT_OPTIONS[solver_name] == set()
+
+
+def test_docstring_entry_wording():
+    """One entry: meaning, unit, default, range and state, in that order; long entries wrap under their name."""
+    row = Option("gap", 0.5, "float", low=0.0, unit="m", assignable=True, meaning="distance a row waits")
+    assert docstring_entry(row) == (
+        "gap: distance a row waits [m]; default 0.5; finite and >= 0; assignable after construction.")
+    refused = Option("fancy", False, "bool", status=REFUSED)
+    assert docstring_entry(refused, no_meaning="as the reference") == (
+        "fancy: as the reference; default False; not built: only the default (False).")
+    lines = docstring_args([Option("n", 1, "int", low=-1, meaning="a " * 60)], width=60)
+    assert lines[0].startswith("    n: a a") and all(line.startswith(" " * 8) for line in lines[1:])
+    assert lines[-1].endswith("default 1; >= -1.") and all(len(line) <= 60 for line in lines)
+    with pytest.raises(ValueError, match="Args:"):
+        with_option_args("Summary only.", (row,))

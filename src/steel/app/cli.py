@@ -12,7 +12,13 @@
 * ``steel run tower --solver vbd``: a rigid scene or robot file with SolverVBD's rigid bodies
   (Augmented VBD, contact history on; see :mod:`steel.app.runner`); a joint it does not support is a
   one-line error naming it.
+* ``steel run --help`` ends with every solver's options, one line each (default, unit, range, meaning),
+  written from the option tables (:func:`steel.solvers.option_table.option_help_lines`).
 * ``steel --version``.
+
+``steel --version`` and ``steel --help`` import neither Warp nor Newton (seconds); ``steel run --help``
+imports the option tables only when that help is printed, and they load without Warp and Newton too
+(milliseconds).
 
 While ``demo`` or ``run`` lasts, each Warp module is named before it compiles, with an estimate
 (:mod:`steel.app.compile_progress`): with an empty kernel cache a first run compiles for minutes.
@@ -83,6 +89,38 @@ def _version() -> str:
         return __version__
 
 
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose help can end with text computed only when the help is printed (``help_tail``).
+
+    ``steel run --help`` lists every solver's options this way. An epilog string (rejected) would read the
+    tables whenever the parser is built, so every command, ``steel --version`` included, would import them."""
+
+    def __init__(self, *args, help_tail=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.help_tail = help_tail
+
+    def format_help(self) -> str:
+        text = super().format_help()
+        return f"{text}\n{self.help_tail()}\n" if self.help_tail is not None else text
+
+
+def solver_options_help() -> str:
+    """Every solver's options, one wrapped line each, as ``steel run --help`` ends (from the option tables)."""
+    import shutil
+    import textwrap
+
+    from ..solvers.option_table import option_help_lines
+    from .catalog import SOLVERS
+
+    width = max(shutil.get_terminal_size().columns - 2, 40)  # as argparse sizes its own help
+    blocks = []
+    for solver in SOLVERS:
+        lines = [textwrap.fill(line, width, initial_indent="  ", subsequent_indent="      ", break_long_words=False,
+                               break_on_hyphens=False) for line in option_help_lines(solver)]
+        blocks.append(f"--solver {solver} options (--option NAME=VALUE):\n" + "\n".join(lines))
+    return "\n\n".join(blocks)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``steel`` argument parser; every option's help states its default."""
     from .catalog import (DEFAULT_MARGIN, DEFAULT_MAX_SPEED, DT, PARTICLE_SCENES, SCENES, SOLVERS, VBD_SCENES, VIEWERS,
@@ -92,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="steel", description="Steel physics solvers for Newton.",
         epilog="exit status: 0 completed, 1 diverged (stopped by the divergence guard), 2 bad input")
     parser.add_argument("--version", action="version", version=f"steel {_version()}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     demo = sub.add_parser("demo", help="the four towers with SolverSteel; writes results/demo/")
     demo.add_argument("--seconds", type=_positive_float, default=10.0, help="simulated time [s] (default 10)")
     demo.add_argument("--out", default=None,
@@ -106,7 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Step a shipped scene or a robot file; every frame a divergence guard checks the state.\n"
         "Scene kinds: stack (free bodies: tower, cable_pile), floating (a free base: humanoid, ant, robot files),\n"
         "fixed_base (welded to the world: chain, cartpole, --fixed-base), particles (cloth, soft_cube, ...).",
-        epilog=f"{metrics_help()}\n\nexit status: 0 completed, 1 diverged (stopped by the divergence guard), 2 bad input")
+        epilog=f"{metrics_help()}\n\nexit status: 0 completed, 1 diverged (stopped by the divergence guard), "
+        "2 bad input",
+        help_tail=solver_options_help)
     run.add_argument("scene", help=f"{', '.join(SCENES)}, or an .xml/.urdf/.usd path; "
                      f"with --solver vbd: {', '.join(VBD_SCENES + PARTICLE_SCENES)}")
     run.add_argument("--solver", choices=SOLVERS, default=None,
@@ -119,8 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"time step [s] (default: the scene's, {DT:.6g} s = 1/{round(1 / DT)} for rigid scenes "
                      "and robot files, 1/600 s for particle scenes)")
     run.add_argument("--option", action="append", type=parse_option, default=[], metavar="NAME=VALUE",
-                     help="solver option, repeatable, checked by the solver (e.g. iterations=20, "
-                     "enable_joint_limits=False); default: the solver's reference defaults, except "
+                     help="solver option, repeatable, checked by the solver (each solver's are listed below; e.g. "
+                     "iterations=20, enable_joint_limits=False); default: the solver's reference defaults, except "
                      "SolverSteel's enable_joint_limits=True")
     run.add_argument("--fixed-base", action="store_true",
                      help="robot files: weld the root to the world (default: as the file says; URDF, which cannot "

@@ -5,8 +5,9 @@ Each solver declares its options once, as a tuple of :class:`Option` rows (Solve
 SolverFeatherstone's in :mod:`steel.solvers.featherstone.validate`). Everything else about an option
 derives from its row: the dataclass of option values (:func:`options_dataclass`), the constructor
 signature (:func:`signature`), the per-option validator (:func:`validators`), which options are
-assignable after construction or refused, the constructor docstring, the CLI's help lines
-(:func:`option_help_lines`) and the README's table of options not built (:func:`not_built_table`).
+assignable after construction or refused, the constructor docstring's ``Args:`` entries
+(:func:`with_option_args`), the CLI's help lines (:func:`option_help_lines`) and the README's table of
+options not built (:func:`not_built_table`).
 Rules between options (``velocity_iterations`` with ``enable_sleeping``, ...) are not rows: each
 solver checks them in explicit functions after every option passed its own row's check.
 
@@ -19,6 +20,10 @@ Booleans are :func:`steel.solvers.inputs.check_bool`, step sizes :func:`steel.so
 The validators are closures built once per table (rather than one function reading the row on
 every call): an option assigned every step (``solver.baumgarte = 0.2``) then costs one dict lookup
 and a few comparisons.
+
+This module and the three tables (each solver package's ``option_rows``) import neither Warp nor
+Newton (the checks that need Warp import it when they run), so ``steel run --help`` lists every
+solver's options in a few milliseconds instead of the seconds importing Newton takes.
 """
 
 from __future__ import annotations
@@ -26,10 +31,10 @@ from __future__ import annotations
 import importlib
 import inspect
 import numbers
+import re
+import textwrap
 from dataclasses import dataclass, field, make_dataclass
 from typing import Callable
-
-from .inputs import check_bool
 
 INF = float("inf")
 
@@ -161,6 +166,17 @@ def _either(choices) -> str:
     return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
 
 
+def check_deterministic(name: str, value):
+    """A ``warp.DeterministicMode`` or None (every solver's ``deterministic``); ``TypeError`` naming ``name``.
+
+    Warp is imported when the check runs (a solver is being built, so it is loaded), not with the tables."""
+    import warp as wp
+
+    if value is not None and not isinstance(value, wp.DeterministicMode):
+        raise TypeError(f"{name} must be a warp.DeterministicMode or None, got {value!r}")
+    return value
+
+
 def validator(row: Option) -> Callable:
     """The check of one row: ``check(value) -> normalized value``, raising ``TypeError``/``ValueError`` naming it."""
     name = row.name
@@ -168,6 +184,10 @@ def validator(row: Option) -> Callable:
         custom = row.check
         return lambda value: custom(name, value)
     if row.kind == "bool":
+        # Imported here, not at the top: steel.solvers.inputs imports Warp, and the tables import this module
+        # without it (see the module docstring). Validators are built by the solver modules, which have Warp.
+        from .inputs import check_bool
+
         return lambda value: check_bool(name, value)
     if row.kind == "int":
         low, high, optional, none_means = row.low, row.high, row.optional, row.none_means
@@ -238,33 +258,86 @@ def not_built_table(table) -> str:
     return "\n".join(lines)
 
 
+def _unit(row: Option) -> str:
+    """`` [unit]`` unless the meaning already writes it."""
+    return f" [{row.unit}]" if row.unit and f"[{row.unit}]" not in row.meaning else ""
+
+
+def _facts(row: Option, *, none_means: bool) -> list[str]:
+    """What a row accepts and its state, as the help line and the docstring entry word them."""
+    facts = []
+    if row.kind == "enum":
+        facts.append(f"one of {', '.join(map(repr, row.choices))}")
+    elif row.kind == "int" and row.check is None and row.low == -INF and row.high == INF:
+        facts.append("any int" + (" or None" if row.optional else ""))
+    elif row.kind in ("int", "float") and row.check is None:
+        facts.append(describe_range(row.kind, row.low, row.high, low_open=row.low_open, high_open=row.high_open,
+                                    inf_ok=row.inf_ok, optional=row.optional,
+                                    none_means=row.none_means if none_means else ""))
+    if refused_values(row):
+        facts.append(f"not built: {refused_values(row).replace('`', '')}")
+    if row.status == SERIAL_FALLBACK:
+        facts.append(f"{', '.join(map(repr, row.fallback_values))} runs the serial sweep on the CPU (warns) and is "
+                     "not built on CUDA")
+    if row.status == SEED_ONLY:
+        facts.append("validated, no effect here")
+    if row.alias_of:
+        facts.append(f"another spelling of {row.alias_of}")
+    if row.later:
+        facts.append("a later revision's option")
+    if row.assignable:
+        facts.append("assignable after construction")
+    return facts
+
+
 def help_line(row: Option) -> str:
     """One line for a command-line ``--help``: name, default, unit, what is accepted and the meaning."""
-    parts = [f"default {row.default!r}"]
-    if row.unit and f"[{row.unit}]" not in row.meaning:
-        parts.append(f"[{row.unit}]")
-    if row.kind == "enum":
-        parts.append(f"one of {', '.join(map(repr, row.choices))}")
-    elif row.kind in ("int", "float") and row.check is None:
-        parts.append(describe_range(row.kind, row.low, row.high, low_open=row.low_open, high_open=row.high_open,
-                                    inf_ok=row.inf_ok, optional=row.optional))
-    if refused_values(row):
-        parts.append(f"not built: {refused_values(row).replace('`', '')}")
-    if row.status == SEED_ONLY:
-        parts.append("no effect")
-    if row.alias_of:
-        parts.append(f"another spelling of {row.alias_of}")
-    if row.assignable:
-        parts.append("assignable after construction")
+    parts = [f"default {row.default!r}"] + ([f"[{row.unit}]"] if _unit(row) else []) + _facts(row, none_means=False)
     text = f"{row.name} ({'; '.join(parts)})"
     return f"{text}: {row.meaning}" if row.meaning else text
 
 
+def docstring_entry(row: Option, *, no_meaning: str = "") -> str:
+    """One Google-style ``Args:`` entry, unwrapped: ``name: meaning [unit]; default X; range; state.``
+
+    ``no_meaning`` stands in for a row without a meaning (SolverSteel: "as the reference option of that name")."""
+    meaning = (row.meaning or no_meaning) + _unit(row)
+    facts = "; ".join([f"default {row.default!r}"] + _facts(row, none_means=True))
+    return f"{row.name}: {meaning}; {facts}." if meaning else f"{row.name}: {facts}."
+
+
+def docstring_args(table, *, no_meaning: str = "", width: int = 100) -> list[str]:
+    """Every row's :func:`docstring_entry`, wrapped to ``width`` under an ``Args:`` header (4-space entries,
+    8-space continuation lines), in table order."""
+    lines = []
+    for row in table:
+        # No break inside "default X" or ">= -1": their spaces are non-breaking while wrapping.
+        entry = re.sub(r"(default|[<>]=?) ", "\\1\xa0", docstring_entry(row, no_meaning=no_meaning))
+        lines += textwrap.wrap(entry, width, initial_indent=" " * 4, subsequent_indent=" " * 8,
+                               break_long_words=False, break_on_hyphens=False)
+    return [line.replace("\xa0", " ") for line in lines]
+
+
+def with_option_args(doc: str, table, *, no_meaning: str = "") -> str:
+    """``doc`` (a hand-written constructor docstring) with the table's entries appended to its ``Args:`` section.
+
+    The hand-written part keeps what no row says (the model argument, how options combine, the physics
+    behind them) and names no default, so the two cannot disagree; a docstring without an ``Args:``
+    line is a ``ValueError`` (the options would be silently missing from ``help()``)."""
+    lines = inspect.cleandoc(doc).splitlines()
+    if "Args:" not in lines:
+        raise ValueError("a constructor docstring needs an 'Args:' section for its options")
+    end = lines.index("Args:") + 1
+    while end < len(lines) and lines[end].startswith(" "):  # the section ends at a blank or unindented line
+        end += 1
+    return "\n".join(lines[:end] + docstring_args(table, no_meaning=no_meaning) + lines[end:])
+
+
 # Solver name (as ``steel run --solver`` spells it) -> module holding its ``OPTIONS`` table.
 _TABLES = {
-    "steel": "steel.solvers.steel.options",
-    "vbd": "steel.solvers.vbd.options",
-    "featherstone": "steel.solvers.featherstone.validate",
+    "steel": "steel.solvers.steel.option_rows",
+    "vbd": "steel.solvers.vbd.option_rows",
+    "featherstone": "steel.solvers.featherstone.option_rows",
 }
 
 

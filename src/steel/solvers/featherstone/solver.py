@@ -41,8 +41,10 @@ from .mimic import mimic_tables
 from . import particles as particles_module
 from .particles import ParticleStepper
 from .tiles import TileMassMatrix
+from .option_rows import OPTIONS
 from .validate import SIGNATURE, build_options, check_dof_inertia, check_joint_limits, warn_start_outside_limits
 from ..inputs import check_control, check_dt, check_model_type, check_state, warn_full_contact_buffers
+from ..option_table import with_option_args
 
 from newton.solvers.experimental.coupled import CouplingInterface
 from ...launches import launch
@@ -144,29 +146,7 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
     the force laws and equilibria are the explicit ones. An articulation in contact refactors its
     matrix every step.
 
-    Args:
-        model: the model to simulate.
-        angular_damping: damping rate of FREE/DISTANCE angular velocities,
-            ``w *= max(1 - d dt, 0)`` each step [1/s]; default 0.05.
-        update_mass_matrix_interval: rebuild the CRBA mass matrix ``H`` every N-th step (forced on
-            the next step after :meth:`notify_model_changed` with body or DOF (inertial) flags);
-            default 1. In between, ``H`` is stale but the implicit joint-force diagonal
-            ``dt kd + dt^2 ke`` is always the current step's: an articulation whose diagonal changed
-            (drive or limit gains edited, a limit engaging or releasing, a new ``dt``) is refactored
-            from the stale ``H`` plus the new diagonal that step, so gain and ``dt`` changes take
-            effect immediately (see :mod:`steel.solvers.featherstone.forces`).
-        friction_smoothing: Huber delta of the friction velocity normalization [m/s]
-            (:func:`warp.norm_huber`; see :mod:`steel.solvers.featherstone.contacts`); default 1.0.
-        use_tile_gemm: build ``H`` with a tile GEMM and factor/solve with :func:`warp.tile_cholesky`
-            and :func:`warp.tile_cholesky_solve`, one kernel per articulation DOF count
-            (:mod:`steel.solvers.featherstone.tiles`); same results as the default loop path within
-            float32 rounding, on CPU and CUDA. Default False.
-        fuse_cholesky: with ``use_tile_gemm``, factor in the mass-matrix kernel instead of in the
-            solve kernel; not used with mimic joints (their fold sits between build and factor).
-            The loop path always fuses factor and solve into one launch. Default True.
-        deterministic: a :class:`warp.DeterministicMode` for the atomic-emitting kernels (contact
-            accumulation; passed on to the particle stage's SolverSemiImplicit), or None to inherit
-            ``wp.config.deterministic``.
+    The options (keyword-only; units, defaults and ranges) are listed by ``help(SolverFeatherstone.__init__)``.
 
     Input handling (what a careless caller gets; construction and the host checks run before
     anything is allocated or written):
@@ -209,7 +189,31 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
     SUPPORTED_OBSERVABLES = frozenset({SolverBase.ObservableKind.BODY_PARENT_F})
 
     def __init__(self, model: newton.Model, **options):
-        """Validate the model and the options (see the class docstring: units, defaults), then allocate."""
+        """Validate the model and the options (see the class docstring for what is refused), then allocate.
+
+        The ``Args:`` entries after ``model`` are written from :mod:`steel.solvers.featherstone.option_rows`
+        (one row per option: meaning, unit, default, range); what follows them is how they act.
+
+        Args:
+            model: the model to simulate.
+
+        ``update_mass_matrix_interval``: ``H`` is also rebuilt on the step after :meth:`notify_model_changed`
+        with body or DOF (inertial) flags. In between, ``H`` is stale but the implicit joint-force diagonal
+        ``dt kd + dt^2 ke`` is always the current step's: an articulation whose diagonal changed (drive or
+        limit gains edited, a limit engaging or releasing, a new ``dt``) is refactored from the stale ``H``
+        plus the new diagonal that step, so gain and ``dt`` changes take effect immediately (see
+        :mod:`steel.solvers.featherstone.forces`).
+
+        ``use_tile_gemm`` builds ``H`` with a tile GEMM and factors and solves with :func:`warp.tile_cholesky`
+        and :func:`warp.tile_cholesky_solve`, one kernel per articulation DOF count
+        (:mod:`steel.solvers.featherstone.tiles`), on CPU and CUDA. ``fuse_cholesky`` is not used with mimic
+        joints (their fold sits between build and factor); the loop path always fuses factor and solve into
+        one launch.
+
+        ``friction_smoothing`` is the delta of :func:`warp.norm_huber` (see
+        :mod:`steel.solvers.featherstone.contacts`); ``deterministic`` is passed on to the particle stage's
+        SolverSemiImplicit as well.
+        """
         opts = build_options(**options)  # every option before anything is allocated (validate.OPTIONS)
         deterministic = opts.deterministic
         check_model_type(model, "SolverFeatherstone")
@@ -249,7 +253,8 @@ class SolverFeatherstone(SolverBase, CouplingInterface):
 
     # -- construction helpers ------------------------------------------------------------------
 
-    __init__.__signature__ = SIGNATURE  # (model, *, <validate.OPTIONS with their defaults and types>)
+    __init__.__signature__ = SIGNATURE  # (model, *, <option_rows.OPTIONS with their defaults and types>)
+    __init__.__doc__ = with_option_args(__init__.__doc__, OPTIONS)  # one Args: entry per row, from the table
 
     @staticmethod
     def _reject_unsupported_joints(model: newton.Model) -> None:

@@ -1,8 +1,8 @@
 """What SolverFeatherstone refuses at construction, and how it names the culprit.
 
-Owns the option table (``OPTIONS``, one :class:`~steel.solvers.option_table.Option` row per constructor
-option: the signature, :class:`FeatherstoneOptions` and :func:`build_options` derive from it; units and
-meanings in full are in the class docstring) and two host-side checks of the model, run once before
+Derives from the option table (``OPTIONS``, one :class:`~steel.solvers.option_table.Option` row per
+constructor option, in :mod:`steel.solvers.featherstone.option_rows`) the signature,
+:class:`FeatherstoneOptions` and :func:`build_options`, and owns two host-side checks of the model, run once before
 the solver keeps any allocation (the per-step checks of ``State``/``Control`` arrays are
 :mod:`steel.solvers.inputs`; non-finite states are contained on the device, see :mod:`.forces`):
 
@@ -27,35 +27,14 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-import warp as wp
 
 import newton
 
 from ...articulation.checks import body_name, dof_joint, inverted_limits, joint_name, massless_dofs
 from ..inputs import as_python_scalar
-from ..option_table import Option, options_dataclass, signature, validators
+from ..option_table import options_dataclass, signature, validators
+from .option_rows import OPTIONS  # the rows (no Warp, for the command line's help); all below derives from them
 
-
-def _deterministic(name: str, value):
-    if value is not None and not isinstance(value, wp.DeterministicMode):
-        raise TypeError(f"{name} must be a warp.DeterministicMode or None, got {value!r}")
-    return value
-
-
-# SolverFeatherstone's options, one row each, in the constructor's order.
-OPTIONS = (
-    Option("angular_damping", 0.05, "float", low=0.0, unit="1/s",
-           meaning="damping rate of FREE/DISTANCE angular velocities, w *= max(1 - d dt, 0) each step [1/s]"),
-    Option("update_mass_matrix_interval", 1, "int", low=1, meaning="rebuild the CRBA mass matrix H every N-th step"),
-    Option("friction_smoothing", 1.0, "float", low=0.0, none_is_default=True, unit="m/s",
-           meaning="Huber delta of the friction velocity normalization [m/s] (None: the later reference's default)"),
-    Option("use_tile_gemm", False, "bool",
-           meaning="H by tile GEMM, factor and solve by warp.tile_cholesky (same results within float32 rounding)"),
-    Option("fuse_cholesky", True, "bool",
-           meaning="with use_tile_gemm: factor in the mass-matrix kernel instead of in the solve kernel"),
-    Option("deterministic", None, "object", optional=True, annotation="wp.DeterministicMode", check=_deterministic,
-           meaning="a warp.DeterministicMode for the atomic-emitting kernels (None: wp.config.deterministic)"),
-)
 FeatherstoneOptions = options_dataclass(
     "FeatherstoneOptions", OPTIONS, "Every constructor option of :class:`~steel.solvers.SolverFeatherstone`, with its "
     "default (one field per row of ``OPTIONS``).", __name__)

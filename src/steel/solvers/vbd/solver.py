@@ -12,6 +12,7 @@ from newton.solvers import SolverBase
 from newton.solvers.experimental.coupled import CouplingInterface
 
 from ..inputs import check_bool, check_contacts, check_control, check_dt, check_soft_contacts, check_state
+from ..option_table import with_option_args
 from .coupling import BodyParticleCoupling, coupled_bodies
 from .dat import RigidSoftDat, check_dat, check_dat_schedule
 from .features import check_joint_features, check_joint_properties, check_model_features, check_tendons_external
@@ -19,6 +20,7 @@ from .particles.attachments import Attachments, check_attachments
 from .collision import (Frequency, Slot, check_pipeline, check_schedule_change, contacts_before_step,
                         iteration_detection)
 from .observables import reserve, write_observables
+from .option_rows import OPTIONS
 from .options import SIGNATURE, build_options
 from .particles.contacts import check_full_surface_contacts, mesh_particle_shapes, prepare_contacts
 from .proxy_coupling import (check_input_update, check_iteration_restarts, harvest_body_contact_feedback,
@@ -68,7 +70,7 @@ class SolverVBD(SolverBase, CouplingInterface):
     routed tendons through anchors and frictionless pinholes and rollers, static and dynamic
     (:mod:`steel.solvers.vbd.rigid.tendons`).
 
-    * ``particle_enable_tile_solve`` (default True) runs the vertex step with one block of threads
+    * ``particle_enable_tile_solve=True`` runs the vertex step with one block of threads
       per vertex splitting its elements (:mod:`steel.solvers.vbd.particles.solve_tile`), specialized
       at construction to the element families present; False runs one thread per vertex. On the
       CPU, where Warp gives a block one lane (unless ``wp.config.enable_cpu_blocks``), the general
@@ -151,100 +153,75 @@ class SolverVBD(SolverBase, CouplingInterface):
     def __init__(self, model: newton.Model, **options):
         """Check the options and the model, then allocate the particle solve.
 
-        Particle options (built):
+        Every option is keyword-only. ``inspect.signature`` shows the seed revision's options; the later
+        revision's (Newton 1.8.0) spellings and additions, marked "a later revision's option" below, are
+        accepted besides. Each check runs before anything is allocated, and an error names the option and
+        the value. The ``Args:`` entries after ``model`` are written from :mod:`steel.solvers.vbd.option_rows`
+        (one row per option: meaning, unit, default, range); what follows them is how the options act together.
 
-        * ``iterations`` (10): VBD sweeps over all colours per step (>= 0; 0 takes the first iterate, the
-          inertial target, as the step). ``None`` (1.8.0's default spelling) reads the scene's
-          ``vbd:max_solver_iterations`` (10 when absent or -1; see :mod:`steel.solvers.vbd.scene`).
-        * ``friction_epsilon`` (1e-2) [m/s]: slip speed below which Coulomb friction is a stiff
-          spring (IPC smoothing; the slip distance is ``friction_epsilon * dt``), for shape contacts
-          and self-contact.
-        * ``integrate_with_external_rigid_solver`` (False): bodies are moved by another solver;
-          ``state_in``/``state_out`` body poses are the collider's start and end of the step.
-        * ``particle_enable_self_contact`` (False): vertex–triangle and edge–edge contact.
-        * ``particle_self_contact_radius`` (0.2) [m]: distance below which self-contact pairs push
-          apart. ``particle_self_contact_margin`` (0.2) [m]: detection distance (>= the radius).
-        * ``particle_conservative_bound_relaxation`` (0.85): fraction of the distance to the nearest
-          primitive a vertex may move between detections, in (0, 1). 1.8.0's ``dat_conservative_bound_relaxation``
-          (0.85) is the same value, shared with rigid–soft DAT; the seed's spelling is deprecated there and
-          overrides it with a ``NewtonDeprecationWarning``, and so here.
-        * ``particle_vertex_contact_buffer_size`` (32) / ``particle_edge_contact_buffer_size`` (64):
-          self-contact pairs kept per vertex / per edge; more are counted
-          (:meth:`check_self_contact_overflow`), never written out of bounds.
-        * ``particle_collision_detection_interval`` (0): self-contact detection cadence: < 0 once
-          before initialization, 0 before and right after it, n >= 1 also before every n-th iteration.
-        * ``particle_edge_parallel_epsilon`` (1e-5): edge pairs whose squared sine of the angle
-          between them is below this are treated as parallel (closest points from the overlap).
-        * ``particle_enable_tile_solve`` (True): use Warp tile kernels for the vertex step where the
-          build has them (see the class docstring); results agree with the general kernel.
-        * ``particle_topological_contact_filter_threshold`` (2) [rings]: primitives this close in
-          the mesh never self-collide. ``particle_rest_shape_contact_exclusion_radius`` (0.0) [m]:
-          nor do pairs closer than this in ``model.particle_q``.
-        * ``particle_external_vertex_contact_filtering_map`` /
-          ``particle_external_edge_contact_filtering_map`` (None): dicts vertex -> triangles / edge -> edges
-          that never collide.
+        Args:
+            model: a finalized :class:`newton.Model` (see the class docstring).
 
-        Rigid options (defaults as in ``inspect.signature``; see :mod:`steel.solvers.vbd.rigid.joints`; the
-        scene's ``vbd:rigid_contact_history`` and ``vbd:rigid_joint_{linear,angular}_{ke,kd}`` stand in for those
-        options given as None, or omitted under ``rigid_compliant_alm=True``, an explicit value winning, see
-        :mod:`steel.solvers.vbd.scene`):
-        ``rigid_avbd_alpha`` (0.95) / ``rigid_avbd_joint_alpha`` (None = alpha): C0 stabilization;
-        ``rigid_avbd_beta`` (0 = fixed k) / ``rigid_avbd_linear_beta`` / ``rigid_avbd_angular_beta`` (None =
-        beta) [N/m² or N·m/rad²]: per-iteration penalty ramp from ``rigid_joint_linear_k_start`` /
-        ``rigid_joint_angular_k_start`` up to ``rigid_joint_linear_ke`` / ``rigid_joint_angular_ke`` [N/m,
-        N·m/rad]; ``rigid_avbd_gamma`` (0.999): per-step decay of k and of hard-slot λ (λ also scaled by
-        alpha); ``rigid_joint_linear_kd`` / ``rigid_joint_angular_kd`` [N·s/m, N·m·s/rad]: structural damping.
-        Body–body contacts (see :mod:`steel.solvers.vbd.rigid.contacts`): ``rigid_contact_hard`` (True:
-        augmented Lagrangian; False: penalty with the shapes' ke/kd), ``rigid_avbd_contact_alpha`` (None =
-        alpha), ``rigid_contact_k_start`` [N/m] (ramp seed, also of every particle–shape contact),
-        ``rigid_body_contact_buffer_size`` (64, contacts per body; more are dropped and counted,
-        :meth:`check_rigid_contact_overflow`),
-        ``rigid_contact_history`` (False; restores λ and k through ``Contacts.rigid_contact_match_index``).
-        ``rigid_joint_*_ke`` / ``rigid_joint_*_kd`` passed as ``None`` (and omitted, with ``rigid_compliant_alm=True``)
-        read the scene's ``vbd:rigid_joint_*`` attributes when registered (USD ``newton:vbd:rigid:jointLinearStiffness``,
-        ...), else the defaults above; an explicit value wins.
-        ``rigid_body_particle_contact_buffer_size`` (256): particle contacts listed per coupled body; a body
-        with more scans every record instead (none lost; counted, :meth:`check_body_particle_contact_overflow`).
-        ``rigid_contact_stick_motion_eps`` (1e-4 m: hard contacts whose anchors moved less over the step
-        stick; with history they replay their points), ``rigid_contact_stick_freeze_translation_eps`` /
-        ``rigid_contact_stick_freeze_angular_eps`` (1e-4 m, 1e-4 rad: the deadzone snap of bodies resting on
-        dynamic bodies; see :meth:`steel.solvers.vbd.rigid.contacts.RigidContacts.end`); 0 disables each.
-        ``deterministic`` (None) is validated and kept: on the CPU every step repeats bitwise; on CUDA
-        the order in which a particle's shape contacts are filed (atomic slots) can vary, and with it
-        the float32 rounding of their sum.
+        ``None`` for a seed option (1.8.0's "scene value or built-in" spelling) means its seed default,
+        except ``iterations=None``, which reads the scene's ``vbd:max_solver_iterations`` (the default when
+        absent or -1), and the rigid settings the scene carries: ``vbd:rigid_contact_history`` and
+        ``vbd:rigid_joint_{linear,angular}_{ke,kd}`` (USD ``newton:vbd:rigid:jointLinearStiffness``, ...) stand in
+        for those options given as None, or omitted under ``rigid_compliant_alm=True``; an explicit value wins
+        (:mod:`steel.solvers.vbd.scene`).
 
-        Later-revision (Newton 1.8.0) spellings are accepted with their meaning: ``dat_conservative_bound_relaxation``
-        (above); ``particle_self_contact_margin`` with ``particle_self_contact_gap`` [m] as the
-        interaction distance (the seed's radius) and the extra detection reach (detection at
-        margin + gap); ``collision_pipeline`` / ``collision_frequency`` / ``collision_frequency_type``
-        select a solver-owned pipeline whose RIGID slot detects before the step (AUTO = PRE_INIT), also right
-        after initialization (PRE_POST_INIT: particles at their first iterate, bodies at their input pose),
-        before every k-th iteration on the iterate (ITERATIONS, k from ``collision_frequency``; needs a
-        matching pipeline) or not at all (NONE) (see
-        :mod:`steel.solvers.vbd.options` and :mod:`steel.solvers.vbd.collision`); ``None`` for a seed option
-        means its seed default, except ``iterations=None`` (the scene's count, above) and the scene settings
-        of the rigid options above. Its other options are validated and accepted where
-        they change nothing here, and raise ``NotImplementedError`` where they would select an unbuilt
-        feature: ``rigid_compliant_alm`` (a bool; True: 1.8.0's compliant ALM formulation, see the class docstring,
-        with ``rigid_avbd_alpha`` defaulting to 0, no penalty ramp, no sticking contacts, and one
-        ``NewtonDeprecationWarning`` naming the betas, ``rigid_contact_hard`` and ``k_start`` seeds passed; False: the
-        seed's AVBD with 1.8.0's ``DeprecationWarning``; omitted: the seed's AVBD),
-        ``rigid_soft_contact_use_log_barrier``
-        (a bool, default False; True: body–particle normal contacts use the self-contact log barrier in the distance
-        to the raw shape surface with the radius ``particle radius + shape margin``, see
-        :mod:`steel.solvers.vbd.particles.contacts`), ``rigid_soft_enable_dat`` (a bool, default False; True:
-        rigid–soft Divide-and-Truncate against the owned pipeline's contacts, :mod:`steel.solvers.vbd.dat`; its RIGID
-        slot's AUTO then resolves to PRE_POST_INIT, the bodies detected at their truncated first iterate), and
-        ``rigid_soft_dat_use_interval_arithmetic`` (False only: the body bound here certifies the whole rotation with
-        a chord bound, so the interval path is not built). ``tendon_max_sweeps`` (256, int >= 1),
-        ``tendon_settle_tol`` (1e-3) and ``tendon_activation_tol`` (2e-3) (> 0) are validated and change nothing:
-        they tune 1.8.0's capstan material relaxation (friction at guides, refused here) and the hysteresis of its
-        dynamic-roller activation, which the continuous geometric switch here does without
-        (:mod:`steel.solvers.vbd.rigid.tendons`). ``enable_fast_math`` (True; any bool) is validated and changes
-        nothing: every kernel here compiles with Warp's exact division and square root on every device.
-        Newton 1.8.0 compiles its particle kernels, rigid solve and joint dual update with ``fast_math`` on
-        CUDA (rounding-level differences; ignored on the CPU), so on CUDA ours computes as the reference
-        does with ``enable_fast_math=False``.
+        Self-contact buffers: pairs beyond ``particle_vertex_contact_buffer_size`` /
+        ``particle_edge_contact_buffer_size`` are counted (:meth:`check_self_contact_overflow`), never written
+        out of bounds. ``particle_self_contact_margin`` (detection) is at least ``particle_self_contact_radius``
+        (interaction).
+
+        Rigid bodies (:mod:`steel.solvers.vbd.rigid.joints`, :mod:`steel.solvers.vbd.rigid.contacts`): each
+        iteration ramps a joint's penalty by ``rigid_avbd_linear_beta`` / ``rigid_avbd_angular_beta`` (each
+        ``rigid_avbd_beta`` when None) from ``rigid_joint_linear_k_start`` / ``rigid_joint_angular_k_start`` up
+        to ``rigid_joint_linear_ke`` / ``rigid_joint_angular_ke``; ``rigid_avbd_gamma`` decays k and the hard
+        slots' λ each step (λ also scaled by alpha). ``rigid_contact_k_start`` also seeds every particle–shape
+        contact. Body contacts beyond ``rigid_body_contact_buffer_size`` are dropped and counted
+        (:meth:`check_rigid_contact_overflow`); a body with more particle contacts than
+        ``rigid_body_particle_contact_buffer_size`` scans every record instead (none lost; counted,
+        :meth:`check_body_particle_contact_overflow`). Hard contacts that stick replay their points when
+        ``rigid_contact_history`` is on; the freeze deadzones are
+        :meth:`steel.solvers.vbd.rigid.contacts.RigidContacts.end`.
+
+        ``deterministic`` is validated and kept: on the CPU every step repeats bitwise; on CUDA the order in
+        which a particle's shape contacts are filed (atomic slots) can vary, and with it the float32 rounding
+        of their sum.
+
+        The later revision's spellings and additions (see :mod:`steel.solvers.vbd.options`):
+
+        * ``dat_conservative_bound_relaxation`` is ``particle_conservative_bound_relaxation``, shared with
+          rigid–soft DAT; given both, the seed's spelling overrides it with a ``NewtonDeprecationWarning``, as
+          1.8.0 does (alone, it never warns). Any other option spelled both ways is a ``ValueError``.
+        * With ``particle_self_contact_gap`` given, ``particle_self_contact_margin`` is the interaction
+          distance (the seed's radius) and the gap the extra detection reach (detection at margin + gap).
+        * ``collision_pipeline`` / ``collision_frequency`` / ``collision_frequency_type`` select a solver-owned
+          pipeline whose RIGID slot detects before the step (AUTO = PRE_INIT), also right after
+          initialization (PRE_POST_INIT: particles at their first iterate, bodies at their input pose), before
+          every k-th iteration on the iterate (ITERATIONS, k from ``collision_frequency``; needs a matching
+          pipeline) or not at all (NONE) (:mod:`steel.solvers.vbd.collision`); a SOFT_SELF_CONTACT entry sets
+          the self-contact cadence instead of ``particle_collision_detection_interval``.
+        * ``rigid_compliant_alm=True``: 1.8.0's compliant ALM formulation (see the class docstring), with
+          ``rigid_avbd_alpha`` defaulting to 0, no penalty ramp, no sticking contacts, and one
+          ``NewtonDeprecationWarning`` naming the betas, ``rigid_contact_hard`` and k_start seeds passed; False:
+          the seed's AVBD with 1.8.0's ``DeprecationWarning``; omitted: the seed's AVBD, no warning.
+        * ``rigid_soft_contact_use_log_barrier=True``: body–particle normal contacts use the self-contact log
+          barrier in the distance to the raw shape surface, with the radius particle radius + shape margin
+          (:mod:`steel.solvers.vbd.particles.contacts`).
+        * ``rigid_soft_enable_dat=True``: rigid–soft Divide-and-Truncate against the owned pipeline's contacts
+          (:mod:`steel.solvers.vbd.dat`); its RIGID slot's AUTO then resolves to PRE_POST_INIT, the bodies
+          detected at their truncated first iterate. ``rigid_soft_dat_use_interval_arithmetic=True`` is not
+          built: the body bound here certifies the whole rotation with a chord bound.
+        * ``tendon_max_sweeps``, ``tendon_settle_tol`` and ``tendon_activation_tol`` tune 1.8.0's capstan
+          material relaxation (friction at guides, refused here) and the hysteresis of its dynamic-roller
+          activation, which the continuous geometric switch here does without
+          (:mod:`steel.solvers.vbd.rigid.tendons`).
+        * ``enable_fast_math``: every kernel here compiles with Warp's exact division and square root on every
+          device. Newton 1.8.0 compiles its particle kernels, rigid solve and joint dual update with
+          ``fast_math`` on CUDA (rounding-level differences; ignored on the CPU), so on CUDA ours computes as
+          the reference does with ``enable_fast_math=False``.
         """
         opts, extras = build_options(**options)  # validate everything before allocating anything
         compliant = extras.get("rigid_compliant_alm") is True
@@ -291,6 +268,7 @@ class SolverVBD(SolverBase, CouplingInterface):
         self.body_q_prev = wp.clone(model.body_q) if model.body_count else None
 
     __init__.__signature__ = SIGNATURE
+    __init__.__doc__ = with_option_args(__init__.__doc__, OPTIONS)  # one Args: entry per row, from the table
 
     def _coupling(self):
         """Per-body lists of the two-way body–particle contacts, or None when no particle can touch a dynamic body."""
