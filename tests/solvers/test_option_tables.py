@@ -53,6 +53,14 @@ def test_every_default_passes_its_own_check_unchanged(solver_name):
 
 
 @pytest.mark.parametrize("solver_name", SOLVER_NAMES)
+def test_every_row_has_a_meaning(solver_name):
+    """Every row says what it does, so no docstring entry or help line is a bare name and default (a row added
+    without a meaning fails here rather than documenting nothing)."""
+    missing = [row.name for row in option_table(solver_name) if not row.meaning.strip()]
+    assert missing == []
+
+
+@pytest.mark.parametrize("solver_name", SOLVER_NAMES)
 def test_help_lines_name_every_option_once(solver_name):
     lines = option_help_lines(solver_name)
     names = [re.match(r"(\w+) \(", line).group(1) for line in lines]

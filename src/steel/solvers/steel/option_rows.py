@@ -74,10 +74,15 @@ OPTIONS = (
            meaning="rows per world for articulated bodies (None: sized from the model, none dropped)"),
     Option("free_body_constraint_max", None, "int", low=1, optional=True, none_means=_SIZED,
            meaning="rows per world for free bodies (None: sized from the model, none dropped)"),
-    Option("propagation_constraint_max", None, "int", low=1, optional=True, status=REFUSED),
+    Option("propagation_constraint_max", None, "int", low=1, optional=True, status=REFUSED,
+           meaning="rows per world of the propagation response's contact rows (None: free_body_constraint_max + "
+                   "articulation_constraint_max); a value is accepted with articulated_contact_response="
+                   "'propagation' only, whose CPU fallback ignores it (its immediate rows use the other two)"),
     Option("warn_constraint_overflow", True, "bool", assignable=True,
            meaning="warn once when rows are dropped for lack of capacity"),
-    Option("row_watermark", False, "bool", status=REFUSED),
+    Option("row_watermark", False, "bool", status=REFUSED,
+           meaning="record each row family's per-world high-water marks every step for constraint_row_watermarks() "
+                   "(here that method reports zeros)"),
     Option("drive_mode", "augmented", "enum", choices=("augmented", "rows"),
            meaning="'augmented': implicit drives in the mass matrix, only the explicit force clamped by "
                    "joint_effort_limit; 'rows': one soft row per driven DOF whose impulse is clamped by "
@@ -85,12 +90,24 @@ OPTIONS = (
     Option("fuse_joint_velocity_limits", True, "bool",
            meaning="with drive_mode='rows': a driven DOF's velocity limit is a clamp after each sweep iteration "
                    "instead of two rows"),
-    Option("enable_bilateral_preelimination", False, "bool"),
-    Option("bilateral_preelimination_include_mimics", True, "bool"),
-    Option("parallel_tree", False, "bool", status=REFUSED),
-    Option("reuse_kinematics", False, "bool", status=REFUSED),
-    Option("use_parallel_streams", False, "bool", status=REFUSED),
-    Option("double_buffer", False, "bool", status=REFUSED),
+    Option("enable_bilateral_preelimination", False, "bool",
+           meaning="solve each articulation's mimic and connect rows as one regularized block before the sweep, "
+                   "which keeps them (falls back with a warning for velocity_iterations > 0, the propagation "
+                   "response, a closure with a world or kinematic parent, or over 8 such rows in one articulation; "
+                   "sweep/preelimination.py)"),
+    Option("bilateral_preelimination_include_mimics", True, "bool",
+           meaning="with enable_bilateral_preelimination, eliminate mimic rows too (False: only the connect rows; "
+                   "mimic rows stay iterative)"),
+    Option("parallel_tree", False, "bool", status=REFUSED,
+           meaning="traverse the independent branches of each articulation tree in parallel on CUDA"),
+    Option("reuse_kinematics", False, "bool", status=REFUSED,
+           meaning="carry the kinematics formed when a step is published into the next step instead of "
+                   "re-deriving them (CUDA)"),
+    Option("use_parallel_streams", False, "bool", status=REFUSED,
+           meaning="run each articulation-size group's factorization and solves on a CUDA stream of its own"),
+    Option("double_buffer", False, "bool", status=REFUSED,
+           meaning="two sets of grouped mass-matrix and Jacobian buffers, the used one cleared on a side CUDA "
+                   "stream"),
     Option("friction_anchor_beta", None, "float", **_RANGE_0, optional=True,
            meaning="friction patches' anchor correction, non-dimensional (None: 0.2, or 0 with a warning under "
                    "contact_compliance or a coupled friction_mode; 0: point friction)"),
@@ -109,27 +126,38 @@ OPTIONS = (
            meaning="per-contact friction update: 'fixed_normal' (tangent pair on the disk of the normal impulse), "
                    "'bisection', 'bisection_desaxce', 'coulomb_newton' (normal and friction solved together; "
                    "contacts/friction_modes.py)"),
-    Option("contact_warmstart", False, "bool"),
-    Option("contact_warmstart_decay", 1.0, "float", **_RANGE_0, assignable=True),
+    Option("contact_warmstart", False, "bool",
+           meaning="start each contact's normal and friction rows from its matched predecessor's impulse, scaled "
+                   "by dt / dt_prev (needs the collision pipeline's contact matching; contacts/warmstart.py)"),
+    Option("contact_warmstart_decay", 1.0, "float", **_RANGE_0, assignable=True,
+           meaning="factor on the impulses contact_warmstart carries over, non-dimensional"),
     Option("enable_restitution", True, "bool",
            meaning="bounce with each shape pair's restitution above restitution_velocity_threshold"),
     Option("restitution_velocity_threshold", 0.5, "float", **_RANGE_0, unit="m/s", assignable=True,
            meaning="approach speed below which restitution is ignored [m/s]"),
-    Option("contact_speculative_scale", 1.0, "float", **_RANGE_0, assignable=True),
-    Option("contact_gap_gate", None, "float", **_RANGE_0, optional=True, unit="m", assignable=True),
+    Option("contact_speculative_scale", 1.0, "float", **_RANGE_0, assignable=True,
+           meaning="share of a positive contact gap phi that may close in one step (target -scale phi / dt), "
+                   "non-dimensional (0: none; penetration correction unchanged)"),
+    Option("contact_gap_gate", None, "float", **_RANGE_0, optional=True, unit="m", assignable=True,
+           meaning="gap [m] above which a contact gets no rows (0: touching and penetrating contacts only; None: "
+                   "every contact)"),
     Option("contact_friction_scale", 1.0, "float", **_RANGE_0,
            meaning="scale on the friction coefficient of every contact, non-dimensional"),
     Option("contact_friction_position_iterations", -1, "int", low=-1,
            meaning="sliding friction only in the last k position iterations, held at 0 before (-1: every "
                    "iteration; the velocity sweeps always solve it)"),
     Option("contact_friction_gap_max", None, "float", optional=True, unit="m", assignable=True,
-           check=_number_or_none),
+           check=_number_or_none,
+           meaning="gap [m] above which a contact gets its normal row only (None or inf: every contact keeps its "
+                   "friction rows; -inf: none does)"),
     Option("contact_shared_anchor", False, "bool",
            meaning="every contact row at the midpoint of the two witness points (patch anchors keep theirs; "
                    "contacts/shared_anchor.py)"),
     Option("contact_friction_shared_anchor", False, "bool",
            meaning="point-friction rows at the witness midpoint (no effect on patch anchors)"),
-    Option("contact_torsion_device", False, "bool"),
+    Option("contact_torsion_device", False, "bool",
+           meaning="the reference's device (True) or host (False) preparation of contact torsion rows; here both "
+                   "build them on the device in the row kernel, with bitwise-equal steps"),
     Option("contact_compliance", False, "bool",
            meaning="contacts with a positive Contacts.rigid_contact_stiffness [N/m] as implicit spring-dampers "
                    "F = max(0, -k phi_next - c u_next) [N] (contacts/compliance.py)"),
@@ -152,11 +180,20 @@ OPTIONS = (
            status=SERIAL_FALLBACK, fallback_values=("propagation",),
            deprecated=(("propagation_colored", {"solve_mode": "colored", "articulated_contact_response": "propagation"},
                         "articulated_contact_response='propagation_colored' is deprecated; use solve_mode='colored' "
-                        "with articulated_contact_response='propagation'"),)),
-    Option("propagation_same_articulation_rows", False, "bool", status=REFUSED),
-    Option("propagation_cached_response", True, "bool"),
-    Option("propagation_cached_response_body_max", 8, "int", low=1),
-    Option("propagation_color_order", "contact", "enum", choices=("contact", "longest_first")),
+                        "with articulated_contact_response='propagation'"),),
+           meaning="contacts on articulated bodies: 'immediate' (dense rows, Y = H^-1 J^T per row) or "
+                   "'propagation' (the reference's body rows solved through the trees; here the immediate rows)"),
+    Option("propagation_same_articulation_rows", False, "bool", status=REFUSED,
+           meaning="with the propagation response, contacts between two links of one articulation as propagation "
+                   "rows instead of dense rows"),
+    Option("propagation_cached_response", True, "bool",
+           meaning="with the propagation response, cached body responses instead of a tree walk per iteration; "
+                   "no effect here (that response runs the immediate rows)"),
+    Option("propagation_cached_response_body_max", 8, "int", low=1,
+           meaning="contact-active bodies per world that propagation_cached_response caches; no effect here"),
+    Option("propagation_color_order", "contact", "enum", choices=("contact", "longest_first"),
+           meaning="order in which solve_mode='colored' colors contacts: 'contact' (by index) or 'longest_first' "
+                   "(most rows first); no effect here ('colored' runs the serial sweep)"),
     Option("deterministic", None, "object", check=_deterministic,
            meaning="warp.DeterministicMode.RUN_TO_RUN: bitwise-repeatable runs (CPU; not built on CUDA)"),
 )

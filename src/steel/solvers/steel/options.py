@@ -55,7 +55,6 @@ DEPRECATED_VALUES = {row.name: {old: (replacements, message) for old, replacemen
 ENUMS = {row.name: row.choices for row in OPTIONS if row.kind == "enum"}
 # Enumerations built for some values only: name -> built values (none so far: every value of ENUMS is built).
 NOT_IMPLEMENTED_VALUES = {row.name: row.built_values for row in OPTIONS if row.built_values}
-OPTION_HELP = {row.name: row.meaning for row in OPTIONS if row.meaning}  # help(SolverSteel)'s line per option
 
 
 def validate_option(name: str, value):
@@ -146,7 +145,7 @@ def check_options_on_device(opts: SteelOptions, device) -> None:
 
 def options_docstring() -> str:
     """The constructor docstring: every option with its default, meaning and state (from ``OPTIONS``)."""
-    return with_option_args(_INIT_DOC, OPTIONS, no_meaning="as the reference option of that name")
+    return with_option_args(_INIT_DOC, OPTIONS)  # every row has a meaning (tests/solvers/test_option_tables.py)
 
 
 _INIT_DOC = """Validate the model and the options, then allocate the solver (nothing is kept on an error).
