@@ -144,6 +144,19 @@ def contact_model(model, plan, tables, attributes, shape_attributes) -> ContactM
         body_max_depenetration=attributes.max_depenetration_velocity)
 
 
+def current_contact_model(sm) -> ContactModel:
+    """``sm.contact_model`` holding the ``steel:rigid_body_max_depenetration_velocity`` array the model holds now.
+
+    The struct is built at construction and on a model change notice, but a ``steel:`` body attribute array
+    *replaced* on the model is read from the next step on, without a notice (``attributes.py``); its field is
+    reassigned in place when the array differs (identity), so the kept struct still replays its launch."""
+    cm = sm.contact_model
+    current = sm.attributes.max_depenetration_velocity  # checks a replacement when first read
+    if cm.body_max_depenetration is not current:
+        cm.body_max_depenetration = current
+    return cm
+
+
 class ContactParamsCache:
     """One ``ContactParams`` per solver, refilled only when a value changes (``steel.structs.CachedStruct``)."""
 

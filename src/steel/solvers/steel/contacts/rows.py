@@ -98,7 +98,7 @@ from .sides import (clear_side_jacobians, contact_side, set_side_range, shares_s
                             write_contact_jacobians)
 from .dormant import (DORMANT_NORMAL, DORMANT_PAIR, DormantRecord, contact_spread, dormant_bound, dormant_record,
                       side_norm)
-from .data import ContactInput, ContactModel, ContactParams, ContactSlots
+from .data import ContactInput, ContactModel, ContactParams, ContactSlots, current_contact_model
 from .friction_modes import coupled_contact
 from .history import CarriedRecord, HistoryArrays, find_record, guess_first_record, next_first_record
 from .patches import region_roles
@@ -682,7 +682,7 @@ def build_contact_rows(sm, sd, contacts, state_body_q, state_body_qd, dt: float,
         inputs=[
             float(dt),
             params,
-            sm.contact_model,
+            current_contact_model(sm),
             inputs,
             sd.history.arrays,
             int(contacts is sd.history.solved_contacts),
