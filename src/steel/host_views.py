@@ -1,9 +1,9 @@
 """NumPy views of CPU arrays, made once per array: for the host's per-step reads and resets of small counts.
 
-``wp.array.numpy()`` builds a new NumPy view with its array interface on every call (about 3 µs), and
-``zero_()`` packs a value and calls into Warp (a few µs); SolverSteel reads the contact count and resets
-its row counts every step, which on a small scene is a few percent of the step. A view is valid as long
-as its array lives; the cache holds the array, so no other array can take its ``id``.
+``wp.array.numpy()`` builds a new NumPy view with its array interface on every call, and ``zero_()`` packs a
+value and calls into Warp; SolverSteel reads the contact count and resets its row counts every step, which on
+a small scene is a measurable share of the step (figures in benchmarks/README.md's performance log). A view is
+valid as long as its array lives; the cache holds the array, so no other array can take its ``id``.
 """
 
 from __future__ import annotations

@@ -1,13 +1,14 @@
 """Say which Warp module is about to be compiled, before it compiles, and about how long it takes.
 
-Warp compiles a module (every kernel of one Python module, or one generic kernel's variant) the
-first time one of its kernels launches, and keeps the binary in its kernel cache
-(``wp.config.kernel_cache_dir``, ``WARP_CACHE_PATH``). With an empty cache a first ``steel run
-chain`` compiles 19 modules for 5 to 7 minutes on a CPU (SolverSteel's PGS module 3 to 4 of them),
-and Warp's own log line comes only after each one. :func:`compile_progress` wraps :meth:`warp.Module.load` (the one place every
-launch, ``wp.load_module`` and ``ModelBuilder.finalize`` go through) while a run lasts: a module
-that is neither loaded in this process nor in the cache is announced as
-``compiling NAME (first run; cached afterwards, about N s)`` before Warp compiles it.
+Warp compiles a module (every kernel of one Python module, or one generic kernel's variant) the first
+time one of its kernels launches, and keeps the binary in its kernel cache
+(``wp.config.kernel_cache_dir``, ``WARP_CACHE_PATH``). With an empty cache a first ``steel run chain``
+compiles 19 modules for minutes on a CPU, SolverSteel's PGS module the longest (timings in
+benchmarks/README.md's performance log), and Warp's own log line comes only after each one.
+:func:`compile_progress` wraps :meth:`warp.Module.load` (the one place every launch, ``wp.load_module``
+and ``ModelBuilder.finalize`` go through) while a run lasts: a module that is neither loaded in this
+process nor in the cache is announced as ``compiling NAME (first run; cached afterwards, about N s)``
+before Warp compiles it.
 
 Rejected alternatives: loading every module of the package up front (``wp.load_module(...,
 recursive=True)``) compiles modules a run never launches (all three solvers, every particle
@@ -17,8 +18,8 @@ The estimate ``N``: the compile time measured for that module on this project's 
 (``MEASURED_S``, the modules of a cold ``steel run chain`` that took 5 s or more; the machine was
 shared, so they are on the long side), else ``COMPILE_S_BASE + COMPILE_S_PER_KCHAR * kchars`` of the
 Python source of the module's kernels and the functions they call (the median rate of the same
-run; the source size alone predicts badly: 0.07 to 3.9 s per 1000 characters, the PGS module
-being the slowest by far). CUDA compiles are not measured; the same figures are shown.
+run; the source size alone predicts badly: its rate per 1000 characters varies widely, the PGS
+module being the slowest by far). CUDA compiles are not measured; the same figures are shown.
 """
 
 from __future__ import annotations
@@ -29,10 +30,10 @@ import os
 import warp as wp
 
 # Compile times [s] of a cold `steel run chain --seconds 0.01` on this project's 2-core CPU (Warp 1.19, the
-# cores shared with other jobs; 19 modules, 408 s and 317 s in two runs), the modules that took 5 s or more in
-# the first; generic kernels by their name's prefix. The PGS module: 251 s and 198 s then, with the velocity sweeps'
-# kernel in it; without it (now ``sweep.velocity``, built only when ``velocity_iterations > 0``) about 60 % of that,
-# measured by loading each module alone into an empty cache (figures in benchmarks/README.md's performance log).
+# cores shared with other jobs), the modules that took 5 s or more in the first of two runs; generic kernels by
+# their name's prefix. The PGS module's is without the velocity sweeps' kernel (now ``sweep.velocity``, built only
+# when ``velocity_iterations > 0``), measured by loading each module alone into an empty cache (the runs' totals
+# and the split: benchmarks/README.md's performance log).
 # A key names a module exactly, a generic kernel by its name's prefix (``KEY_...``), or one of Newton's modules by its
 # last dotted parts (``....KEY``), so no private package path is written here; the longest key that fits wins.
 MEASURED_S = {

@@ -249,7 +249,8 @@ def build_box_stack(world_count: int, device: str, color: bool = False, count: i
     The watched sink is each box's distance below ``STACK_HALF (1 + 2 i)``; nothing should move sideways.
     With SolverVBD ramp the contact stiffness (``rigid_avbd_beta=1e5``): a fixed k above the boxes'
     ``m/dt²`` lets the multipliers overshoot, and at the default ke (2.5e3 N/m) 8 kg boxes of 0.2 m
-    sink through each other (231 mm in 130 steps, on Newton's SolverVBD alike).
+    sink through each other (231 mm in 130 steps, on Newton's SolverVBD alike; ``tests/solvers/vbd/rigid/
+    test_contacts.py::TestStacks::test_at_the_default_stiffness_a_stack_of_8_kg_boxes_sinks_through_itself``).
     """
     robot = newton.ModelBuilder()
     cfg = newton.ModelBuilder.ShapeConfig(mu=TOWER_MU, ke=STACK_KE)

@@ -18,7 +18,8 @@ a fixed k above it lets the multipliers overshoot and the stack blows apart (her
 SolverVBD); ``benchmarks/vbd.py`` instead ramps ke = 1e6 with ``rigid_avbd_beta=1e5``, which this
 model cannot use (the ramp is solver-wide, and the ratio stack's 1e7 then comes too slowly: its top
 sank 0.64 m). At the default contact ke (2.5e3 N/m) a stack of 8 kg boxes of 0.2 m sinks through
-itself (231 mm in 130 steps, on Newton's SolverVBD alike).
+itself (231 mm in 130 steps, on Newton's SolverVBD alike; ``tests/solvers/vbd/rigid/test_contacts.py``,
+``test_at_the_default_stiffness_a_stack_of_8_kg_boxes_sinks_through_itself``).
 
 Each frame records the stack's largest drop below its start [mm], the largest displacement of any
 ratio-stack box [mm] and the block's drop below its start (the chain's stretch) [mm]; outside

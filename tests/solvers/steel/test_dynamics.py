@@ -43,7 +43,9 @@ def test_static_pendulum_parent_wrench_is_its_weight():
 
 
 def test_torque_free_spin_conserves_angular_momentum_and_flips():
-    """A box spun about its intermediate axis flips (Dzhanibekov) and keeps world L within 1 %.
+    """A box spun about its intermediate axis flips (Dzhanibekov) and keeps world L: 5 s at dt 1/240 s, the
+    largest change of L measured 1.27e-4 of |L| (predict.py's momentum-form correction; 1.4 % without it),
+    limit 4e-4 relative (3.1x).
 
     Root angular damping (0.05 1/s by default) is switched off through the attribute so that the
     test sees the integrator alone.
@@ -76,7 +78,7 @@ def test_torque_free_spin_conserves_angular_momentum_and_flips():
     run(model, solver, 1200, 1.0 / 240.0, record=record)
     L0 = Ls[0]  # model.state() holds no body twist until a step publishes one
     drift = np.abs(np.array(Ls) - L0).max() / np.linalg.norm(L0)
-    assert drift < 0.01
+    assert drift < 4e-4  # relative to |L|
     assert min(body_y) < -0.9  # the body's y axis turned around: the flip happened
 
 

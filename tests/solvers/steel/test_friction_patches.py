@@ -171,6 +171,17 @@ def test_the_four_towers_hold_at_every_time_step(rate):
     assert max(drift) < 1e-6  # [m]
 
 
+def test_perturbed_towers_land_within_a_millimetre_and_a_half():
+    """sweep/pgs.py, "Why groups": the perturbed towers (seed 1) at dt 1/240, the largest horizontal displacement of a
+    box from its start at 3 s, nearly all of it while landing: measured 1.43 mm (1.37 mm at 1 s). rtol 0.5 [m]: a
+    landing figure of one seed (seeds 2-4: 0.67, 0.53, 0.38 mm), asserted as the docstring states it; the
+    per-corner sweep the contact groups replaced left 4.2-8.9 mm."""
+    from benchmarks import statics
+
+    drift = _tower_drift(statics.perturbed_towers(), 1.0 / 240.0, [0.0, 3.0])
+    assert drift[0] == pytest.approx(1.43e-3, rel=0.5)
+
+
 def test_perturbed_towers_settle_without_creep_at_dt_1_240():
     """Each box offset by up to 0.5 mm and turned by up to 0.3 degrees (``benchmarks.statics.perturbed_towers``):
     drift from 2 s to 10 s at dt 1/240 measured 1.38e-5 m, limit 4e-5 m (2.9x); before the anchors were kept

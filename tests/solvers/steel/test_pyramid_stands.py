@@ -45,3 +45,12 @@ def test_a_12_level_pyramid_settles_and_stays_still():
     drift, fastest = _run_pyramid(12, 2.0)
     assert fastest < 0.8e-3  # [m/s]
     assert drift < 1.0e-4  # [m]
+
+
+def test_a_20_level_pyramid_lands_within_a_tenth_of_a_millimetre():
+    """210 boxes (about 800 loaded anchors), 1 s: the largest drift from the start, all of it while the stack settles
+    (flat from then on: 0.0888 mm at 2 s), measured 0.0884 mm; limit 0.25 mm (2.8x). contacts/patches.py's
+    diagonal pick: with an index tie-break the anchors swapped with the corners' order and this pyramid crept
+    3.3 mm in 2 s."""
+    drift, _ = _run_pyramid(20, 1.0)
+    assert drift < 2.5e-4  # [m]

@@ -122,3 +122,12 @@ def test_top_box_rests_on_the_base_with_its_weight():
     q, q_before = state.joint_q.numpy()[7], previous.joint_q.numpy()[7]
     assert abs(q - q_before) < 1e-5  # [m]
     assert q == pytest.approx(-DROP, abs=2e-3)  # [m] landed on the base's top face
+    # One side holding J0 + J1: a self-contact normal row moves only the prismatic DOF, and 1 / (J Y) is the pair's
+    # reduced mass m_top m_base / (m_top + m_base) = 16/17 = 0.941 kg (contacts/rows.py; two sides gave 0.905).
+    # Measured 0.941176 kg, rtol 1e-5: float32 rounding of the factor and of 1 / (J Y + cfm).
+    rows = solver.steel_data.rows.buffers
+    normal_rows = solver.steel_data.contact_slots.row.numpy()[self_contacts]
+    inv_mass = rows.inv_mass.numpy()[normal_rows]
+    assert (inv_mass > 0.0).all()  # loaded: their responses are formed
+    reduced = mass[top] * mass[base] / (mass[top] + mass[base])
+    np.testing.assert_allclose(1.0 / (1.0 / inv_mass - solver.cfm), reduced, rtol=1e-5)  # [kg]

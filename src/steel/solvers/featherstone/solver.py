@@ -108,7 +108,7 @@ class FeatherstoneData:
         self.dof_implicit_factored = wp.zeros(nd, dtype=float, device=dev)
         self.dof_limit_push = wp.zeros(nd, dtype=float, device=dev)
         self.dof_limit_response = wp.zeros(nd, dtype=float, device=dev)
-        # An array rather than None: Warp packs a None array argument ~10 us slower per launch on the CPU.
+        # An array rather than None: Warp packs a None array argument slower per launch on the CPU (performance log).
         self.dof_zero = wp.zeros(nd, dtype=float, device=dev)
         self.articulation_refactor = wp.zeros(max(plan.articulation_count, 1), dtype=wp.int32, device=dev)
         self.contact_mass = wp.zeros(max(plan.mass_size, 1), dtype=float, device=dev)

@@ -45,9 +45,8 @@ zero). Unlike the loop path's factor, :func:`warp.tile_cholesky` does not clamp 
 with neither inertia nor armature gives NaN here instead of a stiff response.
 
 On the CPU a tile kernel runs one articulation per thread with ``block_dim = 1``, and the GEMM
-multiplies the zero entries of ``J`` too, so this path is slower there than the loop path: measured
-(2-core CPU, 64 worlds in the air, interval 1) 0.40x the loop path's world-steps/s on the 10-link
-chain and 0.32x on nv_humanoid. It exists for the GPU, where a block of threads shares each tile
+multiplies the zero entries of ``J`` too, so this path is slower there than the loop path (timings in
+benchmarks/README.md's performance log). It exists for the GPU, where a block of threads shares each tile
 (``CUDA_BLOCK_DIM``); it has not been timed on a GPU.
 """
 

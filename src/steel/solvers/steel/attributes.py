@@ -125,7 +125,8 @@ class RigidBodyAttributes:
     takes effect on the next step without ``notify_model_changed``, as in the reference. An array
     *replaced* on the model (``model.steel.rigid_body_angular_damping = wp.zeros(...)``) is picked up
     at the next step too, as the reference does (measured: a free body's spin of 4 rad/s decays by
-    0.05 dt per step before such a replacement with zeros and holds 3.98004 rad/s after it, in both):
+    0.05 dt per step before such a replacement with zeros and holds 3.98004 rad/s after it, in both;
+    ``tests/solvers/steel/test_attributes.py::test_a_replaced_angular_damping_matches_the_reference_step_for_step``):
     each property looks the model's array up by identity, and a new one is checked on first use
     (a float32 array of one value per body on the model's device, else ``ValueError`` naming it; its
     values as at construction where the host can read them) and then read live. The host validation

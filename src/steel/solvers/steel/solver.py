@@ -423,7 +423,7 @@ class SolverSteel(SolverBase, SteelCoupling):
 
     def _warn_overflow_once(self) -> None:
         # One host read per step only while nothing has been reported yet, through a NumPy view of the
-        # CPU flags made once (``.numpy()`` wraps the buffer anew each call, about 3 us).
+        # CPU flags made once (``.numpy()`` wraps the buffer anew each call; cost: performance log, host_views.py).
         flags = self.steel_data.rows.constraint_overflow
         view = self.__dict__.get("_overflow_view")
         if view is None or view[0] is not flags:

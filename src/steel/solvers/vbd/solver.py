@@ -56,7 +56,7 @@ class SolverVBD(SolverBase, CouplingInterface):
     Descent", ACM TOG 43(4) 2024), started at the inertial target ``x_t + dt v_t + dt² a_ext`` as
     Newton's SolverVBD is. ``solver.particle_adaptive_init = True`` starts from the paper's adaptive
     initialization (sec. 3.6) instead. Measured (10 iterations): neither start is better everywhere; the
-    inertial one tracks converged swinging cloth closer (7.7e-3 m against 7.8e-2 m over 20 steps) and
+    inertial one tracks converged swinging cloth closer (7.6e-3 m against 7.8e-2 m over 20 steps) and
     keeps Newton's cloth_stiff_material_hanging inside its box (the adaptive start swings that 1e8 N/m
     cloth up to z 2.99 m from a release at 2 m, failing the example's check); the adaptive one keeps a
     cloth resting on the ground at its static depth with 2 iterations (the inertial one 3.6 mm deeper).

@@ -1,8 +1,8 @@
 """Dormant speculative contact rows: a contact that provably cannot act at the start of the sweep gets its
 gate reference at build time and no Jacobian until the sweep needs one.
 
-Why. On the chain scene (64 worlds of a 10-link pendulum, 43 self-contacts per world between links that
-are inside the 0.1 m gap and never act) clearing and filling the rows' Jacobians was a large share of the
+Why. On the chain scene (64 worlds of a 10-link pendulum, a few dozen self-contacts per world between links
+that are inside the 0.1 m gap and never act) clearing and filling the rows' Jacobians was a large share of the
 contact-row kernel, and the sweep's first pass then formed a full ``J qd`` of every row before its gate
 (``sweep/pgs.py``, "Gate") could skip them.
 

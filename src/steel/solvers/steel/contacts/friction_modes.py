@@ -29,7 +29,8 @@ with ``c = (c_n, c_t)`` [m/s] the contact's velocity relative to its targets and
   ``s`` inside the cone problem. Articulated contacts take the ``"bisection"`` update. The update
   reads ``mu`` at most ``DESAXCE_MU_MAX``: the bias ``mu |c_t|`` of a wider cone amplifies the
   sweep's residual slip into normal impulse (a sliding box with ``mu = 1e3`` jumped 0.4 m, with
-  ``1e6`` fell through the ground; from ``mu = 20`` it sank); a cone of 10 sticks as any wider does.
+  ``1e6`` fell through the ground; from ``mu = 20`` it sank); a cone of 10 sticks as any wider does
+  (``tests/solvers/steel/test_robustness.py::test_a_huge_friction_coefficient_sticks_under_the_desaxce_mode``).
 * ``"coulomb_newton"``: on free-body contacts the exact Coulomb solution of the 3x3 problem: separated
   (``b_n >= 0``), sticking (``lambda = -W^-1 b`` inside the cone), else sliding, where
   ``lambda = lambda_n (1, mu cos(theta), mu sin(theta))`` with ``c_n = 0`` fixing ``lambda_n(theta)``, and

@@ -129,8 +129,10 @@ def region_roles(
     # the pipeline does not keep a manifold's order from step to step (a box face's four corners come
     # back rotated), and an index tie-break then swapped the diagonals, so the new anchors met
     # records of non-anchors and lost their carried slip and friction seed: each swap let the face
-    # slip for good. Measured on a 20-level box pyramid (210 boxes, 800 loaded anchors): the largest
-    # drift after 2 s 3.3 mm -> 0.2 mm; 30 levels, 10 s: 18 mm -> 5 mm.
+    # slip for good. Measured on a 20-level box pyramid (210 boxes, 800 loaded anchors) when the pick changed:
+    # the largest drift after 2 s 3.3 mm -> 0.2 mm; 30 levels, 10 s: 18 mm -> 5 mm. Now (regularized anchors,
+    # contacts/rows.py) 0.088 mm at 1 s on 20 levels (tests/solvers/steel/test_pyramid_stands.py); the
+    # 30-level pyramid's, too slow for the suite, in benchmarks/README.md ("Statics on real geometry").
     best_i = c
     best_j = c
     best_d = float(-1.0)

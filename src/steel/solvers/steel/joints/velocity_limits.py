@@ -7,7 +7,9 @@ derivative down, so the limit holds against any effort or impact the other rows 
 limit's, a velocity-limit row's impulse never shrinks within a step: a pass applies only the push that
 brings the DOF back under its limit and never hands back what an earlier pass applied (measured on the
 reference: two coaxial hinges, limits 2 rad/s, driven to (3, -4) rad/s by effort, end at (1.5, -2) after
-1 and after 12 iterations, where releasing the first row's impulse would reach (2, -2)). Rows are
+1 and after 12 iterations, where releasing the first row's impulse would reach (2, -2); ours too:
+``tests/solvers/steel/test_velocity_limits_side_by_side.py::test_a_velocity_limit_row_never_hands_its_impulse_back``).
+Rows are
 created only while ``|qd| >= velocity_limit_activation_fraction * v`` on the step's input velocity
 (``inf``: never), so a DOF that crosses the threshold inside a step is clamped one step later.
 
@@ -16,7 +18,8 @@ With ``drive_mode="rows"`` and ``fuse_joint_velocity_limits`` (the default) a dr
 instead, and at the end of every iteration, after the drive and contact rows, the sweep applies the
 impulse along the DOF that puts its velocity on ``[-v, v]``, through the articulation's mass matrix
 (``sweep/pgs.py``), so the DOFs coupled to it move as well (measured on the reference: a two-link chain
-with the driven DOF at 5 rad/s and limit 2 ends one iteration at (2, 4) from (5, 1), not (2, 1)).
+with the driven DOF at 5 rad/s and limit 2 ends one iteration at (2, 4) from (5, 1), not (2, 1); ours too:
+``test_the_fused_clamp_is_an_impulse_through_the_articulation``).
 Undriven limited DOFs keep their rows.
 
 Before anything else reads the step's input velocity, :func:`prescale_velocity_limits` rescales each

@@ -30,7 +30,8 @@ A step with sleeping on (``SolverSteel._advance_with_sleeping``, the recipe's sl
    contact was dropped; otherwise the timer restarts at 0. The timer is float32 and accumulates
    ``dt`` as float32, as the reference's does, so "quiet for ``sleep_quiet_time``" means the first
    step ``n`` at which ``sum(float32(dt), n times) >= sleep_quiet_time`` (0.5 s at 1/240 s: step
-   121, since 120 float32 additions give 0.49999997 s).
+   121, since 120 float32 additions give 0.49999997 s;
+   ``tests/solvers/steel/test_sleeping.py::test_resting_box_falls_asleep_at_the_quiet_time_to_the_step``).
    An island whose smallest member timer reaches the quiet time falls asleep *in that step*: its
    output is its input pose with zero velocity, recorded as its frozen state.
 4. The solve (stages 1-6 of the step) runs unless no articulation is awake after that decision

@@ -2,21 +2,24 @@
 
 Projected Gauss-Seidel passes impulse between two touching bodies a fraction per sweep that shrinks
 with their mass ratio, so a light body under a heavy one needs more sweeps the larger the ratio.
-Measured with the sweep alone (two 0.2 m boxes stacked on the ground, dt = 1/240 s, 2 s), the
-light lower box sinks by
+Measured with the sweep alone (two 0.2 m boxes stacked on the ground, 8 kg under the heavier one, dt = 1/240 s,
+2 s), the stack sinks by
+(``tests/solvers/steel/test_mass_ratio.py::test_the_sweep_alone_sinks_as_the_mass_ratio_table_says``)
 
-    iterations   ratio 10    30        50       100      300
-    4            3 mm        17 mm     -        78 mm    falls through
-    12           0.6 mm      3 mm      9 mm     20 mm    77 mm, hops
-    50           0           0.3 mm    -        1.5 mm   13 mm
+    iterations   ratio 10    30        50        100       300
+    4            4.7 mm      17.5 mm   31.4 mm   77.9 mm   200 mm, falls through
+    12           0.95 mm     4.5 mm    8.6 mm    19.5 mm   77.2 mm, hops
+    50           0.072 mm    0.57 mm   1.15 mm   2.6 mm    13.2 mm
 
 so the sweep holds to about 1-3 % of the box while the ratio stays under ``MASS_RATIO_PER_ITERATION``
 times ``iterations``, and beyond that sinks and hops. A load carried along gravity no longer depends
 on it: the bottom-up shock pass (``sweep/shock.py``) holds such stacks at any measured ratio (1:10 to 1:10^6,
-the 20-box 1:100 stack). What still fails is a load carried sideways, through contacts whose normal is
-within 60 degrees of horizontal, which the pass leaves alone: a light box pushed against a wall by a
-heavy one (one body weight of push, 1 s) gives 0.9 mm at 1:10 and is pushed through at 1:100. Which
-pairs will carry what is not known at construction, so the warning fires on the ratio and says "may".
+the 20-box 1:100 stack; ``test_heavy_on_light_stacks_hold_at_the_default_iterations``). What still fails is a
+load carried sideways, through contacts whose normal is within 60 degrees of horizontal, which the pass leaves
+alone: a light box pushed into a wall by a heavy one on a frictionless ground (one body weight of push, 1 s)
+lets the heavy box move 0.93 mm at 1:10 and push it through at 1:100
+(``test_a_load_carried_sideways_is_left_to_the_sweep``). Which pairs will carry what is not known at
+construction, so the warning fires on the ratio and says "may".
 
 The pairs are Newton's candidate shape pairs (``model.shape_contact_pairs``) between two dynamic bodies.
 The warning changes nothing in the solve.

@@ -13,7 +13,9 @@ acting on the articulation (contacts, limits, drive rows, mimics left out) then 
 ``Y <- Y - Y_B (S + R)^-1 J_B Y``, so the sweep's impulses on it move the articulation without breaking the
 eliminated rows (up to the regularization): the row sees the articulation's effective mass with the closures
 held. Projecting only the velocity would not do: a four-bar's crank stopped by a joint limit at one iteration
-per step parts its closure by 0.93 mm that way, 0.045 mm with the responses projected, 0.87 mm without either.
+per step parts its closure by 0.93 mm that way, 0.045 mm with the responses projected, 0.87 mm without either
+(the last two: ``tests/solvers/steel/test_preelimination.py::
+test_a_joint_limit_impulse_does_not_break_an_eliminated_closure``).
 The regularization keeps a block whose rows nearly repeat (a mimic duplicating a closure's motion) solvable
 and makes the elimination intentionally inexact: it leaves a residual of about 1e-3 of the velocity error,
 which the sweep removes, since the rows stay allocated and in the sweep with their pre-eliminated impulse as

@@ -25,8 +25,9 @@ Both starts reach the same minimizer (200 iterations: 4.3e-5 m apart over 20 ste
 where a fixed number of iterations ends, and neither is better everywhere (measured, 10 iterations
 unless stated):
 
-* swinging pinned 5x5 cloth, 20 steps: the inertial start ends 7.7e-3 m from the converged
-  trajectory, the adaptive one 7.8e-2 m;
+* swinging pinned 5x5 cloth, 20 steps: the inertial start ends 7.6e-3 m from the converged
+  trajectory, the adaptive one 7.8e-2 m (``tests/solvers/vbd/test_solver_vbd.py::
+  test_on_a_swinging_cloth_the_inertial_start_ends_closer_to_the_converged_trajectory``);
 * Newton's cloth_stiff_material_hanging (tri_ke 1e8, released flat at z = 2 m, pinned along one side,
   dt 1/600 s): from the adaptive start the cloth swings over the pin line and up to z 2.99 m by frame
   100 (an energy gain of the unconverged solve: it was released flat at the pin's height) and leaves
