@@ -68,8 +68,8 @@ CORE = (
     Mutation(
         "core", "gravity x 1.01",
         "articulation/dynamics.py",
-        "base_accel = wp.spatial_vector(-gravity[gravity_index[art]], wp.vec3(0.0))",
-        "base_accel = wp.spatial_vector(-1.01 * gravity[gravity_index[art]], wp.vec3(0.0))",
+        "base_accel = wp.spatial_vector(-gravity[plan.gravity_index[art]], wp.vec3(0.0))",
+        "base_accel = wp.spatial_vector(-1.01 * gravity[plan.gravity_index[art]], wp.vec3(0.0))",
         ("tests/solvers/steel/test_contacts.py::test_resting_box_contact_forces_sum_to_its_weight",
          "tests/solvers/steel/test_dynamics.py::test_small_angle_pendulum_period_matches_two_pi_sqrt_l_over_g",
          "tests/solvers/steel/test_dynamics.py::test_static_pendulum_parent_wrench_is_its_weight",

@@ -17,7 +17,8 @@ same form with target velocity 0: damping ``c`` adds ``dt c`` to the diagonal an
 so ``M (qd' - qd) = dt (... - c qd')``, backward Euler in the damping too. The reference applies
 ``joint_damping`` as the explicit force ``-c qd`` instead (measured on a 1 kg slider, c 20 N·s/m, drive
 ke 50 N/m, kd 5 N·s/m to 1.5 m, 120 steps of 1/120 s: ours 1.310985 m, the backward-Euler recursion;
-the reference 1.307882 m, the explicit one); kept implicit because it is stable for any ``c``, where the
+the reference 1.307882 m, the explicit one; ``tests/solvers/steel/test_dynamics.py::
+test_passive_damping_on_a_slider_with_an_augmented_drive_is_backward_euler``); kept implicit because it is stable for any ``c``, where the
 explicit force reverses the velocity once ``c dt`` exceeds twice the augmented mass. The invariant a
 test checks: a driven DOF with no other load converges to its target without overshoot for any ``dt``.
 
@@ -30,8 +31,9 @@ of the general path by one Newton step of the implicit rigid-body rotation updat
 ``I w' + dt w' x I w' = I w + dt tau`` (Catto, "Numerical Methods", GDC 2015), which keeps a
 torque-free spin bounded where the explicit term gains energy, followed by a momentum-form
 correction: ``w'`` is re-solved with the inertia the body will have after turning by ``dt w'``, so
-that the world angular momentum ``I w`` is carried over unchanged (measured: |L| drifts by less
-than 1 % over a 5 s intermediate-axis tumble at dt = 1/240 s, against 1.4 % without it).
+that the world angular momentum ``I w`` is carried over unchanged (measured: |L| changes by at most 1.3e-4
+of itself over a 5 s intermediate-axis tumble at dt = 1/240 s, against 1.4 % without the correction;
+``tests/solvers/steel/test_dynamics.py::test_torque_free_spin_conserves_angular_momentum_and_flips``).
 
 The fused launch also writes what the dormant contact rows are bounded by (``contacts/dormant.py``): per joint,
 after the input kinematics, the sums of its path's motion-subspace magnitudes, and per articulation, after
