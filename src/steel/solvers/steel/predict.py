@@ -243,18 +243,12 @@ def eval_joint_forces(sm, sd, state, control, dt: float, joint_qd: wp.array) -> 
 def predict_articulation_velocity(
     art: int,
     dt: float,
-    # Plan and solver tables:
-    dof_start: wp.array[int],
-    dof_count: wp.array[int],
-    mass_start: wp.array[int],
+    plan: PlanArrays,
+    # Solver tables:
     articulation_is_free_body: wp.array[wp.int32],
-    use_tree: int,
-    dof_parent: wp.array[int],
     articulation_skip: wp.array[wp.int32],
-    # Data in:
-    mass_matrix: wp.array[float],
-    mass_factor: wp.array[float],
-    dof_bias: wp.array[float],
+    # Data in (mass_matrix, mass_factor, dof_bias):
+    core: CoreBuffers,
     joint_qd: wp.array[float],
     # Data out:
     qd_pred_out: wp.array[float],
@@ -262,9 +256,14 @@ def predict_articulation_velocity(
     """``qd* = qd - dt H^-1 bias`` of articulation ``art`` (the body of :func:`predict_velocity`)."""
     if articulation_skip[art] != 0:
         return  # a sleeping island: no dynamics (sleeping/stages.py)
-    n = dof_count[art]
-    d0 = dof_start[art]
-    base = mass_start[art]
+    n = plan.dof_count[art]
+    d0 = plan.dof_start[art]
+    base = plan.mass_start[art]
+    use_tree = plan.use_tree
+    dof_parent = plan.dof_parent
+    mass_matrix = core.mass_matrix
+    mass_factor = core.mass_factor
+    dof_bias = core.dof_bias
     # qd* = qd - dt H^-1 bias, written as the increment first.
     if use_tree != 0:
         tree_solve_native(n, base, d0, dof_parent, mass_factor, dof_bias, d0, -dt, qd_pred_out)
@@ -302,25 +301,15 @@ def predict_articulation_velocity(
 @wp.kernel
 def _predict_velocity(
     dt: float,
-    # Plan and solver tables:
-    dof_start: wp.array[int],
-    dof_count: wp.array[int],
-    mass_start: wp.array[int],
+    plan: PlanArrays,
     articulation_is_free_body: wp.array[wp.int32],
-    use_tree: int,
-    dof_parent: wp.array[int],
     articulation_skip: wp.array[wp.int32],
-    # Data in:
-    mass_matrix: wp.array[float],
-    mass_factor: wp.array[float],
-    dof_bias: wp.array[float],
+    core: CoreBuffers,
     joint_qd: wp.array[float],
-    # Data out:
     qd_pred_out: wp.array[float],
 ):
     art = wp.tid()  # one thread per articulation
-    predict_articulation_velocity(art, dt, dof_start, dof_count, mass_start, articulation_is_free_body, use_tree,
-                                  dof_parent, articulation_skip, mass_matrix, mass_factor, dof_bias, joint_qd,
+    predict_articulation_velocity(art, dt, plan, articulation_is_free_body, articulation_skip, core, joint_qd,
                                   qd_pred_out)
 
 
@@ -334,16 +323,10 @@ def predict_velocity(sm, sd, joint_qd: wp.array, dt: float) -> None:
         dim=plan.articulation_count,
         inputs=[
             float(dt),
-            plan.dof_start,
-            plan.dof_count_per_articulation,
-            plan.mass_start,
+            plan.arrays,
             sm.tables.articulation_is_free_body,
-            int(plan.tree_factor_ok),
-            plan.dof_parent,
             plan.joints.articulation_skip,
-            data.mass_matrix,
-            data.mass_factor,
-            data.dof_bias,
+            data.buffers,
             joint_qd,
         ],
         outputs=[sd.qd],
@@ -403,9 +386,7 @@ def _free_dynamics(
         # The separate path factors asleep articulations' (stale) H as well; so does this one, bit for bit.
         factor_articulation(plan.use_tree, plan.dof_count[art], plan.mass_start[art], plan.dof_start[art],
                             plan.dof_parent, core.mass_matrix, core.mass_factor)
-        predict_articulation_velocity(art, dt, plan.dof_start, plan.dof_count, plan.mass_start,
-                                      drives.articulation_is_free_body, plan.use_tree, plan.dof_parent,
-                                      joints.articulation_skip, core.mass_matrix, core.mass_factor, core.dof_bias,
+        predict_articulation_velocity(art, dt, plan, drives.articulation_is_free_body, joints.articulation_skip, core,
                                       joint_qd, dofs.qd)
         velocity_spread(art, joints.articulation_skip[art], plan.dof_start, plan.dof_count, joint_qd, dofs.qd,
                         spread_out)
