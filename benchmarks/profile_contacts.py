@@ -11,8 +11,8 @@ printed), then stepped with Newton's collide-then-step loop for ``--steps`` plai
 kernel (next paragraph) and reading the contact rows after each step; plain and profiled steps alternate in
 blocks of 10, so a shared machine's load hits both alike, and every time is the 10th percentile over the
 steps (:data:`STEP_QUANTILE`): a settled scene's steps do the same work, and on a shared machine other jobs
-slow most of them, a few by several times (the median of tower x16's sweep read 6.5 ms in one run, 2.7 in
-the next), but never speed one up.
+slow many of them, some by several times, but never speed one up (so a median can move between runs by
+more than the work does; ``benchmarks/README.md``'s profile section has an example).
 
 Stages. The step recipe (``SolverSteel._advance``) launches one fused kernel per stage: ``_free_dynamics``
 (input kinematics, bias forces, mass matrix, factor and predicted velocity; ``predict.py``),
