@@ -1,12 +1,15 @@
 """One timed measurement each: a Newton-API solver, MuJoCo C, or the articulation core.
 
-Every function builds what it needs from scratch (a fresh model, so one solver cannot leave state
-behind for the next), runs ``warmup`` untimed steps (this is where Warp compiles or loads kernels),
-synchronizes, then times ``steps`` steps with ``time.perf_counter`` and synchronizes again before
-stopping the clock.  Launches are counted afterwards over a few extra steps, so the counting
-wrapper never runs inside the timed window.
+Every candidate builds what it needs from scratch (a fresh model, so one solver cannot leave state
+behind for the next), runs untimed steps (this is where Warp compiles or loads kernels, and where a
+contact scene settles: :mod:`benchmarks.settle`), synchronizes, then times ``steps`` steps with
+``time.perf_counter`` and synchronizes again before stopping the clock. :class:`SolverRun` and
+:class:`MujocoRun` keep their scene between timed windows, so a scene settled once is timed over
+successive windows; :func:`run_solver` and :func:`run_mujoco` build, advance and time one window.
+Launches are counted afterwards over a few extra steps, so the counting wrapper never runs inside the
+timed window.
 
-All functions return a :class:`Measurement`; they raise on failure and the runner records the error.
+All of them return a :class:`Measurement`; they raise on failure and the runner records the error.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import warp as wp
 import newton
 
 from . import scenes as sc
+from . import settle
 
 
 @dataclass
@@ -43,6 +47,7 @@ class Measurement:
         warnings: distinct warning messages raised while building and stepping.
         collide_seconds: the part of ``seconds`` spent in ``CollisionPipeline.collide`` [s], timed per call on
             a CPU device (launches there are synchronous); ``None`` elsewhere or without collision.
+        start: the settle check at the window's start (:mod:`benchmarks.settle`), ``{}`` when not checked.
     """
 
     seconds: float
@@ -53,6 +58,7 @@ class Measurement:
     sanity: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     collide_seconds: float | None = None
+    start: dict = field(default_factory=dict)
 
     @property
     def world_steps_per_s(self) -> float:
@@ -177,67 +183,112 @@ def _watched_pose(scene: sc.Scene, body_q: np.ndarray) -> tuple[np.ndarray, np.n
 # ----------------------------------------------------------------------------------------------
 
 
-def run_solver(solver_cls, scene_name: str, worlds: int, device: str, steps: int, warmup: int, count_steps: int):
-    """Time ``solver_cls(model)`` on a fresh scene with Newton's standard collide-then-step loop."""
-    notes: list[str] = []
-    with _captured_stdout(notes), _recorded_warnings(notes):
-        scene = sc.build_scene(scene_name, worlds, device)
-        model = scene.model
-        solver = solver_cls(model)
-        pipeline = newton.CollisionPipeline(model)
-        contacts = pipeline.contacts()
-        states = [model.state(), model.state()]
-        control = model.control()
-        newton.eval_fk(model, states[0].joint_q, states[0].joint_qd, states[0])
-        start, _ = _watched_pose(scene, states[0].body_q.numpy())
+class SolverRun:
+    """One solver on one scene, built once and stepped on: untimed steps (:meth:`advance`), then timed
+    windows (:meth:`window`), each continuing from where the last stopped.
 
-        def collide():
-            pipeline.collide(states[0], contacts)
+    Newton's standard loop: ``pipeline.collide(state_0, contacts)``, ``state_0.clear_forces()``,
+    ``solver.step(state_0, state_1, control, contacts, dt)``, swap. A settled contact scene is settled once
+    and its windows follow one another (``--repeats`` then time successive windows of the same settled
+    scene, not one window rebuilt). Warnings and solver printouts of every phase land in :attr:`notes`.
+    """
 
-        def step():
-            states[0].clear_forces()
-            solver.step(states[0], states[1], control, contacts, scene.dt)
-            states.reverse()  # the output becomes the next input
+    def __init__(self, solver_cls, scene_name: str, worlds: int, device: str, dt: float | None = None,
+                 solver_kwargs: dict | None = None):
+        self.notes: list[str] = []
+        self.device = device
+        with _captured_stdout(self.notes), _recorded_warnings(self.notes):
+            scene = self.scene = sc.build_scene(scene_name, worlds, device)
+            if dt is not None:
+                scene.dt = dt
+            model = scene.model
+            self.solver = solver_cls(model, **(solver_kwargs or {}))
+            self.pipeline = newton.CollisionPipeline(model)
+            self.contacts = self.pipeline.contacts()
+            self.states = [model.state(), model.state()]
+            self.control = model.control()
+            newton.eval_fk(model, self.states[0].joint_q, self.states[0].joint_qd, self.states[0])
+        self.start_pos, _ = _watched_pose(scene, self.states[0].body_q.numpy())
+        self.steps_done = 0
 
-        for _ in range(warmup):
-            collide()
-            step()
-        wp.synchronize_device(device)
-        # On a CPU device launches return when done, so each collide call is timed on its own (the
-        # step-only figure); elsewhere a split would need a synchronize per call, which the timed loop avoids.
-        split = wp.get_device(device).is_cpu
-        collide_seconds = 0.0
-        t0 = time.perf_counter()
-        for _ in range(steps):
-            if split:
-                tc = time.perf_counter()
-                collide()
-                collide_seconds += time.perf_counter() - tc
-            else:
-                collide()
-            step()
-        wp.synchronize_device(device)
-        seconds = time.perf_counter() - t0
+    def collide(self) -> None:
+        self.pipeline.collide(self.states[0], self.contacts)
 
-        s = states[0]
-        pos, quat = _watched_pose(scene, s.body_q.numpy())
-        finite = _finite(s.body_q, s.body_qd, s.joint_q, s.joint_qd)
-        sanity = sc.outcome(scene.metric, pos, quat, start, finite, scene.tip_offset)
+    def step(self) -> None:
+        s = self.states
+        s[0].clear_forces()
+        self.solver.step(s[0], s[1], self.control, self.contacts, self.scene.dt)
+        s.reverse()  # the output becomes the next input
+        self.steps_done += 1
 
-        # Count collide and step separately so a solver's own launch count is visible on its own.
-        n_collide = n_step = 0
-        for _ in range(count_steps):
-            with LaunchCounter() as c:
-                collide()
-            n_collide += c.count
-            with LaunchCounter() as c:
-                step()
-            n_step += c.count
-        wp.synchronize_device(device)
-    return Measurement(
-        seconds, steps, worlds, n_step / max(count_steps, 1), n_collide / max(count_steps, 1), sanity, notes,
-        collide_seconds if split else None,
-    )
+    def advance(self, steps: int) -> None:
+        """``steps`` untimed collide-then-step steps (the first compile or load the kernels)."""
+        with _captured_stdout(self.notes), _recorded_warnings(self.notes):
+            for _ in range(steps):
+                self.collide()
+                self.step()
+            wp.synchronize_device(self.device)
+
+    def start_check(self) -> dict:
+        """The settle check (:func:`benchmarks.settle.newton_start`) of the current state, contacts refreshed."""
+        self.collide()
+        wp.synchronize_device(self.device)
+        return settle.newton_start(self.scene, self.states[0], self.contacts, self.steps_done * self.scene.dt)
+
+    def window(self, steps: int, count_steps: int, check_start: bool = False) -> Measurement:
+        """Time the next ``steps`` steps; ``check_start``: record the settle check at the window's start first."""
+        notes: list[str] = []
+        with _captured_stdout(notes), _recorded_warnings(notes):
+            start = self.start_check() if check_start else {}
+            # On a CPU device launches return when done, so each collide call is timed on its own (the
+            # step-only figure); elsewhere a split would need a synchronize per call, which the timed loop avoids.
+            split = wp.get_device(self.device).is_cpu
+            collide_seconds = 0.0
+            t0 = time.perf_counter()
+            for _ in range(steps):
+                if split:
+                    tc = time.perf_counter()
+                    self.collide()
+                    collide_seconds += time.perf_counter() - tc
+                else:
+                    self.collide()
+                self.step()
+            wp.synchronize_device(self.device)
+            seconds = time.perf_counter() - t0
+
+            s = self.states[0]
+            pos, quat = _watched_pose(self.scene, s.body_q.numpy())
+            finite = _finite(s.body_q, s.body_qd, s.joint_q, s.joint_qd)
+            sanity = sc.outcome(self.scene.metric, pos, quat, self.start_pos, finite, self.scene.tip_offset)
+
+            # Count collide and step separately so a solver's own launch count is visible on its own.
+            n_collide = n_step = 0
+            for _ in range(count_steps):
+                with LaunchCounter() as c:
+                    self.collide()
+                n_collide += c.count
+                with LaunchCounter() as c:
+                    self.step()
+                n_step += c.count
+            wp.synchronize_device(self.device)
+        self.notes += [n for n in notes if n not in self.notes]
+        return Measurement(
+            seconds, steps, self.scene.world_count, n_step / max(count_steps, 1), n_collide / max(count_steps, 1),
+            sanity, list(self.notes), collide_seconds if split else None, start,
+        )
+
+
+def run_solver(solver_cls, scene_name: str, worlds: int, device: str, steps: int, warmup: int, count_steps: int,
+               *, dt: float | None = None, settle_start: bool = False, solver_kwargs: dict | None = None):
+    """Time ``solver_cls(model)`` on a fresh scene with Newton's standard collide-then-step loop.
+
+    ``warmup`` untimed steps first (plus, with ``settle_start``, the scene's settle time,
+    :func:`benchmarks.settle.settle_steps`); ``dt`` [s] replaces the scene's time step. A contact scene's
+    window start is checked (:attr:`Measurement.start`) whether settled or not.
+    """
+    run = SolverRun(solver_cls, scene_name, worlds, device, dt, solver_kwargs)
+    run.advance(warmup + (settle.settle_steps(scene_name, run.scene.dt) if settle_start else 0))
+    return run.window(steps, count_steps, check_start=scene_name in settle.SETTLE_S)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -245,46 +296,73 @@ def run_solver(solver_cls, scene_name: str, worlds: int, device: str, steps: int
 # ----------------------------------------------------------------------------------------------
 
 
-def run_mujoco(scene_name: str, worlds: int, steps: int, warmup: int) -> Measurement:
-    """Time MuJoCo C on ``worlds`` separate ``MjData`` of the scene's MuJoCo twin (single thread).
+class MujocoRun:
+    """MuJoCo C on ``worlds`` separate ``MjData`` of the scene's MuJoCo twin (single thread), built once and
+    stepped on like :class:`SolverRun`.
 
     Each ``MjData`` is advanced with one ``mj_step(m, d, nstep)`` call, so MuJoCo runs its own loop in
     C with no per-step Python overhead (its best case); worlds are stepped one after the other.
     """
-    import mujoco  # noqa: PLC0415 - optional dependency
 
-    notes: list[str] = []
-    with _recorded_warnings(notes):
-        twin = sc.build_mujoco(scene_name)
-        if twin is None:
-            raise RuntimeError(f"no MuJoCo model for scene {scene_name!r}")
-        scene_meta = sc.build_scene(scene_name, 1, "cpu")  # only for the metric kind and tip offset
-        m = twin.model
-        datas = []
-        for _ in range(worlds):
-            d = mujoco.MjData(m)
-            d.qpos[:] = twin.qpos0
-            mujoco.mj_forward(m, d)
-            datas.append(d)
-        start = np.stack([d.xpos[twin.watched] for d in datas]) if twin.watched else np.zeros((worlds, 0, 3))
+    def __init__(self, scene_name: str, worlds: int, dt: float | None = None):
+        import mujoco  # noqa: PLC0415 - optional dependency
 
-        for d in datas:
-            if warmup > 0:
-                mujoco.mj_step(m, d, warmup)
-        t0 = time.perf_counter()
-        for d in datas:
-            mujoco.mj_step(m, d, steps)
-        seconds = time.perf_counter() - t0
+        self.notes: list[str] = []
+        with _recorded_warnings(self.notes):
+            self.scene_name = scene_name
+            self.twin = sc.build_mujoco(scene_name, sc.DT if dt is None else dt)
+            if self.twin is None:
+                raise RuntimeError(f"no MuJoCo model for scene {scene_name!r}")
+            self.meta = sc.build_scene(scene_name, 1, "cpu")  # only for the metric kind and tip offset
+            self.datas = []
+            for _ in range(worlds):
+                d = mujoco.MjData(self.twin.model)
+                d.qpos[:] = self.twin.qpos0
+                mujoco.mj_forward(self.twin.model, d)
+                self.datas.append(d)
+        self.start_pos = self._watched("xpos", 3)
 
-        pos = np.stack([d.xpos[twin.watched] for d in datas]) if twin.watched else np.zeros((worlds, 0, 3))
-        # MuJoCo quaternions are (w, x, y, z); the shared outcome wants (x, y, z, w).
-        wxyz = np.stack([d.xquat[twin.watched] for d in datas]) if twin.watched else np.zeros((worlds, 0, 4))
-        quat = np.concatenate([wxyz[..., 1:], wxyz[..., :1]], axis=-1)
-        finite = all(np.isfinite(d.qpos).all() and np.isfinite(d.qvel).all() for d in datas)
-        # MuJoCo resets a diverged MjData silently (and raises a warning flag); count that as NaN too.
-        finite = finite and not any(d.warning[mujoco.mjtWarning.mjWARN_BADQACC].number for d in datas)
-        sanity = sc.outcome(scene_meta.metric, pos, quat, start, finite, scene_meta.tip_offset)
-    return Measurement(seconds, steps, worlds, None, None, sanity, notes)
+    def _watched(self, field: str, width: int) -> np.ndarray:
+        w = self.twin.watched
+        return np.stack([getattr(d, field)[w] for d in self.datas]) if w else np.zeros((len(self.datas), 0, width))
+
+    def advance(self, steps: int) -> None:
+        import mujoco  # noqa: PLC0415
+
+        if steps > 0:
+            for d in self.datas:
+                mujoco.mj_step(self.twin.model, d, steps)
+
+    def window(self, steps: int, check_start: bool = False) -> Measurement:
+        import mujoco  # noqa: PLC0415
+
+        m = self.twin.model
+        notes: list[str] = []
+        with _recorded_warnings(notes):
+            start = settle.mujoco_start(self.scene_name, m, self.datas, self.twin.watched) if check_start else {}
+            t0 = time.perf_counter()
+            for d in self.datas:
+                mujoco.mj_step(m, d, steps)
+            seconds = time.perf_counter() - t0
+
+            pos = self._watched("xpos", 3)
+            # MuJoCo quaternions are (w, x, y, z); the shared outcome wants (x, y, z, w).
+            wxyz = self._watched("xquat", 4)
+            quat = np.concatenate([wxyz[..., 1:], wxyz[..., :1]], axis=-1)
+            finite = all(np.isfinite(d.qpos).all() and np.isfinite(d.qvel).all() for d in self.datas)
+            # MuJoCo resets a diverged MjData silently (and raises a warning flag); count that as NaN too.
+            finite = finite and not any(d.warning[mujoco.mjtWarning.mjWARN_BADQACC].number for d in self.datas)
+            sanity = sc.outcome(self.meta.metric, pos, quat, self.start_pos, finite, self.meta.tip_offset)
+        self.notes += [n for n in notes if n not in self.notes]
+        return Measurement(seconds, steps, len(self.datas), None, None, sanity, list(self.notes), None, start)
+
+
+def run_mujoco(scene_name: str, worlds: int, steps: int, warmup: int, *, dt: float | None = None,
+               settle_start: bool = False) -> Measurement:
+    """Time MuJoCo C (:class:`MujocoRun`) on a fresh set of worlds; arguments as :func:`run_solver`'s."""
+    run = MujocoRun(scene_name, worlds, dt)
+    run.advance(warmup + (settle.settle_steps(scene_name, run.twin.model.opt.timestep) if settle_start else 0))
+    return run.window(steps, check_start=scene_name in settle.SETTLE_S)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -3,16 +3,19 @@
 Usage (from the repository root)::
 
     python -m benchmarks.run                       # defaults, ~minutes on a laptop CPU
-    python -m benchmarks.run --scenes ant --worlds 64 --steps 200 --repeats 3 --out results/bench
+    python -m benchmarks.run --scenes ant --worlds 64 --dt 1/240 --steps 200 --repeats 3 --out results/bench
 
-For every scene and world count the candidates run back to back (Newton's reference solver, then
-ours of the same name, then MuJoCo C), repeated ``--repeats`` times with the best time kept, so that
-machine noise hits all of them alike.  Throughput is reported as world-steps per second
-(``worlds * steps / seconds``), and each Steel entry as a ratio to the ``newton.solvers`` class of the
-same name.  Then, unless ``--no-scheduler``, the collision-scheduling benchmark of
-:mod:`benchmarks.scheduler` (frame time and collision calls per frame of ``steel``'s and Newton's
-``CollisionSubstepScheduler`` against collide-every-substep), and unless ``--no-vbd`` the SolverVBD
-particle benchmark of :mod:`benchmarks.vbd`.  See ``benchmarks/README.md``.
+For every scene, world count and time step (``--dt``, default 1/240 and 1/600 s) the candidates run
+back to back (Newton's reference solver, then ours of the same name, then MuJoCo C), repeated
+``--repeats`` times with the best time kept, so that machine noise hits all of them alike. A contact
+scene (tower, humanoid, ant) is timed in contact: each candidate first runs the scene's settle time
+untimed (:mod:`benchmarks.settle`; ``--no-settle`` skips it), the start of every window is checked
+(settled or not, shown in the table), and the repeats time successive windows of that settled scene.
+Throughput is reported as world-steps per second (``worlds * steps / seconds``), and each Steel entry as a
+ratio to the ``newton.solvers`` class of the same name. Then, unless ``--no-scheduler``, the
+collision-scheduling benchmark of :mod:`benchmarks.scheduler` (frame time and collision calls per frame
+of ``steel``'s and Newton's ``CollisionSubstepScheduler`` against collide-every-substep), and unless
+``--no-vbd`` the SolverVBD particle benchmark of :mod:`benchmarks.vbd`.  See ``benchmarks/README.md``.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import os
 import platform
 import shlex
@@ -32,8 +36,9 @@ import warp as wp
 from . import contact_models
 from . import scenes as sc
 from . import scheduler as sched
+from . import settle
 from . import vbd
-from .measure import CorePair, Measurement, run_mujoco, run_solver
+from .measure import CorePair, Measurement, MujocoRun, SolverRun
 
 REFERENCE_MODULE = "newton.solvers"
 OURS_MODULE = "steel.solvers"
@@ -41,6 +46,7 @@ DEFAULT_SOLVERS = ("newton.solvers:SolverFeatherstone", "newton.solvers:SolverSt
 # Default world counts per scene: small enough that `make bench` fits in ~10 minutes on 2 CPU cores
 # (ant x 64 is the count the solver comparisons are judged on).
 DEFAULT_WORLDS = {"tower": [1, 16], "humanoid": [16], "ant": [64], "chain": [64], "cartpole": [64]}
+DEFAULT_DT = "1/240,1/600"  # [s] the time steps every scene is timed at
 CORE_SCENES = ("humanoid", "ant", "chain")
 CORE_OURS = "core: steel FK+bias+H+chol"
 CORE_REF = "core: newton eval_fk+eval_mass_matrix"
@@ -66,6 +72,7 @@ class Entry:
     solver: str
     kind: str
     reference: str | None
+    dt: str | None = None  # the time step as given to --dt ("1/240"); None for the core rows
     world_steps_per_s: float | None = None
     seconds: float | None = None
     steps: int | None = None
@@ -77,6 +84,9 @@ class Entry:
     launches_per_step: float | None = None
     collide_launches_per_step: float | None = None
     sanity: dict = field(default_factory=dict)
+    start: dict = field(default_factory=dict)  # the settle check at the kept window's start (benchmarks.settle)
+    ratio_unsettled: bool = False  # this row's or its reference's window did not start settled
+    settle_wall_s: float | None = None  # wall time of the untimed settle and warm-up steps [s] (not timed)
     warnings: list[str] = field(default_factory=list)
     error: str | None = None
 
@@ -95,10 +105,25 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="world counts: a comma list for every scene ('1,64'), or per scene ('tower=1,tower=16,ant=64'); "
         "scenes not named keep their defaults " + str(DEFAULT_WORLDS),
     )
-    # 600 steps of 1/600 s is one simulated second: long enough for the towers to land and the
-    # humanoid to fall, so the sanity columns say something, and cheap enough at these world counts.
-    p.add_argument("--steps", type=int, default=600, help="timed steps per run (default 600 = 1 s simulated)")
-    p.add_argument("--warmup", type=int, default=10, help="untimed steps first, incl. kernel compilation (default 10)")
+    p.add_argument(
+        "--dt",
+        default=DEFAULT_DT,
+        help=f"comma list of time steps [s], as fractions or decimals (default {DEFAULT_DT}); every scene runs at each",
+    )
+    # The contact scenes settle before the window (--settle), so the window need not be long enough for
+    # anything to land: 300 steps is 0.5 s simulated at 1/600 s, 1.25 s at 1/240 s.
+    p.add_argument("--steps", type=int, default=300, help="timed steps per window (default 300)")
+    p.add_argument(
+        "--warmup", type=int, default=10, help="untimed steps first, incl. kernel compilation (default 10); "
+        "a contact scene's settle time comes on top"
+    )
+    p.add_argument(
+        "--settle",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="time contact scenes in contact: run each scene's settle time untimed first "
+        f"(simulated seconds {settle.SETTLE_S}, see benchmarks/settle.py)",
+    )
     p.add_argument("--repeats", type=int, default=3, help="runs per entry, best kept (default 3)")
     p.add_argument("--count-steps", type=int, default=3, help="extra steps over which launches are counted")
     p.add_argument("--device", default=None, help="Warp device (default: Warp's preferred device)")
@@ -149,6 +174,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def _ints(text: str) -> list[int]:
     return [int(t) for t in text.split(",") if t.strip()]
+
+
+def parse_dts(text: str) -> list[tuple[str, float]]:
+    """``--dt`` as ``[(label, seconds)]``: ``"1/240,0.002"`` -> ``[("1/240", 1/240), ("0.002", 0.002)]``."""
+    out = []
+    for item in [t.strip() for t in text.split(",") if t.strip()]:
+        num, slash, den = item.partition("/")
+        try:
+            value = float(num) / float(den) if slash else float(item)
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(f"--dt: {item!r} is not a time step in seconds (e.g. 1/240 or 0.004)") from None
+        if not (math.isfinite(value) and value > 0.0):
+            raise ValueError(f"--dt: {item!r} is not a positive finite time step")
+        out.append((item, value))
+    if not out:
+        raise ValueError(f"--dt: no time step in {text!r}")
+    return out
 
 
 def resolve_worlds(text: str, scene_names: list[str]) -> dict[str, list[int]]:
@@ -227,13 +269,23 @@ def solver_candidates(specs: list[str]) -> list[Candidate]:
 # ----------------------------------------------------------------------------------------------
 
 
-def _measure(cand: Candidate, scene: str, worlds: int, args, core: CorePair | None) -> Measurement:
+def _start_run(cand: Candidate, scene: str, worlds: int, dt: float, args) -> SolverRun | MujocoRun:
+    """A candidate's scene built and advanced through its warm-up and (``--settle``) settle time."""
     if cand.kind == "solver":
-        return run_solver(
-            _load_class(cand.spec), scene, worlds, args.device, args.steps, args.warmup, args.count_steps
-        )
+        run = SolverRun(_load_class(cand.spec), scene, worlds, args.device, dt)
+    else:
+        run = MujocoRun(scene, worlds, dt)
+    run.advance(args.warmup + (settle.settle_steps(scene, dt) if args.settle else 0))
+    return run
+
+
+def _measure(cand: Candidate, run, scene: str, args, core: CorePair | None) -> Measurement:
+    """One timed window of ``run`` (a contact scene's start checked), or one core timing."""
+    check = scene in settle.SETTLE_S
+    if cand.kind == "solver":
+        return run.window(args.steps, args.count_steps, check_start=check)
     if cand.kind == "mujoco":
-        return run_mujoco(scene, worlds, args.steps, args.warmup)
+        return run.window(args.steps, check_start=check)
     if core is None:
         raise RuntimeError("core benchmark could not be set up")
     return core.time(cand.spec, args.steps, args.warmup, args.count_steps)
@@ -244,30 +296,49 @@ def _error_text(exc: BaseException) -> str:
     return (text[0] if text else type(exc).__name__)[:200]
 
 
-def run_group(scene: str, worlds: int, cands: list[Candidate], args, t_start: float, core=None) -> list[Entry]:
-    """Run the candidates of one (scene, worlds) interleaved, ``--repeats`` times, keep each one's best."""
+def run_group(scene: str, worlds: int, cands: list[Candidate], args, t_start: float, core=None,
+              dt: tuple[str, float] | None = None) -> list[Entry]:
+    """Run the candidates of one (scene, worlds, dt) interleaved, ``--repeats`` times, keep each one's best.
+
+    A contact scene with ``--settle`` is built and settled once per candidate and its repeats time successive
+    windows (settling again per repeat would cost more than the windows); other scenes are built afresh per
+    repeat. ``dt``: ``(label, seconds)``; ``None`` for the core benchmark.
+    """
     best: dict[str, Measurement] = {}
     errors: dict[str, str] = {}
+    runs: dict[str, object] = {}
+    settle_wall: dict[str, float] = {}
+    keep = args.settle and scene in settle.SETTLE_S
     for _ in range(max(args.repeats, 1)):
         for cand in cands:
             if cand.label in errors:
                 continue
             try:
-                m = _measure(cand, scene, worlds, args, core)
+                run = runs.get(cand.label)
+                if run is None and cand.kind != "core":
+                    t0 = time.perf_counter()
+                    run = _start_run(cand, scene, worlds, dt[1], args)
+                    settle_wall[cand.label] = settle_wall.get(cand.label, 0.0) + time.perf_counter() - t0
+                    if keep:
+                        runs[cand.label] = run
+                m = _measure(cand, run, scene, args, core)
             except Exception as exc:  # a solver that cannot handle a scene is a result, not a crash
                 errors[cand.label] = _error_text(exc)
                 continue
             if cand.label not in best or m.seconds < best[cand.label].seconds:
                 best[cand.label] = m
+    runs.clear()
     entries = []
     for cand in cands:
-        e = Entry(scene, worlds, cand.label, cand.kind, cand.reference, error=errors.get(cand.label))
+        e = Entry(scene, worlds, cand.label, cand.kind, cand.reference, dt=dt[0] if dt else None,
+                  error=errors.get(cand.label))
+        e.settle_wall_s = settle_wall.get(cand.label)
         m = best.get(cand.label)
         if m is not None:
             e.world_steps_per_s, e.seconds, e.steps = m.world_steps_per_s, m.seconds, m.steps
             e.step_world_steps_per_s = m.step_world_steps_per_s
             e.launches_per_step, e.collide_launches_per_step = m.launches_step, m.launches_collide
-            e.sanity, e.warnings = m.sanity, m.warnings
+            e.sanity, e.warnings, e.start = m.sanity, m.warnings, m.start
         if cand.kind == "core" and core is not None and e.error is None and cand.spec == "ours":
             try:
                 e.sanity = core.agreement()
@@ -283,6 +354,8 @@ def run_group(scene: str, worlds: int, cands: list[Candidate], args, t_start: fl
             e.ratio = e.world_steps_per_s / ref.world_steps_per_s
             if e.step_world_steps_per_s and ref.step_world_steps_per_s:
                 e.step_ratio = e.step_world_steps_per_s / ref.step_world_steps_per_s
+            # A ratio between windows that did not both start settled compares different work.
+            e.ratio_unsettled = any(x.start and not x.start.get("settled") for x in (e, ref))
         mj = by_label.get(MUJOCO)
         if e.kind == "solver" and mj is not None and mj.world_steps_per_s and e.world_steps_per_s:
             e.mujoco_ratio = e.world_steps_per_s / mj.world_steps_per_s
@@ -293,16 +366,22 @@ def run_group(scene: str, worlds: int, cands: list[Candidate], args, t_start: fl
 
 
 def _progress_line(e: Entry, elapsed: float) -> str:
-    head = f"[{elapsed:7.1f}s] {e.scene:>8} x{e.worlds:<4} {e.solver:<38}"
+    dt = f" dt {e.dt:<6}" if e.dt else ""
+    head = f"[{elapsed:7.1f}s] {e.scene:>8} x{e.worlds:<4}{dt} {e.solver:<38}"
     if e.error:
         return f"{head} ERROR {e.error}"
     ratio = f" ratio {e.ratio:.2f}" if e.ratio is not None else ""
+    if e.ratio_unsettled:
+        ratio += " [not both settled]"
     if e.step_ratio is not None:
         ratio += f" (step-only {e.step_ratio:.2f})"
     if e.mujoco_ratio is not None:
         ratio += f" vs MuJoCo C {e.mujoco_ratio:.3f}"
     launches = f" launches/step {e.launches_per_step:g}" if e.launches_per_step is not None else ""
-    return f"{head} {e.world_steps_per_s:12,.0f} world-steps/s{ratio}{launches}  {e.sanity.get('text', '')}"
+    start = f"  start [{e.start['text']}]" if e.start else ""
+    settled = f" (settle {e.settle_wall_s:.0f} s wall)" if e.settle_wall_s and e.start else ""
+    return (f"{head} {e.world_steps_per_s:12,.0f} world-steps/s{ratio}{launches}  "
+            f"{e.sanity.get('text', '')}{start}{settled}")
 
 
 def run(args) -> list[Entry]:
@@ -312,6 +391,7 @@ def run(args) -> list[Entry]:
     if unknown:
         raise SystemExit(f"unknown scene(s) {unknown}; choose from {', '.join(sc.SCENES)}")
     worlds = resolve_worlds(args.worlds, scene_names)
+    dts = parse_dts(args.dt)
     cands = solver_candidates([s.strip() for s in args.solvers.split(",") if s.strip()])
     t_start = time.perf_counter()
     entries: list[Entry] = []
@@ -320,8 +400,9 @@ def run(args) -> list[Entry]:
         if args.mujoco and sc.build_mujoco(scene) is not None:
             group.append(Candidate(MUJOCO, "mujoco"))
         for n in worlds[scene]:
-            if group:
-                entries += run_group(scene, n, group, args, t_start)
+            for dt in dts:
+                if group:
+                    entries += run_group(scene, n, group, args, t_start, dt=dt)
     if args.core:
         core_cands = [Candidate(CORE_REF, "core", "reference"), Candidate(CORE_OURS, "core", "ours", CORE_REF)]
         for scene in [s for s in scene_names if s in CORE_SCENES]:
@@ -361,8 +442,10 @@ def explicit_command(args) -> str:
         "python -m benchmarks.run",
         f"--scenes {','.join(names)}",
         f"--worlds {worlds}",
+        f"--dt {args.dt}",
         f"--steps {args.steps}",
         f"--warmup {args.warmup}",
+        "--settle" if args.settle else "--no-settle",
         f"--repeats {args.repeats}",
         f"--count-steps {args.count_steps}",
         f"--device {args.device}",
@@ -387,6 +470,7 @@ def _fmt(v, spec: str) -> str:
 
 def markdown(entries: list[Entry], meta: dict, scheduler_entries=(), vbd_entries=(), vbd_rigid_entries=(),
              contact_entries=()) -> str:
+    settle_text = ", ".join(f"{k} {v:g}" for k, v in (meta.get("settle") or {}).items())
     lines = [
         "# Steel benchmarks",
         "",
@@ -395,20 +479,26 @@ def markdown(entries: list[Entry], meta: dict, scheduler_entries=(), vbd_entries
         f"total {meta['total_s']:.0f} s.",
         "",
         f"{meta['steps']} timed steps after {meta['warmup']} warm-up steps, best of {meta['repeats']}; "
-        "world-steps/s = worlds x steps / seconds. Ratio: against the `newton.solvers` class of the same name "
+        + (f"contact scenes first run their settle time untimed ({settle_text} s simulated), once per candidate, "
+           "and their repeats time successive windows of the settled scene; window start: the state the kept "
+           "window started from (largest body speed, contacts carrying load per world: Newton's within "
+           f"{settle.TOUCH_GAP * 1e3:g} mm, MuJoCo's d.ncon; settled or why not). " if meta.get("settle") else
+           "no settle time (--no-settle). ")
+        + "world-steps/s = worlds x steps / seconds. Ratio: against the `newton.solvers` class of the same name "
         "(core: against Newton's eval_fk + eval_mass_matrix). Launches: Python-level `wp.launch`/"
         "`wp.launch_tiled` calls per step, solver step + collision pipeline. Step-only: the collision "
         "pipeline's time (each `collide` call timed on its own, CPU only) left out, ratio against the reference's "
         "step-only figure. vs MuJoCo C: world-steps/s over MuJoCo C's on the same scene and world count, with "
         "collision / step-only (MuJoCo's `mj_step` always includes its own collision detection).",
         "",
-        "| scene | worlds | solver | world-steps/s | ratio | step-only world-steps/s | step-only ratio | "
-        "vs MuJoCo C (with collision / step-only) | launches/step (step + collide) | sanity | notes |",
-        "|---|---:|---|---:|---:|---:|---:|---:|---:|---|---|",
+        "| scene | worlds | dt [s] | solver | world-steps/s | ratio | step-only world-steps/s | step-only ratio | "
+        "vs MuJoCo C (with collision / step-only) | launches/step (step + collide) | sanity | window start | notes |",
+        "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---|---|---|",
     ]
     for e in entries:
+        dt = e.dt or "—"
         if e.error:
-            row = [e.scene, str(e.worlds), e.solver, *["—"] * 7, f"error: {e.error}".replace("|", "/")]
+            row = [e.scene, str(e.worlds), dt, e.solver, *["—"] * 8, f"error: {e.error}".replace("|", "/")]
         else:
             launches = _fmt(e.launches_per_step, "g")
             if e.collide_launches_per_step is not None:
@@ -419,17 +509,22 @@ def markdown(entries: list[Entry], meta: dict, scheduler_entries=(), vbd_entries
             row = [
                 e.scene,
                 str(e.worlds),
+                dt,
                 e.solver,
                 _fmt(e.world_steps_per_s, ",.0f"),
-                _fmt(e.ratio, ".2f"),
+                _fmt(e.ratio, ".2f") + ("*" if e.ratio_unsettled else ""),
                 _fmt(e.step_world_steps_per_s, ",.0f"),
-                _fmt(e.step_ratio, ".2f"),
+                _fmt(e.step_ratio, ".2f") + ("*" if e.ratio_unsettled else ""),
                 "—" if e.mujoco_ratio is None else f"{e.mujoco_ratio:.3f} / {_fmt(e.mujoco_step_ratio, '.3f')}",
                 launches,
                 e.sanity.get("text", ""),
+                e.start.get("text", "—"),
                 notes,
             ]
         lines.append("| " + " | ".join(row) + " |")
+    if any(e.ratio_unsettled for e in entries):
+        lines += ["", "\\* this row's window or its reference's did not start settled (see window start): the ratio "
+                  "compares different work (a diverged or still falling scene has other contacts than a resting one)."]
     if scheduler_entries:
         lines += ["", *sched.markdown_lines(list(scheduler_entries), meta["scheduler_frames"])]
     if vbd_entries:
@@ -477,6 +572,8 @@ def main(argv: list[str] | None = None) -> int:
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
         "steps": args.steps,
         "warmup": args.warmup,
+        "dt": args.dt,
+        "settle": dict(settle.SETTLE_S) if args.settle else None,
         "repeats": args.repeats,
         "scheduler_frames": args.scheduler_frames,
         "vbd_steps": args.vbd_steps,
