@@ -11,6 +11,11 @@ median over rounds of ``after / before`` of the paired rounds, with the range; b
 
 Rows (``--rows``): ``solver:scene:worlds`` with solver ``steel`` or ``featherstone``; the default is every
 ``make bench`` row of both solvers. The trees must both have ``benchmarks/measure.py`` with ``run_solver``.
+
+Contact scenes are timed in contact, as ``make bench`` times them: each starts with ``benchmarks.settle``'s
+settle time untimed (``--no-settle``: only ``--warmup`` steps, for trees older than the settled start), at the
+time step ``--dt`` (default the scene's). A tree whose ``run_solver`` cannot do what is asked fails the run
+rather than time a different problem.
 """
 
 from __future__ import annotations
@@ -35,19 +40,33 @@ wp.config.quiet = True
 import steel.solvers as ours
 from benchmarks.measure import run_solver
 rows, steps, warmup = json.loads(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+settle, dt = sys.argv[4] == "1", (float(sys.argv[5]) if sys.argv[5] != "none" else None)
+import inspect
+accepted = inspect.signature(run_solver).parameters
+kwargs = {}
+if settle:
+    if "settle_start" not in accepted:
+        raise SystemExit("this tree's run_solver has no settled start; pass --no-settle")
+    kwargs["settle_start"] = True
+if dt is not None:
+    if "dt" not in accepted:
+        raise SystemExit("this tree's run_solver takes no dt; leave --dt out")
+    kwargs["dt"] = dt
 out = {}
 for row in rows:
     solver, scene, worlds = row.split(":")
-    m = run_solver(getattr(ours, {classes}[solver]), scene, int(worlds), "cpu", steps, warmup, 0)
+    m = run_solver(getattr(ours, {classes}[solver]), scene, int(worlds), "cpu", steps, warmup, 0, **kwargs)
     out[row] = (m.seconds - (m.collide_seconds or 0.0)) / m.steps
 print("AB " + json.dumps(out))
 """
 
 
-def _run_worker(tree: str, rows: list[str], steps: int, warmup: int) -> dict[str, float]:
+def _run_worker(tree: str, rows: list[str], steps: int, warmup: int, settle: bool = True,
+                dt: float | None = None) -> dict[str, float]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(tree, "src"), tree]))
     code = _WORKER.replace("{classes}", repr(CLASSES))
-    done = subprocess.run([sys.executable, "-c", code, json.dumps(rows), str(steps), str(warmup)], cwd=tree, env=env,
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(rows), str(steps), str(warmup),
+                           "1" if settle else "0", "none" if dt is None else repr(dt)], cwd=tree, env=env,
                           capture_output=True, text=True, check=False)
     lines = [line for line in done.stdout.splitlines() if line.startswith("AB ")]
     if done.returncode != 0 or not lines:
@@ -62,8 +81,19 @@ def main(argv=None) -> int:
     p.add_argument("--rows", default=",".join(DEFAULT_ROWS), help="comma list of solver:scene:worlds")
     p.add_argument("--rounds", type=int, default=5, help="paired rounds (default 5)")
     p.add_argument("--steps", type=int, default=300, help="timed steps per row and round (default 300)")
-    p.add_argument("--warmup", type=int, default=150, help="untimed steps first, so contact scenes settle (150)")
+    p.add_argument("--warmup", type=int, default=10, help="untimed steps after the settle time (default 10)")
+    p.add_argument("--no-settle", dest="settle", action="store_false",
+                   help="no settle time: only --warmup steps (trees older than benchmarks.settle)")
+    p.add_argument("--dt", default=None, help="the time step [s], a fraction or decimal (default: the scene's)")
     args = p.parse_args(argv)
+    dt = None
+    if args.dt is not None:
+        from .run import parse_dts  # noqa: PLC0415 - imports warp and newton; only needed with --dt
+
+        dts = parse_dts(args.dt)
+        if len(dts) != 1:
+            raise SystemExit(f"--dt takes one time step, got {args.dt!r}")
+        dt = dts[0][1]
     rows = [r.strip() for r in args.rows.split(",") if r.strip()]
     for row in rows:
         parts = row.split(":")
@@ -76,7 +106,7 @@ def main(argv=None) -> int:
     for k in range(args.rounds):
         order = ("before", "after") if k % 2 == 0 else ("after", "before")
         for name in order:
-            times[name].append(_run_worker(trees[name], rows, args.steps, args.warmup))
+            times[name].append(_run_worker(trees[name], rows, args.steps, args.warmup, args.settle, dt))
         print(f"round {k + 1}/{args.rounds} done", file=sys.stderr, flush=True)
     print(f"{'row':28s} {'before ms':>10s} {'after ms':>10s} {'after/before':>13s}  range")
     for row in rows:

@@ -8,9 +8,12 @@ machine noise hits both alike:
   465 boxes), one world: the work grows with the rows of one world;
 * the four box towers (``tower``) at 1, 16, 64 and 256 worlds: the work grows with the worlds.
 
-Each run builds a fresh model, runs ``--warmup`` untimed steps (kernel compilation), then ``--steps``
-steps of Newton's ``CollisionPipeline.collide`` + ``solver.step``, each call timed on its own with a
-device synchronize after it. *rows* are the constraint rows our solver reserved in the last step
+Each run builds a fresh model, runs untimed steps until it has settled (``benchmarks.settle``: the towers
+``SETTLE_S["tower"]`` = 1.5 s simulated, every box resting; a pyramid, which starts stacked,
+``PYRAMID_SETTLE_S``) and ``--warmup`` more (kernel compilation), then ``--steps`` steps of Newton's
+``CollisionPipeline.collide`` + ``solver.step`` at ``--dt`` (default 1/240 s), each call timed on its own with
+a device synchronize after it: a contact solver is timed with its contacts carrying the load, not while the
+towers are in the air. *rows* are the constraint rows our solver reserved in the last step
 (``rows.world_row_count`` summed over worlds and row families), *contacts* the pipeline's
 ``rigid_contact_count``; both are read after the timed window. The fitted exponent is the slope of
 log(time per step) against log(rows) (pyramids) and log(worlds) (towers), least squares; 1 is linear.
@@ -21,6 +24,7 @@ reports whether it stands: max horizontal drift of any box [m], lowest box centr
 
     .venv/bin/python -m benchmarks.growth --quick --out results/bench        # what make bench runs
     .venv/bin/python -m benchmarks.growth --steps 40 --repeats 3 --stand 10 --out results/bench
+    .venv/bin/python -m benchmarks.growth --dt 1/600 --quick                    # the other time step
 """
 
 from __future__ import annotations
@@ -43,10 +47,16 @@ from steel.solvers.steel.rows.capacity import resolved_rigid_contact_max
 
 from . import scenes as sc
 from .measure import _captured_stdout, _finite, _watched_pose
+from .run import parse_dts
+from .settle import settle_steps
 
 DEFAULT_LEVELS = "10,20,30"
 DEFAULT_TOWER_WORLDS = "1,16,64,256"
 SOLVERS = {"reference": newton.solvers.SolverSteel, "ours": steel.solvers.SolverSteel}
+DEFAULT_DT = "1/240"  # [s] the step users of contact-rich scenes run (PhysX-based RL, many Newton examples)
+# [s] simulated time a pyramid runs untimed: it starts stacked at rest, so only its first contacts' impulses
+# and the contact history need to build up (a few steps); the towers use benchmarks.settle's SETTLE_S.
+PYRAMID_SETTLE_S = 0.25
 
 
 def make_solver(which: str, model: newton.Model):
@@ -65,6 +75,8 @@ class GrowthEntry:
 
     Attributes:
         case: ``pyramidN`` or ``tower``.
+        dt: the time step [s].
+        settle_steps: untimed settling steps before the warm-up (module docstring).
         series: ``"pyramid"`` (rows grow) or ``"towers"`` (worlds grow).
         worlds: number of worlds.
         boxes: boxes over all worlds.
@@ -86,6 +98,8 @@ class GrowthEntry:
     solver: str
     step_ms: float
     total_ms: float
+    dt: float = 0.0  # [s] the time step timed
+    settle_steps: int = 0  # untimed steps run before the warm-up and the timed window
     rows: int | None = None
     rows_dropped: int | None = None
     contacts: int = 0
@@ -120,25 +134,34 @@ def _setup(scene: sc.Scene):
     return pipeline, pipeline.contacts(), s0, s1, model.control(), start
 
 
-def measure(case: str, series: str, worlds: int, which: str, device: str, steps: int, warmup: int) -> GrowthEntry:
-    """Time one solver on a fresh scene (see the module docstring)."""
+def case_settle_steps(case: str, dt: float) -> int:
+    """Untimed steps before a case's warm-up: the towers' settle time, a pyramid's ``PYRAMID_SETTLE_S``."""
+    if case.startswith("pyramid"):
+        return int(round(PYRAMID_SETTLE_S / dt))
+    return settle_steps(case, dt)
+
+
+def measure(case: str, series: str, worlds: int, which: str, device: str, steps: int, warmup: int,
+            dt: float = sc.DT) -> GrowthEntry:
+    """Time one solver on a fresh scene at time step ``dt`` [s], after it settled (see the module docstring)."""
     notes: list[str] = []
     with _captured_stdout(notes):
         scene = build_case(case, worlds, device)
         solver = make_solver(which, scene.model)
         pipeline, contacts, s0, s1, control, start = _setup(scene)
+        settle = case_settle_steps(case, dt)
         t_collide = t_step = 0.0
-        for k in range(warmup + steps):
+        for k in range(settle + warmup + steps):
             t0 = time.perf_counter()
             pipeline.collide(s0, contacts)
             wp.synchronize_device(device)
             t1 = time.perf_counter()
             s0.clear_forces()
-            solver.step(s0, s1, control, contacts, scene.dt)
+            solver.step(s0, s1, control, contacts, dt)
             wp.synchronize_device(device)
             t2 = time.perf_counter()
             s0, s1 = s1, s0
-            if k >= warmup:
+            if k >= settle + warmup:
                 t_collide += t1 - t0
                 t_step += t2 - t1
         pos, quat = _watched_pose(scene, s0.body_q.numpy())
@@ -151,11 +174,11 @@ def measure(case: str, series: str, worlds: int, which: str, device: str, steps:
         n_contacts = int(contacts.rigid_contact_count.numpy()[0])
     n = max(steps, 1)
     return GrowthEntry(case, series, worlds, scene.bodies_per_world * worlds, which, 1e3 * t_step / n,
-                       1e3 * (t_step + t_collide) / n, rows, dropped, n_contacts, sanity, notes)
+                       1e3 * (t_step + t_collide) / n, dt, settle, rows, dropped, n_contacts, sanity, notes)
 
 
 def run(levels: list[int], tower_worlds: list[int], device: str, steps: int, warmup: int, repeats: int,
-        t_start: float | None = None) -> list[GrowthEntry]:
+        t_start: float | None = None, dt: float = sc.DT) -> list[GrowthEntry]:
     """Every case, reference then ours, ``repeats`` times; the fastest (by collide + step) kept."""
     t_start = time.perf_counter() if t_start is None else t_start
     cases = [(f"pyramid{n}", "pyramid", 1) for n in levels] + [("tower", "towers", w) for w in tower_worlds]
@@ -164,7 +187,7 @@ def run(levels: list[int], tower_worlds: list[int], device: str, steps: int, war
         best: dict[str, GrowthEntry] = {}
         for _ in range(repeats):
             for which in SOLVERS:  # interleaved: reference, then ours, each repeat
-                e = measure(case, series, worlds, which, device, steps, warmup)
+                e = measure(case, series, worlds, which, device, steps, warmup, dt)
                 if which not in best or e.total_ms < best[which].total_ms:
                     best[which] = e
         for which in SOLVERS:
@@ -310,6 +333,9 @@ def _table(entries: list[GrowthEntry], exps: dict) -> list[str]:
 def markdown(entries: list[GrowthEntry], exps: dict, stand_res: dict | None, command: str) -> str:
     """The table, the exponents (when cases ran) and the stand check as markdown."""
     lines = _table(entries, exps) if entries else []
+    if entries:
+        settles = ", ".join(sorted({f"{e.case} {e.settle_steps}" for e in entries if e.solver == "ours"}))
+        lines = [f"dt {entries[0].dt:.6g} s; untimed settling steps before the warm-up: {settles}.", ""] + lines
     if stand_res:
         lines += ["", f"Stand check, {stand_res['solver']}, pyramid of {stand_res['levels']} levels "
                   f"({stand_res['boxes']} boxes), "
@@ -329,6 +355,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--levels", default=DEFAULT_LEVELS, help=f"pyramid levels (default {DEFAULT_LEVELS})")
     p.add_argument("--tower-worlds", default=DEFAULT_TOWER_WORLDS, help=f"tower world counts (default "
                    f"{DEFAULT_TOWER_WORLDS})")
+    p.add_argument("--dt", default=DEFAULT_DT, help=f"the time step [s], a fraction or decimal (default {DEFAULT_DT})")
     p.add_argument("--steps", type=int, default=30, help="timed steps per run (default 30)")
     p.add_argument("--warmup", type=int, default=5, help="untimed steps first, incl. compilation (default 5)")
     p.add_argument("--repeats", type=int, default=2, help="runs per entry, best kept (default 2)")
@@ -349,6 +376,10 @@ def parse_args(argv=None) -> argparse.Namespace:
         raise ValueError(f"--warmup must be >= 0, got {args.warmup}")
     if args.stand < 0:
         raise ValueError(f"--stand must be >= 0, got {args.stand}")
+    dts = parse_dts(args.dt)
+    if len(dts) != 1:
+        raise ValueError(f"--dt takes one time step, got {args.dt!r}")
+    args.dt_label, args.dt_s = dts[0]
     return args
 
 
@@ -359,11 +390,12 @@ def main(argv=None) -> int:
     wp.init()
     device = args.device or str(wp.get_preferred_device())
     command = (f"python -m benchmarks.growth --levels {args.levels} --tower-worlds {args.tower_worlds} "
-               f"--steps {args.steps} --warmup {args.warmup} --repeats {args.repeats} --stand {args.stand:g} "
+               f"--dt {args.dt_label} --steps {args.steps} --warmup {args.warmup} --repeats {args.repeats} --stand {args.stand:g} "
                f"--stand-solver {args.stand_solver}{' --stand-only' if args.stand_only else ''} "
                f"--device {device}" + (f" --out {args.out}" if args.out else ""))
     t0 = time.perf_counter()
-    entries = [] if args.stand_only else run(levels, tower_worlds, device, args.steps, args.warmup, args.repeats, t0)
+    entries = [] if args.stand_only else run(levels, tower_worlds, device, args.steps, args.warmup, args.repeats, t0,
+                                                args.dt_s)
     stand_res = stand(max(levels), args.stand, device, args.stand_solver) if args.stand > 0 else None
     exps = exponents(entries)
     md = markdown(entries, exps, stand_res, command)

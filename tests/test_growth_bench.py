@@ -34,7 +34,7 @@ def test_fit_exponent_recovers_known_slopes():
 
 
 def test_two_steps_of_the_small_pyramid_both_solvers():
-    entries = [growth.measure("pyramid10", "pyramid", 1, which, "cpu", steps=2, warmup=0)
+    entries = [growth.measure("pyramid10", "pyramid", 1, which, "cpu", steps=2, warmup=0, dt=1 / 240)
                for which in ("reference", "ours")]
     ref, ours = entries
     # Every box resting on its support makes contacts; ours reserves rows for them and drops none.
@@ -44,9 +44,29 @@ def test_two_steps_of_the_small_pyramid_both_solvers():
     for e in entries:
         assert e.step_ms > 0 and e.total_ms >= e.step_ms
         assert not e.sanity["nan"]
-        # Two steps from rest: nothing moves more than 1 mm [m] (the pyramid starts in contact, at rest).
+        assert e.settle_steps == 60 and e.dt == 1 / 240  # PYRAMID_SETTLE_S = 0.25 s untimed first
+        # Settled and two steps from rest: nothing moves 1 mm [m] (the pyramid starts in contact, at rest).
         assert e.sanity["drift_max_m"] < 1e-3
         assert abs(e.sanity["box_z_min_m"] - sc.BOX_HALF) < 1e-3
+
+
+def test_the_towers_are_timed_after_they_landed():
+    """The towers drop from up to 1.5 m: the timed window starts after benchmarks.settle's 1.5 s, every box
+    resting on its support, not while they are in the air."""
+    e = growth.measure("tower", "towers", 1, "ours", "cpu", steps=2, warmup=0, dt=1 / 240)
+    assert e.settle_steps == 360 and e.dt == 1 / 240
+    assert not e.sanity["nan"]
+    assert abs(e.sanity["box_z_min_m"] - sc.BOX_HALF) < 1e-3  # the lowest box rests on the ground [m]
+    assert e.contacts >= 96  # four corners of each of the 24 boxes carry load (speculative ones come on top)
+    assert "dt 0.00416667 s; untimed settling steps before the warm-up: tower 360." in growth.markdown([e], {}, None,
+                                                                                                        "cmd")
+
+
+def test_growth_takes_one_time_step():
+    assert growth.parse_args(["--dt", "1/600"]).dt_s == 1 / 600
+    assert growth.parse_args([]).dt_label == "1/240"
+    with pytest.raises(ValueError, match="one time step"):
+        growth.parse_args(["--dt", "1/240,1/600"])
 
 
 @pytest.mark.parametrize("which", ["ours", "reference"])
