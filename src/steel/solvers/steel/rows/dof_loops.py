@@ -239,3 +239,29 @@ return m;
 def response_max(Y: wp.array[float], dof_count: wp.array2d[wp.int32], r: int, stride: int) -> float:
     """``max_k |Y_k|`` over both sides of row ``r`` [qd per N·s], side 0 first, in DOF order."""
     ...
+
+
+_ZERO_STEP_IS_IDLE = """
+if (old1 != 0.0f || old2 != 0.0f || __builtin_signbit(old1) || __builtin_signbit(old2)) {
+    return 0;
+}
+for (int s = 0; s < 2; ++s) {
+    int n = dof_count.data[2 * f + s];
+    const float* q = qd.data + (n > 0 ? dof_start.data[2 * f + s] : 0);
+    for (int k = 0; k < n; ++k) {
+        if (q[k] == 0.0f && __builtin_signbit(q[k])) {
+            return 0;
+        }
+    }
+}
+return 1;
+"""
+
+
+@wp.func_native(_ZERO_STEP_IS_IDLE)
+def zero_step_is_idle(dof_start: wp.array2d[wp.int32], dof_count: wp.array2d[wp.int32], f: int, old1: float,
+                      old2: float, qd: wp.array[float]) -> int:
+    """1 when tail pair ``f``'s impulses are both +0 and no DOF of its sides holds -0: then applying the impulse
+    change +0 leaves every velocity's bits as they are (``q + y * 0`` is ``q`` unless ``q`` is -0 and the product +0)
+    and the impulses stay +0 (``sweep/tails.py``, ``_solve_disk``)."""
+    ...
