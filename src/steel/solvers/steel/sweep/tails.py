@@ -9,7 +9,9 @@ ranges a walk must stay within (:func:`world_ends`).
 In the inner loops the sweep reads its world's reserved-row ends from a triple computed once per
 sweep instead of dividing the row index by the world's capacity per call, and a tail pair's two
 rows (one contact's tangents, so the same sides) are read and applied in one pass over their DOFs
-(``rows/dof_loops.py``); neither changes a bit of the iterate.
+(``rows/dof_loops.py``); neither changes a bit of the iterate. A pair at rest, both impulses +0 and both
+velocities exactly on their targets, would apply +0 and keep its impulses at +0: it forms no response and
+applies nothing but the drift floor (``_idle`` states the conditions and the one assumption, a finite response).
 """
 
 from __future__ import annotations
