@@ -303,8 +303,8 @@ for (int k = 0; k < n; ++k) {
 def tree_solve_native(n: int, base: int, first_dof: int, dof_parent: wp.array[int], mass_factor: wp.array[float],
                       rhs: wp.array[float], offset: int, scale: float, x_out: wp.array[float]):
     """:func:`tree_solve` (with ``rhs_offset == x_offset == offset``) as native C++ on the arrays' data: the same
-    float operations in the same order, bitwise the same. Kept apart from :func:`tree_solve`, which the sweep's
-    kernels inline; the free dynamics call this one."""
+    float operations in the same order, bitwise the same. Kept apart from :func:`tree_solve`, the Warp loops; the free
+    dynamics and the sweep's responses of branched articulations (``rows/common.side_response``) call this one."""
     ...
 
 

@@ -13,7 +13,9 @@ import numpy as np
 import pytest
 import warp as wp
 
-from steel.solvers.steel.rows.dof_loops import pair_axpy, pair_dot, row_axpy, row_dot, row_dot_bounds
+from steel.articulation.factor import tree_factor, tree_solve, tree_solve_native
+from steel.solvers.steel.rows.dof_loops import (chain_response, pair_axpy, pair_dot, response_max, row_axpy, row_dot,
+                                               row_dot_bounds)
 
 STRIDE = 6
 DOFS = 24
@@ -109,3 +111,98 @@ def test_native_loops_match_the_sums_in_order(seed):
     # The checks above are not vacuous: every row moved some DOF and has a nonzero product.
     assert np.all(want_dots != 0.0)
     assert np.all(np.any(want_rows != qd, axis=1))
+
+
+@wp.kernel
+def _factor_block(n: int, first_dof: int, dof_parent: wp.array[int], H: wp.array[float], L: wp.array[float]):
+    tree_factor(n, 0, first_dof, dof_parent, H, L)
+
+
+@wp.kernel
+def _responses(n: int, first_dof: int, dof_parent: wp.array[int], L: wp.array[float], J: wp.array[float],
+               Y_native: wp.array[float], Y_warp: wp.array[float], jy: wp.array2d[float]):
+    t = wp.tid()  # one right-hand side each, at offset t * n
+    # rows/common.side_response's tree path: the chain solve, else the native tree solve and the Warp sum.
+    chain = chain_response(n, 0, first_dof, t * n, dof_parent, L, J, Y_native)
+    jy[t, 2] = chain[1]
+    if chain[1] != 0.0:
+        jy[t, 0] = chain[0]
+    else:
+        tree_solve_native(n, 0, first_dof, dof_parent, L, J, t * n, 1.0, Y_native)
+        s_native = float(0.0)
+        for k in range(n):
+            s_native += J[t * n + k] * Y_native[t * n + k]
+        jy[t, 0] = s_native
+    tree_solve(n, 0, first_dof, dof_parent, L, J, t * n, 1.0, Y_warp, t * n)
+    s = float(0.0)
+    for k in range(n):
+        s += J[t * n + k] * Y_warp[t * n + k]
+    jy[t, 1] = s
+
+
+@pytest.mark.parametrize("parents, chain", [
+    ([-1, 0, 1, 2, 3, 4], 1.0),  # a free body's six DOFs: the chain solve with constant loop lengths
+    ([-1, 0, 1], 1.0),  # a three-DOF chain: the chain solve
+    ([-1, 0, 1, 1, 3, 0], 0.0),  # a branched block: the native tree solve
+    ([-1, 0, 1, 2, 3, 4, 5, 6, 7], 0.0),  # a chain longer than the local copy holds: the native tree solve
+])
+def test_side_response_is_the_tree_solve_bit_for_bit(parents, chain):
+    """``chain_response``, else ``tree_solve_native``, against ``articulation.factor.tree_solve`` and the Warp sum of ``J Y`` it replaced in
+    the sweep (``rows/common.side_response``): the same bits, on blocks that start at DOF 2 (a wrong offset shows)."""
+    rng = np.random.default_rng(len(parents))
+    n, first, cases = len(parents), 2, 4
+    dof_parent = np.full(first + n, -1, dtype=np.int32)
+    dof_parent[first:] = [p + first if p >= 0 else -1 for p in parents]
+    # A mass matrix with the tree's sparsity: H = L^T L of a random factor on the ancestor pattern.
+    Lt = np.zeros((n, n))
+    for k in range(n):
+        Lt[k, k] = 1.0 + rng.random()
+        i = parents[k]
+        while i >= 0:
+            Lt[k, i] = rng.standard_normal()
+            i = parents[i]
+    H = (Lt.T @ Lt).astype(np.float32)
+    J = rng.standard_normal(cases * n).astype(np.float32)
+    J[:n] = 0.0
+    J[2] = 1.0  # a sparse right-hand side: zero steps of the leaves-first pass are skipped
+    dev = "cpu"
+    parent_arr = wp.array(dof_parent, dtype=int, device=dev)
+    L = wp.zeros(n * n, dtype=float, device=dev)
+    wp.launch(_factor_block, dim=1, device=dev, inputs=[n, first, parent_arr, wp.array(H.ravel(), dtype=float,
+                                                                                        device=dev), L])
+    Y_native = wp.zeros(cases * n, dtype=float, device=dev)
+    Y_warp = wp.zeros(cases * n, dtype=float, device=dev)
+    jy = wp.zeros((cases, 3), dtype=float, device=dev)
+    wp.launch(_responses, dim=cases, device=dev, inputs=[n, first, parent_arr, L, wp.array(J, dtype=float, device=dev),
+                                                         Y_native, Y_warp, jy])
+    np.testing.assert_array_equal(Y_native.numpy().view(np.uint32), Y_warp.numpy().view(np.uint32))
+    np.testing.assert_array_equal(jy.numpy()[:, 0].view(np.uint32), jy.numpy()[:, 1].view(np.uint32))
+    np.testing.assert_array_equal(jy.numpy()[:, 2], chain)  # the path the block took
+    # Not vacuous: the solve is H^-1 J (float32, relative 1e-4 for these well-conditioned blocks).
+    want = np.linalg.solve(H.astype(np.float64), J.reshape(cases, n).T).T.ravel()
+    np.testing.assert_allclose(Y_native.numpy(), want, rtol=1e-3, atol=1e-5)
+
+
+@wp.kernel
+def _max(Y: wp.array[float], dof_count: wp.array2d[wp.int32], stride: int, out: wp.array[float]):
+    r = wp.tid()
+    out[r] = response_max(Y, dof_count, r, stride)
+
+
+def test_response_max_covers_both_sides_only():
+    """``response_max``: ``max_k |Y_k|`` over each side's counted entries, none past them."""
+    rng = np.random.default_rng(3)
+    Y = rng.standard_normal(2 * ROWS * STRIDE).astype(np.float32)
+    count = np.array([[c for _, c in row] for row in SIDES], dtype=np.int32)
+    want = []
+    for r in range(ROWS):
+        m = np.float32(0.0)
+        for s in range(2):
+            block = Y[(2 * r + s) * STRIDE:(2 * r + s) * STRIDE + count[r, s]]
+            m = max(m, np.abs(block).max(initial=0.0))
+        want.append(m)
+    out = wp.zeros(ROWS, dtype=float, device="cpu")
+    wp.launch(_max, dim=ROWS, device="cpu", inputs=[wp.array(Y, dtype=float), wp.array(count, dtype=wp.int32),
+                                                      STRIDE, out])
+    np.testing.assert_array_equal(out.numpy(), np.array(want, dtype=np.float32))
+    assert len(set(want)) == ROWS  # each row's maximum is its own (an entry past a side's count would show)

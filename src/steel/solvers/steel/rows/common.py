@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import warp as wp
 
-from ....articulation.factor import FactorView, factor_solve
+from ....articulation.factor import FactorView, factor_solve, tree_solve_native
 from ....articulation.spatial import point_velocity
 from ..data import (UNBOUNDED, FAMILY_FREE_BODY, ROW_BOX, ROW_CLAMP, ROW_DRIVE, ROW_FROZEN, ROW_LIMIT, ROW_SPEED_LIMIT,
                     RowBuffers)
-from .dof_loops import row_axpy, row_dot, row_dot_bounds
+from .dof_loops import chain_response, response_max, row_axpy, row_dot, row_dot_bounds
 from ....host_views import host_view
 
 
@@ -129,8 +129,18 @@ def side_response(
     """``Y = H^-1 J^T`` for side ``s`` of row ``r``; returns ``J Y``, that side's share of the row's inverse mass."""
     offset = side_offset(rows, r, s)
     n = rows.dof_count[r, s]
-    factor_solve(factor.use_tree, n, rows.mass_start[r, s], rows.dof_start[r, s], offset, factor.dof_parent,
-                 factor.mass_factor, rows.J, 1.0, rows.Y)
+    if factor.use_tree != 0:
+        # The tree solve as native code on the arrays' data: the same operations in the same order, the same bits
+        # (rows/dof_loops.py, articulation/factor.py); a chain block (a free body) with its J Y in registers.
+        chain = chain_response(n, rows.mass_start[r, s], rows.dof_start[r, s], offset, factor.dof_parent,
+                               factor.mass_factor, rows.J, rows.Y)
+        if chain[1] != 0.0:
+            return chain[0]
+        tree_solve_native(n, rows.mass_start[r, s], rows.dof_start[r, s], factor.dof_parent, factor.mass_factor,
+                          rows.J, offset, 1.0, rows.Y)
+    else:
+        factor_solve(factor.use_tree, n, rows.mass_start[r, s], rows.dof_start[r, s], offset, factor.dof_parent,
+                     factor.mass_factor, rows.J, 1.0, rows.Y)
     jy = float(0.0)
     for k in range(n):
         jy += rows.J[offset + k] * rows.Y[offset + k]
@@ -202,12 +212,7 @@ def apply_world_impulse(rows: RowBuffers, world: int, r: int, impulse: float, jo
 def response_size(rows: RowBuffers, r: int):
     """Store ``max_k |Y_k|`` of row ``r``'s response [qd per N·s], which bounds what one impulse moves a DOF;
     call it whenever ``Y`` is (re)formed."""
-    y = float(0.0)
-    for s in range(2):
-        offset = side_offset(rows, r, s)
-        for k in range(rows.dof_count[r, s]):
-            y = wp.max(y, wp.abs(rows.Y[offset + k]))
-    rows.y_max[r] = y
+    rows.y_max[r] = response_max(rows.Y, rows.dof_count, r, rows.stride)
 
 
 @wp.func(inline=True)

@@ -151,3 +151,117 @@ def pair_axpy(Y: wp.array[float], dof_start: wp.array2d[wp.int32], dof_count: wp
               stride: int, impulse1: float, impulse2: float, qd: wp.array[float]):
     """``qd += Y_f impulse1`` then ``+= Y_(f+1) impulse2`` per DOF, over row ``f``'s sides."""
     ...
+
+
+# One side's response when its articulation's DOFs form one chain (DOF k's parent is k - 1: a free body, a serial
+# chain) of at most 8: articulation/factor.py's tree solve (``L^T L x = J``, leaves first, then root first), each
+# operation as that function does it and in its order, then ``J Y`` summed in DOF order as rows/common.side_response
+# sums it. Ancestors are walked by counting down instead of chasing dof_parent, in a local copy that the compiler
+# keeps in registers (no store through Y can alias L); six DOFs, a free body, get loops of constant length. The
+# ancestors are visited in the same order, so the result is the same bits; other blocks are left to the caller.
+_CHAIN_RESPONSE = """
+const int* parent = dof_parent.data;
+bool chain = n <= 8 && parent[first_dof] < 0;
+for (int k = 1; chain && k < n; ++k) {
+    chain = parent[first_dof + k] == first_dof + k - 1;
+}
+if (!chain) {
+    return wp::vec2(0.0f, 0.0f);
+}
+const float* L = mass_factor.data + base;
+const float* b = J.data + offset;
+float* y = Y.data + offset;
+float x[8];
+#define STEEL_CHAIN_SOLVE(NN)                               \\
+for (int k = 0; k < NN; ++k) {                              \\
+    x[k] = wp::mul(1.0f, b[k]);                             \\
+}                                                           \\
+for (int r = 0; r < NN; ++r) {                              \\
+    int k = NN - 1 - r;                                     \\
+    const float* Lk = L + k * NN;                           \\
+    float yk = wp::div(x[k], Lk[k]);                        \\
+    x[k] = yk;                                              \\
+    if (yk != 0.0f) {                                       \\
+        for (int i = k - 1; i >= 0; --i) {                  \\
+            float p = wp::mul(Lk[i], yk);                   \\
+            x[i] = wp::sub(x[i], p);                        \\
+        }                                                   \\
+    }                                                       \\
+}                                                           \\
+for (int k = 0; k < NN; ++k) {                              \\
+    const float* Lk = L + k * NN;                           \\
+    float s = x[k];                                         \\
+    for (int i = k - 1; i >= 0; --i) {                      \\
+        float p = wp::mul(Lk[i], x[i]);                     \\
+        s = wp::sub(s, p);                                  \\
+    }                                                       \\
+    x[k] = wp::div(s, Lk[k]);                               \\
+}
+if (n == 6) {
+    STEEL_CHAIN_SOLVE(6)
+} else {
+    STEEL_CHAIN_SOLVE(n)
+}
+#undef STEEL_CHAIN_SOLVE
+float jy = 0.0f;
+for (int k = 0; k < n; ++k) {
+    y[k] = x[k];
+    float p = wp::mul(b[k], x[k]);
+    jy = wp::add(jy, p);
+}
+return wp::vec2(jy, 1.0f);
+"""
+
+
+@wp.func_native(_CHAIN_RESPONSE)
+def chain_response(n: int, base: int, first_dof: int, offset: int, dof_parent: wp.array[int],
+                   mass_factor: wp.array[float], J: wp.array[float], Y: wp.array[float]) -> wp.vec2:
+    """``Y = H^-1 J^T`` over one side's ``n`` DOFs (``J``/``Y`` entries from ``offset``, DOF ``first_dof`` on) with the
+    tree-sparse factor block at ``base``, if they form a chain of at most 8: ``(J Y [1/kg or 1/(kg·m²)], 1)``; else
+    ``(0, 0)`` and ``Y`` untouched."""
+    ...
+
+
+_RESPONSE_MAX = """
+float m = 0.0f;
+for (int s = 0; s < 2; ++s) {
+    int n = dof_count.data[2 * r + s];
+    const float* y = Y.data + (2 * r + s) * stride;
+    for (int k = 0; k < n; ++k) {
+        m = wp::max(m, wp::abs(y[k]));
+    }
+}
+return m;
+"""
+
+
+@wp.func_native(_RESPONSE_MAX)
+def response_max(Y: wp.array[float], dof_count: wp.array2d[wp.int32], r: int, stride: int) -> float:
+    """``max_k |Y_k|`` over both sides of row ``r`` [qd per N·s], side 0 first, in DOF order."""
+    ...
+
+
+_ZERO_STEP_IS_IDLE = """
+if (old1 != 0.0f || old2 != 0.0f || __builtin_signbit(old1) || __builtin_signbit(old2)) {
+    return 0;
+}
+for (int s = 0; s < 2; ++s) {
+    int n = dof_count.data[2 * f + s];
+    const float* q = qd.data + (n > 0 ? dof_start.data[2 * f + s] : 0);
+    for (int k = 0; k < n; ++k) {
+        if (q[k] == 0.0f && __builtin_signbit(q[k])) {
+            return 0;
+        }
+    }
+}
+return 1;
+"""
+
+
+@wp.func_native(_ZERO_STEP_IS_IDLE)
+def zero_step_is_idle(dof_start: wp.array2d[wp.int32], dof_count: wp.array2d[wp.int32], f: int, old1: float,
+                      old2: float, qd: wp.array[float]) -> int:
+    """1 when tail pair ``f``'s impulses are both +0 and no DOF of its sides holds -0: then applying the impulse
+    change +0 leaves every velocity's bits as they are (``q + y * 0`` is ``q`` unless ``q`` is -0 and the product +0)
+    and the impulses stay +0 (``sweep/tails.py``, ``_solve_disk``)."""
+    ...

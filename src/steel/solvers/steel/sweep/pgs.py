@@ -66,7 +66,10 @@ hottest instructions of its 6-DOF sums on that address arithmetic (rejected: unr
 within noise). Same float operations in the same order: joint_q/joint_qd after 300 steps bitwise equal on
 tower x1/x16, humanoid x16, ant x64, chain x64 (timings in benchmarks/README.md's performance log). What
 is left on the tower is row bookkeeping: each struct-array field a row visit reads is a pointer and stride
-reloaded from the stack, an index wrap and a multiply, and forming the responses (``ensure_response``).
+reloaded from the stack, an index wrap and a multiply, and forming the responses (``ensure_response``; the tree
+solve runs natively too, a free body's in registers: ``rows/dof_loops.chain_response``). A friction or rolling
+pair at rest (impulses +0, velocities exactly on their targets: the anchors of a stack that does not move
+sideways) forms no response and applies nothing (``sweep/tails.py``, ``_idle``); bitwise the same.
 A loaded row (impulse not 0) forms only ``J qd``, not its gate reference: the gate is read only while the
 impulse is 0, and the reference an earlier visit left stays a valid (looser) bound; bitwise the same.
 

@@ -9,7 +9,9 @@ ranges a walk must stay within (:func:`world_ends`).
 In the inner loops the sweep reads its world's reserved-row ends from a triple computed once per
 sweep instead of dividing the row index by the world's capacity per call, and a tail pair's two
 rows (one contact's tangents, so the same sides) are read and applied in one pass over their DOFs
-(``rows/dof_loops.py``); neither changes a bit of the iterate.
+(``rows/dof_loops.py``); neither changes a bit of the iterate. A pair at rest, both impulses +0 and both
+velocities exactly on their targets, would apply +0 and keep its impulses at +0: it forms no response and
+applies nothing but the drift floor (``_idle`` states the conditions and the one assumption, a finite response).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import warp as wp
 
 from ....articulation.factor import FactorView
-from ..data import ROW_COUPLED, ROW_PATCH, ROW_TORSION, RowBuffers
+from ..data import ROW_COUPLED, ROW_PATCH, ROW_TORSION, UNBOUNDED, RowBuffers
 from .order import is_pair, is_sliding_friction, is_unit
 from ..rows.common import add_world_drift
 from ..rows.common import apply_impulse as _apply
@@ -25,7 +27,7 @@ from ..rows.common import apply_world_impulse as _apply_in
 from ..rows.common import block_entry as _block
 from ..rows.common import ensure_response as _ensure_response
 from ..rows.common import row_velocity as _row_velocity
-from ..rows.dof_loops import pair_axpy, pair_dot
+from ..rows.dof_loops import pair_axpy, pair_dot, zero_step_is_idle
 from ..contacts.friction_modes import coupled_contact_impulse
 from ..contacts.patches import group_patch_load, patch_bound
 from ..contacts.torsion import torsion_bound
@@ -87,6 +89,30 @@ def _apply_pair(rows: RowBuffers, world: int, f: int, impulse1: float, impulse2:
 
 
 @wp.func(inline=True)
+def _idle(rows: RowBuffers, f: int, bound: float, relaxation: float, g: float, v: wp.vec2, old1: float, old2: float,
+          joint_qd: wp.array[float]):
+    """Tail pair ``f`` at rest: both impulses +0 and both velocities on their targets, so :func:`_solve_disk` would
+    find the impulses +0 again and apply +0, bit for bit what skipping it leaves (most friction anchors of a
+    resting stack whose boxes do not move sideways: their tangential velocities are exactly 0).
+
+    The step is ``old + w (t - v) / d`` with ``t - v`` +0, ``w > 0`` finite, so ``w (t - v)`` is
+    +0 and, with any finite ``1 / d``, ``old + (+-0)`` is +0 for ``old`` +0; ``/ (1 + g)`` keeps +0 for ``g >= 0``; the
+    disk does not scale a zero pair for ``bound >= 0``; the apply adds ``y_k * 0 = +-0`` to each velocity, which
+    changes no bits unless the velocity is -0 (``zero_step_is_idle`` tests that); its drift change is
+    ``0 * y_max = 0``. What it assumes: a formed response would be finite, as the factor's clamped pivots keep it
+    (``articulation/factor.py``). The impulses stay +0 and the response is not formed (it is formed later if
+    the pair moves: it depends only on ``J`` and the factor, not on when it is formed).
+    """
+    # t - v == 0 holds only for finite t == v (inf - inf is NaN), and then t - v is +0. Nested tests: Warp evaluates
+    # every operand of an ``and``, and the DOF scan is the one that costs (a moving pair fails at the first test).
+    idle = False
+    if rows.target[f] - v[0] == 0.0 and rows.target[f + 1] - v[1] == 0.0:
+        if relaxation > 0.0 and relaxation < UNBOUNDED and g >= 0.0 and bound >= 0.0:
+            idle = zero_step_is_idle(rows.dof_start, rows.dof_count, f, old1, old2, joint_qd) != 0
+    return idle
+
+
+@wp.func(inline=True)
 def _solve_disk(
     rows: RowBuffers,
     world: int,
@@ -107,16 +133,20 @@ def _solve_disk(
     rows.bound[f] = bound
     if bound == 0.0 and rows.impulse[f] == 0.0 and rows.impulse[f + 1] == 0.0:
         return
-    _ensure_response(rows, f, cfm, factor)
-    _ensure_response(rows, f + 1, cfm, factor)
     v = _pair_velocity(rows, f, joint_qd)
     v1 = v[0]
     v2 = v[1]
     old1 = rows.impulse[f]
     old2 = rows.impulse[f + 1]
+    g = rows.regularization[f]
+    if _idle(rows, f, bound, relaxation, g, v, old1, old2, joint_qd):
+        # Its step would be +0 for both rows (see _idle): only the apply's drift floor is left of it, and no response.
+        add_world_drift(rows, world, 0.0)
+        return
+    _ensure_response(rows, f, cfm, factor)
+    _ensure_response(rows, f + 1, cfm, factor)
     new1 = old1 + relaxation * (rows.target[f] - v1) * rows.inv_mass[f]
     new2 = old2 + relaxation * (rows.target[f + 1] - v2) * rows.inv_mass[f + 1]
-    g = rows.regularization[f]
     if g != 0.0:
         # A settled friction anchor's regularized step (contacts/rows.py, ANCHOR_REGULARIZATION), as sweep/pgs.py's
         # unit rows take it: the exact step of 1/2 l^T (A + g D) l - b^T l, then the disk.
