@@ -15,7 +15,7 @@ import warp as wp
 
 from steel.articulation.factor import tree_factor, tree_solve, tree_solve_native
 from steel.solvers.steel.rows.dof_loops import (chain_response, pair_axpy, pair_dot, response_max, row_axpy, row_dot,
-                                               row_dot_bounds)
+                                               row_dot_bounds, zero_step_is_idle)
 
 STRIDE = 6
 DOFS = 24
@@ -206,3 +206,30 @@ def test_response_max_covers_both_sides_only():
                                                       STRIDE, out])
     np.testing.assert_array_equal(out.numpy(), np.array(want, dtype=np.float32))
     assert len(set(want)) == ROWS  # each row's maximum is its own (an entry past a side's count would show)
+
+
+@wp.kernel
+def _idle_kernel(dof_start: wp.array2d[wp.int32], dof_count: wp.array2d[wp.int32], olds: wp.array[wp.vec2],
+                 qd: wp.array[float], out: wp.array[int]):
+    i = wp.tid()
+    out[i] = zero_step_is_idle(dof_start, dof_count, 0, olds[i][0], olds[i][1], qd)
+
+
+def test_zero_step_is_idle_reads_the_sign_of_zero_on_impulses_and_velocities():
+    """A tail pair is idle only with both impulses +0 and no DOF of its sides at -0 (the skip must keep every
+    velocity's bits: ``q + y * 0`` is ``q`` unless ``q`` is -0). The sign bit is read through a union, which
+    NVRTC compiles too (``tests/test_cuda_compile.py``)."""
+    starts = wp.array(np.array([[0, 3]], dtype=np.int32), dtype=wp.int32, device="cpu")
+    counts = wp.array(np.array([[3, 2]], dtype=np.int32), dtype=wp.int32, device="cpu")
+    cases = [((0.0, 0.0), [0.0, 0.5, -1.0, 2.0, 0.0], 1),  # +0 impulses, no -0 velocity: idle
+             ((-0.0, 0.0), [0.0] * 5, 0),  # an impulse at -0
+             ((0.0, -0.0), [0.0] * 5, 0),
+             ((1e-30, 0.0), [0.0] * 5, 0),  # a non-zero impulse
+             ((0.0, 0.0), [0.0, 0.0, 0.0, -0.0, 0.0], 0),  # a -0 velocity on side 1
+             ((0.0, 0.0), [0.0, 0.0, 0.0, 0.0, 0.0, -0.0], 1)]  # -0 outside both sides' DOFs
+    for olds, q, expected in cases:
+        out = wp.zeros(1, dtype=int, device="cpu")
+        wp.launch(_idle_kernel, dim=1, device="cpu",
+                  inputs=[starts, counts, wp.array([wp.vec2(*olds)], dtype=wp.vec2, device="cpu"),
+                          wp.array(np.array(q, dtype=np.float32), dtype=float, device="cpu"), out])
+        assert int(out.numpy()[0]) == expected, (olds, q)

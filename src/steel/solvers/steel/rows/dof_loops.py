@@ -241,15 +241,22 @@ def response_max(Y: wp.array[float], dof_count: wp.array2d[wp.int32], r: int, st
     ...
 
 
+# The sign bit is read through a union, not __builtin_signbit (clang's, which NVRTC does not know) nor a
+# division 1/x (whose sign at zero a fast-math build may not keep): the same test on both devices.
 _ZERO_STEP_IS_IDLE = """
-if (old1 != 0.0f || old2 != 0.0f || __builtin_signbit(old1) || __builtin_signbit(old2)) {
+union { float f; unsigned int u; } b1, b2;
+b1.f = old1;
+b2.f = old2;
+if (old1 != 0.0f || old2 != 0.0f || (b1.u >> 31) != 0u || (b2.u >> 31) != 0u) {
     return 0;
 }
 for (int s = 0; s < 2; ++s) {
     int n = dof_count.data[2 * f + s];
     const float* q = qd.data + (n > 0 ? dof_start.data[2 * f + s] : 0);
     for (int k = 0; k < n; ++k) {
-        if (q[k] == 0.0f && __builtin_signbit(q[k])) {
+        union { float f; unsigned int u; } bq;
+        bq.f = q[k];
+        if (q[k] == 0.0f && (bq.u >> 31) != 0u) {
             return 0;
         }
     }
