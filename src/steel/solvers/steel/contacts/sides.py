@@ -76,9 +76,14 @@ def set_side_range(rows: RowBuffers, row: int, s: int, side: wp.vec4i):
 @wp.func(inline=True)
 def clear_side(rows: RowBuffers, row: int, s: int):
     """Zero side ``s``'s Jacobian range of ``row`` (as its range was set)."""
-    offset = side_offset(rows, row, s)
-    for k in range(rows.dof_count[row, s]):
-        rows.J[offset + k] = 0.0
+    # A while loop over a local array handle: the same stores as ``for k in range(count): rows.J[offset + k] = 0.0``,
+    # which the CPU build ran at about twice the cost per entry (the largest part of the humanoid's contact rows).
+    J = rows.J
+    k = side_offset(rows, row, s)
+    end = k + rows.dof_count[row, s]
+    while k < end:
+        J[k] = 0.0
+        k += 1
 
 
 @wp.func(inline=True)
