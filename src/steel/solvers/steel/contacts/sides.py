@@ -124,23 +124,28 @@ def add_contact_jacobians(
     o0 = side_offset(rows, r, s)
     o1 = side_offset(rows, r + 1, s)
     o2 = side_offset(rows, r + 2, s)
+    J = rows.J
     j = body_joint[body]
     while j >= 0:
-        for d in range(joint_qd_start[j], joint_qd_start[j + 1]):
+        # While loops, not ``range``: the same entries in the same order, a few percent less of the kernel on the CPU.
+        d = joint_qd_start[j]
+        d_end = joint_qd_start[j + 1]
+        while d < d_end:
             m = point_velocity(dof_S[d], point_rel)
             i = d - dof_start
             e0 = float(0.0)
             e1 = float(0.0)
             e2 = float(0.0)
             if cleared != 0:
-                e0 = rows.J[o0 + i]
+                e0 = J[o0 + i]
                 if translational == 3:
-                    e1 = rows.J[o1 + i]
-                    e2 = rows.J[o2 + i]
-            rows.J[o0 + i] = e0 + sign * wp.dot(n, m)
+                    e1 = J[o1 + i]
+                    e2 = J[o2 + i]
+            J[o0 + i] = e0 + sign * wp.dot(n, m)
             if translational == 3:
-                rows.J[o1 + i] = e1 + sign * wp.dot(t1, m)
-                rows.J[o2 + i] = e2 + sign * wp.dot(t2, m)
+                J[o1 + i] = e1 + sign * wp.dot(t1, m)
+                J[o2 + i] = e2 + sign * wp.dot(t2, m)
+            d += 1
         j = joint_parent_joint[j]
 
 
