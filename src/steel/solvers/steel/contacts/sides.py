@@ -82,7 +82,7 @@ def set_side_range(rows: RowBuffers, row: int, s: int, side: wp.vec4i):
 def clear_side(rows: RowBuffers, row: int, s: int):
     """Zero side ``s``'s Jacobian range of ``row`` (as its range was set)."""
     # A while loop over a local array handle: the same stores as ``for k in range(count): rows.J[offset + k] = 0.0``,
-    # which the CPU build ran at about twice the cost per entry (the largest part of the humanoid's contact rows).
+    # which the CPU build ran slower per entry (timings in benchmarks/README.md's performance log).
     J = rows.J
     k = side_offset(rows, row, s)
     end = k + rows.dof_count[row, s]
@@ -130,7 +130,7 @@ def add_contact_jacobians(
     J = rows.J
     j = body_joint[body]
     while j >= 0:
-        # While loops, not ``range``: the same entries in the same order, a few percent less of the kernel on the CPU.
+        # While loops, not ``range``: the same entries in the same order, cheaper on the CPU (performance log).
         d = joint_qd_start[j]
         d_end = joint_qd_start[j + 1]
         while d < d_end:
