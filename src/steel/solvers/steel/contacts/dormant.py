@@ -31,8 +31,9 @@ the rest of the conditions are the host's (:meth:`DormantRows.active`). Its norm
 
 Materialization. Before anything reads a dormant contact's ``J`` (its normal step when the gate does not
 prove it open; the tails of a group that carries load) the sweep calls :func:`materialize`: the rows' ``J``
-ranges are cleared and the build's walk runs with the stored arms, so ``J`` is bitwise what the build would
-have written, and the row becomes an ordinary unformed one (``inv_mass`` -1). Every skip is justified by a
+ranges are written by the build's own function (``contacts/sides.write_contact_jacobians``) with the stored
+arms, so ``J`` is bitwise what the build would have written, and the row becomes an ordinary unformed one
+(``inv_mass`` -1). Every skip is justified by a
 valid lower bound and every other visit computes in full, so the iterate is bitwise what it was.
 """
 

@@ -61,7 +61,8 @@ and shape 1 (normal ``n`` from 0 to 1):
 
 Cost. The normal row and the friction pair act at the contact's own points (unless an anchor is
 shared), so their Jacobians are written in one walk up each body's joint path, each DOF's point velocity
-formed once for the three rows (``contacts/sides.add_contact_jacobians``); the history's search for the
+formed once for the three rows, and a side whose path descends through the DOF numbering is written in one pass
+with no clearing (``contacts/sides.write_contact_jacobians``); the history's search for the
 next shape pair first looks where last step's record of the same slot landed (``guess_first_record``), else
 gallops up from the last one, and a record's distance takes one square root, none beyond
 ``MATCH_DISTANCE`` (``contacts/history.py``); a region's members are tested once (``contacts/patches.py``); each
@@ -75,7 +76,7 @@ Dormant contacts (``contacts/dormant.py``). A rigid speculative contact with onl
 warm-start impulse and no preload, whose closing speed provably stays above its target at the start of the
 sweep (a bound from the step's start twists and the free dynamics' velocity change) and whose margin also
 outlasts the drift its world's last sweep reached, gets its gate reference and no Jacobian: the rows'
-ranges are set, their ``J`` is neither cleared nor walked until the sweep needs it (bitwise the same ``J``
+ranges are set, their ``J`` is not written until the sweep needs it (bitwise the same ``J``
 then). Without the drift condition humanoid x16's sweep materialized most of them and got slower
 (figures in benchmarks/README.md's performance log).
 
@@ -483,8 +484,8 @@ def _contact_rows(
             side_of_1 = 0
             range1 = wp.vec4i(0, 0, -1, -1)
         # The normal row and the friction pair act at the contact's own points unless an anchor is shared
-        # (rows/opt.shared_anchor.py): their Jacobians are then written together, after the loop (the sides'
-        # ranges are cleared first, in the loop, so every entry sums as a row-by-row walk would).
+        # (rows/opt.shared_anchor.py): their Jacobians are then written together, after the loop
+        # (contacts/sides.write_contact_jacobians: every entry sums as a row-by-row walk would).
         translational = int(0)
         if opt.shared_anchor == 0 and opt.friction_shared_anchor == 0:
             translational = wp.min(first_angular, 3)
@@ -508,7 +509,7 @@ def _contact_rows(
                 d = t2
                 kind = friction_kind
             # Sides: body 0's Jacobian, then body 1's on its own side or added to side 0 (contacts/sides.py).
-            # The translational rows' Jacobians are cleared and walked at the end, unless the contact is dormant.
+            # The translational rows' Jacobians are written at the end, unless the contact is dormant.
             set_side_range(rows, row, 0, side0)
             set_side_range(rows, row, 1, range1)
             if k >= translational:

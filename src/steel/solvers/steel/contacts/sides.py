@@ -14,14 +14,19 @@ summed Jacobian ``J0 + J1`` (side 1 has ``dof_count`` 0), whose ``J Y`` is the r
 ``J H^-1 J^T``; ``rows.body`` still names both bodies, so grouping, islands and observables are
 unchanged. A prescribed (kinematic) body keeps its own side, which takes no impulse.
 
-Each side's Jacobian is :func:`~..rows.common.add_point_jacobian` over the body's joint path, added to the
-cleared range, so a contact of two articulations, or of one against the world, is written bitwise as
-before. The ranges are set first (:func:`set_side_range`) and the translational rows' Jacobians cleared and
-walked last (:func:`clear_side_jacobians`, :func:`add_contact_jacobians`), so a dormant contact
-(``contacts/dormant.py``) skips both and the sweep repeats them, bitwise, only if it needs the rows. A side that
-one walk writes whole (the body's joint is the articulation's root and holds all its DOFs: a free body, a
-single hinged link) is neither cleared nor read back: each entry is stored as ``0.0 + term``, the bits the
-cleared walk gives (free-body scenes gain; timings in benchmarks/README.md's performance log).
+Each side's Jacobian is :func:`~..rows.common.add_point_jacobian` over the body's joint path, summed into a
+zeroed range, so a contact of two articulations, or of one against the world, is written bitwise as before. The
+ranges are set first (:func:`set_side_range`) and the translational rows' Jacobians written last
+(:func:`write_contact_jacobians`), so a dormant contact (``contacts/dormant.py``) skips that and the sweep
+repeats it, bitwise, only if it needs the rows. A side whose body's path descends through the DOF numbering
+(:func:`path_descends`: each joint's DOFs below the one walked before it, as in a tree numbered parent first) is
+written in one pass (:func:`fill_contact_jacobians`): the path's entries as ``0.0 + term``, the bits a cleared
+entry plus the walk's term give, the rest 0.0, each stored once and none read back. A self-contact's shared side
+takes body 0's pass, then body 1's walk adds to it (:func:`add_contact_jacobians`); a side whose path does not
+descend is cleared and walked (:func:`clear_side`). The one pass pays where the articulation is wider than the
+contact's path (a humanoid's foot against the ground: most of its side is zeros); the clear and the walks loop
+with ``while``, which the CPU build runs cheaper per entry than ``range`` (timings in benchmarks/README.md's
+performance log).
 """
 
 from __future__ import annotations
@@ -76,9 +81,14 @@ def set_side_range(rows: RowBuffers, row: int, s: int, side: wp.vec4i):
 @wp.func(inline=True)
 def clear_side(rows: RowBuffers, row: int, s: int):
     """Zero side ``s``'s Jacobian range of ``row`` (as its range was set)."""
-    offset = side_offset(rows, row, s)
-    for k in range(rows.dof_count[row, s]):
-        rows.J[offset + k] = 0.0
+    # A while loop over a local array handle: the same stores as ``for k in range(count): rows.J[offset + k] = 0.0``,
+    # which the CPU build ran slower per entry (timings in benchmarks/README.md's performance log).
+    J = rows.J
+    k = side_offset(rows, row, s)
+    end = k + rows.dof_count[row, s]
+    while k < end:
+        J[k] = 0.0
+        k += 1
 
 
 @wp.func(inline=True)
@@ -101,7 +111,6 @@ def add_contact_jacobians(
     t2: wp.vec3,
     sign: float,
     dof_start: int,
-    cleared: int,
     body_joint: wp.array[int],
     joint_parent_joint: wp.array[int],
     joint_qd_start: wp.array[int],
@@ -112,44 +121,102 @@ def add_contact_jacobians(
     ``t1``, ``t2``), which act at the same points.
 
     One walk up the joint path serves all three rows: each DOF's point velocity is formed once, not once
-    per row. Every entry gets the same products and sums, in the same order, as a walk per row. With
-    ``cleared`` 0 the side was not cleared and the walk covers all of it (:func:`walk_covers_side`): each entry
-    is written as ``0.0 + term``, the sum the cleared entry would get, without reading the entry back.
+    per row. Every entry gets the same products and sums, in the same order, as a walk per row. Each entry
+    is added to what the side holds (cleared, or the other body's walk of a shared side).
     """
     o0 = side_offset(rows, r, s)
     o1 = side_offset(rows, r + 1, s)
     o2 = side_offset(rows, r + 2, s)
+    J = rows.J
     j = body_joint[body]
     while j >= 0:
-        for d in range(joint_qd_start[j], joint_qd_start[j + 1]):
+        # While loops, not ``range``: the same entries in the same order, cheaper on the CPU (performance log).
+        d = joint_qd_start[j]
+        d_end = joint_qd_start[j + 1]
+        while d < d_end:
             m = point_velocity(dof_S[d], point_rel)
             i = d - dof_start
-            e0 = float(0.0)
-            e1 = float(0.0)
-            e2 = float(0.0)
-            if cleared != 0:
-                e0 = rows.J[o0 + i]
-                if translational == 3:
-                    e1 = rows.J[o1 + i]
-                    e2 = rows.J[o2 + i]
-            rows.J[o0 + i] = e0 + sign * wp.dot(n, m)
+            J[o0 + i] = J[o0 + i] + sign * wp.dot(n, m)
             if translational == 3:
-                rows.J[o1 + i] = e1 + sign * wp.dot(t1, m)
-                rows.J[o2 + i] = e2 + sign * wp.dot(t2, m)
+                J[o1 + i] = J[o1 + i] + sign * wp.dot(t1, m)
+                J[o2 + i] = J[o2 + i] + sign * wp.dot(t2, m)
+            d += 1
         j = joint_parent_joint[j]
 
 
 @wp.func(inline=True)
-def walk_covers_side(body: int, dof_count: int, body_joint: wp.array[int], joint_parent_joint: wp.array[int],
-                     joint_qd_start: wp.array[int]):
-    """1 when ``body``'s joint is its articulation's root and holds all ``dof_count`` DOFs of the side (a free
-    body, a single hinged link): the walk then writes every entry of the side, which needs no clearing."""
+def path_descends(body: int, dof_start: int, dof_count: int, body_joint: wp.array[int],
+                  joint_parent_joint: wp.array[int], joint_qd_start: wp.array[int]):
+    """1 when ``body``'s joint path, walked from the body to the root, holds DOF ranges inside the side's
+    ``[dof_start, dof_start + dof_count)``, each at or below the one walked before it (a parent's DOFs precede
+    its children's, as Newton numbers them): :func:`fill_contact_jacobians` can then write the side in one pass."""
     j = body_joint[body]
-    if j < 0 or joint_parent_joint[j] >= 0:
+    if j < 0:
         return 0
-    return int(joint_qd_start[j + 1] - joint_qd_start[j] == dof_count)
+    top = dof_start + dof_count
+    while j >= 0:
+        lo = joint_qd_start[j]
+        if lo < dof_start or joint_qd_start[j + 1] > top:
+            return 0
+        top = lo
+        j = joint_parent_joint[j]
+    return 1
 
 
+@wp.func(inline=True)
+def zero_entries(J: wp.array[float], o0: int, o1: int, o2: int, translational: int, i: int, end: int):
+    """Zero entries ``i .. end - 1`` of the contact's first ``translational`` rows (offsets ``o0``, ``o1``, ``o2``)."""
+    while i < end:
+        J[o0 + i] = 0.0
+        if translational == 3:
+            J[o1 + i] = 0.0
+            J[o2 + i] = 0.0
+        i += 1
+
+
+@wp.func(inline=True)
+def fill_contact_jacobians(
+    rows: RowBuffers,
+    r: int,
+    s: int,
+    translational: int,
+    body: int,
+    point_rel: wp.vec3,
+    n: wp.vec3,
+    t1: wp.vec3,
+    t2: wp.vec3,
+    sign: float,
+    dof_start: int,
+    dof_count: int,
+    body_joint: wp.array[int],
+    joint_parent_joint: wp.array[int],
+    joint_qd_start: wp.array[int],
+    dof_S: wp.array[wp.spatial_vector],
+):
+    """Side ``s`` of the contact's first ``translational`` rows written whole in one pass, for a body whose path
+    descends (:func:`path_descends`): each DOF of the path gets ``0.0 + term`` (the bits a cleared entry plus
+    :func:`add_contact_jacobians`' term give), every other entry 0.0, each entry stored once and none read back."""
+    o0 = side_offset(rows, r, s)
+    o1 = side_offset(rows, r + 1, s)
+    o2 = side_offset(rows, r + 2, s)
+    J = rows.J
+    top = dof_count  # entries from here up are written
+    j = body_joint[body]
+    while j >= 0:
+        d = joint_qd_start[j]
+        d_end = joint_qd_start[j + 1]
+        zero_entries(J, o0, o1, o2, translational, d_end - dof_start, top)
+        top = d - dof_start
+        while d < d_end:
+            m = point_velocity(dof_S[d], point_rel)
+            i = d - dof_start
+            J[o0 + i] = 0.0 + sign * wp.dot(n, m)
+            if translational == 3:
+                J[o1 + i] = 0.0 + sign * wp.dot(t1, m)
+                J[o2 + i] = 0.0 + sign * wp.dot(t2, m)
+            d += 1
+        j = joint_parent_joint[j]
+    zero_entries(J, o0, o1, o2, translational, 0, top)
 
 
 @wp.func(inline=True)
@@ -179,22 +246,31 @@ def write_contact_jacobians(
     materialization of a dormant contact (``contacts/dormant.py``) both write through here, so the two are bitwise
     the same.
     """
-    # A side that one walk covers whole is written, not cleared and added to; a self-contact's shared side
-    # (two walks) and a side with DOFs off the body's path are cleared first.
-    clear0 = int(1)
+    # A side whose body's path descends (every side of a tree numbered parent first) is written in one pass; a
+    # self-contact's shared side takes body 0's pass, then body 1's walk adds to it; any other side is cleared
+    # first and walked, as every side was.
+    fill0 = int(0)
     if start0 >= 0:
-        clear0 = 1 - walk_covers_side(b0, rows.dof_count[r, 0], body_joint, joint_parent_joint, joint_qd_start)
-    clear1 = int(1)
+        fill0 = path_descends(b0, start0, rows.dof_count[r, 0], body_joint, joint_parent_joint, joint_qd_start)
+    fill1 = int(0)
     if start1 >= 0 and side_of_1 == 1:
-        clear1 = 1 - walk_covers_side(b1, rows.dof_count[r, 1], body_joint, joint_parent_joint, joint_qd_start)
+        fill1 = path_descends(b1, start1, rows.dof_count[r, 1], body_joint, joint_parent_joint, joint_qd_start)
     for k in range(count):
-        if clear0 != 0:
+        if fill0 == 0:
             clear_side(rows, r + k, 0)
-        if clear1 != 0:
+        if fill1 == 0:
             clear_side(rows, r + k, 1)
     if start0 >= 0:
-        add_contact_jacobians(rows, r, 0, count, b0, arm0, n, t1, t2, -1.0, start0, clear0, body_joint,
-                              joint_parent_joint, joint_qd_start, dof_S)
+        if fill0 != 0:
+            fill_contact_jacobians(rows, r, 0, count, b0, arm0, n, t1, t2, -1.0, start0, rows.dof_count[r, 0],
+                                   body_joint, joint_parent_joint, joint_qd_start, dof_S)
+        else:
+            add_contact_jacobians(rows, r, 0, count, b0, arm0, n, t1, t2, -1.0, start0, body_joint,
+                                  joint_parent_joint, joint_qd_start, dof_S)
     if start1 >= 0:
-        add_contact_jacobians(rows, r, side_of_1, count, b1, arm1, n, t1, t2, 1.0, start1, clear1 | (1 - side_of_1),
-                              body_joint, joint_parent_joint, joint_qd_start, dof_S)
+        if fill1 != 0:
+            fill_contact_jacobians(rows, r, 1, count, b1, arm1, n, t1, t2, 1.0, start1, rows.dof_count[r, 1],
+                                   body_joint, joint_parent_joint, joint_qd_start, dof_S)
+        else:
+            add_contact_jacobians(rows, r, side_of_1, count, b1, arm1, n, t1, t2, 1.0, start1, body_joint,
+                                  joint_parent_joint, joint_qd_start, dof_S)
