@@ -167,10 +167,12 @@ def _reset_gate(rows: RowBuffers, world: int, base: int, unit_count: int):
     """Forget the gate references of the world's units (rows are rebuilt every step) and restart its drift; a
     dormant contact keeps the reference its build wrote against this drift (contacts/dormant.py)."""
     rows.world_drift[world] = 0.0
-    for u in range(unit_count):
+    u = int(0)
+    while u < unit_count:  # not range: see _iterate's group loops
         r = rows.order[base + u]
         if not is_dormant(rows, r):
             rows.gate[r] = wp.vec3(0.0, 0.0, -1.0)
+        u += 1
 
 
 @wp.func(inline=True)
@@ -256,7 +258,8 @@ def _warm_start(
     joint_qd: wp.array[float],
 ):
     """Apply the impulses the rows start from and their preloads (zero rows are skipped)."""
-    for uu in range(unit_count):
+    uu = int(0)
+    while uu < unit_count:  # not range: see _iterate's group loops
         r = rows.order[base + uu]
         k = r
         last = _unit_last(rows, ends, r)
@@ -268,6 +271,7 @@ def _warm_start(
                 _ensure_response(rows, k, cfm, factor)
                 _apply(rows, k, start, joint_qd)
             k += 1
+        uu += 1
 
 
 # row_schedule: which units a pass visits (see _iterate) and how passes are arranged (see _run_passes).
