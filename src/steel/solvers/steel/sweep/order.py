@@ -75,7 +75,10 @@ def _merge_runs(rows: RowBuffers, src: wp.array[wp.int32], dst: wp.array[wp.int3
         hi = wp.min(lo + 2 * width, n)
         a = lo
         b = mid
-        for k in range(lo, hi):
+        # A while loop on a local index, not ``range(lo, hi)``: the same steps without the CPU build's
+        # range-iterator bookkeeping per unit.
+        k = lo
+        while k < hi:
             take_right = b < hi
             if take_right and a < mid:
                 # The right run's head goes first only if it sorts strictly before the left's: stable.
@@ -86,6 +89,7 @@ def _merge_runs(rows: RowBuffers, src: wp.array[wp.int32], dst: wp.array[wp.int3
             else:
                 dst[base + k] = src[base + a]
                 a += 1
+            k += 1
         lo = hi
 
 
@@ -104,11 +108,13 @@ def order_units(rows: RowBuffers, world: int, base: int):
     unit_count = int(0)
     for family in range(2):
         rows_of = family_rows(rows, world, base, family)
-        for i in range(rows_of[1]):
-            r = rows_of[0] + i
+        r = rows_of[0]
+        family_end = r + rows_of[1]
+        while r < family_end:
             if is_unit(rows, r):
                 rows.order[base + unit_count] = r
                 unit_count += 1
+            r += 1
     # Bottom-up merge sort, stable (ties keep the row order, as the insertion sort it replaces did),
     # O(n log n): a large world is one thread's work (a pyramid of 465 boxes has ~4,000 units).
     # rows.span is the scratch half until the groups are marked below; the runs go back and forth.
@@ -122,8 +128,10 @@ def order_units(rows: RowBuffers, world: int, base: int):
         in_order = 1 - in_order
         width *= 2
     if in_order == 0:
-        for u in range(unit_count):
-            rows.order[base + u] = rows.span[base + u]
+        c = int(0)
+        while c < unit_count:
+            rows.order[base + c] = rows.span[base + c]
+            c += 1
     # Groups: runs of contacts of one body pair. rows.span holds, at each end of a run, the other end.
     u = int(0)
     while u < unit_count:

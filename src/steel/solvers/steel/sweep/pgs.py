@@ -167,10 +167,12 @@ def _reset_gate(rows: RowBuffers, world: int, base: int, unit_count: int):
     """Forget the gate references of the world's units (rows are rebuilt every step) and restart its drift; a
     dormant contact keeps the reference its build wrote against this drift (contacts/dormant.py)."""
     rows.world_drift[world] = 0.0
-    for u in range(unit_count):
+    u = int(0)
+    while u < unit_count:  # not range: see _iterate's group loops
         r = rows.order[base + u]
         if not is_dormant(rows, r):
             rows.gate[r] = wp.vec3(0.0, 0.0, -1.0)
+        u += 1
 
 
 @wp.func(inline=True)
@@ -256,7 +258,8 @@ def _warm_start(
     joint_qd: wp.array[float],
 ):
     """Apply the impulses the rows start from and their preloads (zero rows are skipped)."""
-    for uu in range(unit_count):
+    uu = int(0)
+    while uu < unit_count:  # not range: see _iterate's group loops
         r = rows.order[base + uu]
         k = r
         last = _unit_last(rows, ends, r)
@@ -268,6 +271,7 @@ def _warm_start(
                 _ensure_response(rows, k, cfm, factor)
                 _apply(rows, k, start, joint_qd)
             k += 1
+        uu += 1
 
 
 # row_schedule: which units a pass visits (see _iterate) and how passes are arranged (see _run_passes).
@@ -328,7 +332,10 @@ def _iterate(
         gain = float(0.0)  # delta . residual
         moved = float(0.0)  # delta . (J qd before)
         any_step = int(0)
-        for g in range(first, last + 1):
+        # The loops over a group's units are while loops on a local index, not ``range(first, last + 1)``: the same
+        # units in the same order (so the same bits), without the CPU build's range-iterator bookkeeping per unit.
+        g = first
+        while g <= last:
             r = rows.order[base + g]
             step = wp.vec3(0.0)
             # A coupled unit is solved with its tail; only a coupled friction_mode writes them.
@@ -340,15 +347,19 @@ def _iterate(
             moved += step[0] * step[2]
             if step[0] != 0.0:
                 any_step = 1
+            g += 1
         if any_step != 0:
-            for g in range(first, last + 1):
+            g = first
+            while g <= last:
                 r = rows.order[base + g]
                 if rows.step[r] != 0.0:
                     _apply_in(rows, world, r, rows.step[r], joint_qd)
+                g += 1
             alpha = float(1.0)
             if last > first:
                 curvature = -moved  # delta^T A delta = delta . (J qd after - J qd before)
-                for g in range(first, last + 1):
+                g = first
+                while g <= last:
                     r = rows.order[base + g]
                     if rows.step[r] != 0.0:
                         curvature += rows.step[r] * _row_velocity(rows, r, joint_qd)
@@ -356,33 +367,44 @@ def _iterate(
                         soft = _softness(rows, r)
                         if soft != 0.0:
                             curvature += soft * rows.step[r] * rows.step[r] / rows.inv_mass[r]
+                    g += 1
                 if curvature > 0.0 and gain < curvature:
                     alpha = wp.max(gain / curvature, 0.0)
-            for g in range(first, last + 1):
+            g = first
+            while g <= last:
                 r = rows.order[base + g]
                 if rows.step[r] != 0.0:
                     if alpha < 1.0:
                         _apply_in(rows, world, r, (alpha - 1.0) * rows.step[r], joint_qd)
                     rows.impulse[r] = rows.impulse[r] + alpha * rows.step[r]
+                g += 1
         # Tails of the group (friction, spin, rolling), bounded by the updated normal rows; then its
         # torsion rows, whose budget is what the normal and sliding rows leave.
         loaded = int(0)
-        for g in range(first, last + 1):
+        g = first
+        while g <= last:
             if rows.impulse[rows.order[base + g]] != 0.0:
                 loaded = 1
+            g += 1
         if loaded != 0:
             # A loaded group's tails may bound a dormant contact's friction pair away from 0 (a patch share).
-            for g in range(first, last + 1):
+            g = first
+            while g <= last:
                 if is_dormant(rows, rows.order[base + g]):
                     materialize(rows, walk, rows.order[base + g])
+                g += 1
         group_load = wp.vec2(0.0, -1.0)
         if loaded != 0:
             group_load = group_patch_load(rows, first, last, base, _unit_end(ends, rows.order[base + first]))
         # One call site for both passes: _solve_tail is inlined.
-        for pass_index in range(1 + rows.late_rows):
-            for g in range(first, last + 1):
+        pass_index = int(0)
+        while pass_index <= rows.late_rows:
+            g = first
+            while g <= last:
                 _solve_tail(rows, ends, world, rows.order[base + g], base, first, last, loaded, group_load, pass_index,
                             friction, friction_mode, relaxation, cfm, factor, joint_qd)
+                g += 1
+            pass_index += 1
 
 
 @wp.func(inline=True)
